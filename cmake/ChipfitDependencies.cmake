@@ -1,0 +1,42 @@
+# Finds every third-party dependency once (all from Debian 12 packages; see scripts/setup-deps.sh).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+# ONNX model format, checker and shape inference (libonnx 1.12) and its protobuf runtime.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)
+
+find_package(dnnl REQUIRED)
+find_package(OpenCL REQUIRED)
+find_package(OpenCLHeaders REQUIRED)
+find_package(OpenCLHeadersCpp REQUIRED)
+find_package(SQLiteCpp REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(fmt REQUIRED)
+find_package(yaml-cpp REQUIRED)
+pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED)
+
+if(CHIPFIT_BUILD_GUI)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Charts Svg Concurrent Test)
+endif()
+
+# CUDA is optional: AUTO builds the device only when the toolkit is present.
+set(CHIPFIT_HAVE_CUDA OFF)
+if(NOT CHIPFIT_CUDA STREQUAL "OFF")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  if(CHIPFIT_CUDA STREQUAL "ON")
+    find_package(CUDAToolkit REQUIRED)
+  else()
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(CUDAToolkit_FOUND)
+    set(CHIPFIT_HAVE_CUDA ON)
+  endif()
+endif()
+message(STATUS "chipfit: CUDA device ${CHIPFIT_HAVE_CUDA} (CHIPFIT_CUDA=${CHIPFIT_CUDA}, toolkit ${CUDAToolkit_VERSION})")

