@@ -87,8 +87,9 @@ void PrintSummary(const ModelSummary& s) {
   std::vector<std::string> ops;
   for (const auto& [op, count] : s.op_histogram) ops.push_back(fmt::format("{} {}", op, count));
   fmt::print("nodes        {}: {}\n", s.node_count, Join(ops, ", "));
-  fmt::print("parameters   {} ({}) in {} initializers\n", s.parameter_count, HumanBytes(s.parameter_bytes),
-             s.initializer_count);
+  fmt::print("parameters   {} ({}) in {} initializers{}\n", s.parameter_count, HumanBytes(s.parameter_bytes),
+             s.initializer_count,
+             s.constant_node_count ? fmt::format(" and {} Constant nodes", s.constant_node_count) : "");
   for (const auto& note : s.notes) fmt::print("note         {}\n", note);
 }
 

@@ -50,7 +50,7 @@ inline Status Internal(std::string message) { return {StatusCode::kInternal, std
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : data_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(data_).ok() && "a Result holding a Status must hold an error");
   }
@@ -75,9 +75,9 @@ class [[nodiscard]] Result {
 #define CHIPFIT_CONCAT_INNER(a, b) a##b
 #define CHIPFIT_CONCAT(a, b) CHIPFIT_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    ::chipfit::Status chipfit_status_ = (expr);   \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::chipfit::Status chipfit_status_ = (expr);        \
     if (!chipfit_status_.ok()) return chipfit_status_; \
   } while (false)
 
@@ -87,5 +87,4 @@ class [[nodiscard]] Result {
   lhs = std::move(tmp).value()
 
 // ASSIGN_OR_RETURN(auto x, Foo()); declares x from a Result or returns its Status.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  CHIPFIT_ASSIGN_OR_RETURN_IMPL(CHIPFIT_CONCAT(chipfit_result_, __LINE__), lhs, expr)
+#define ASSIGN_OR_RETURN(lhs, expr) CHIPFIT_ASSIGN_OR_RETURN_IMPL(CHIPFIT_CONCAT(chipfit_result_, __LINE__), lhs, expr)

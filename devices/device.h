@@ -38,10 +38,10 @@ struct DeviceInfo {
   int index = 0;
   std::string name;
   std::string vendor;
-  std::string driver_version;   // OpenCL driver, CUDA driver; empty for the CPU
-  std::string runtime_version;  // oneDNN version, OpenCL platform version, CUDA runtime version
-  uint64_t memory_bytes = 0;    // system RAM (cpu) or global memory (gpu)
-  int compute_units = 0;        // cores, compute units, SMs
+  std::string driver_version;         // OpenCL driver, CUDA driver; empty for the CPU
+  std::string runtime_version;        // oneDNN version, OpenCL platform version, CUDA runtime version
+  uint64_t memory_bytes = 0;          // system RAM (cpu) or global memory (gpu)
+  int compute_units = 0;              // cores, compute units, SMs
   std::vector<std::string> features;  // ISA features, extensions, compute capability
   // Further facts in display order: caches, oneDNN ISA, OpenCL C version, max allocation ...
   std::vector<std::pair<std::string, std::string>> properties;

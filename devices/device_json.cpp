@@ -31,7 +31,8 @@ nlohmann::json DeviceInfoToJson(const DeviceInfo& info) {
   nlohmann::json ceilings = nlohmann::json::object();
   if (!info.ceilings.peak_gflops.empty() || info.ceilings.memory_bandwidth_gbps > 0) {
     nlohmann::json peak = nlohmann::json::object();
-    for (const auto& [precision, gflops] : info.ceilings.peak_gflops) peak[std::string(PrecisionName(precision))] = gflops;
+    for (const auto& [precision, gflops] : info.ceilings.peak_gflops)
+      peak[std::string(PrecisionName(precision))] = gflops;
     ceilings["peak_gflops"] = peak;
     ceilings["memory_bandwidth_gbps"] = info.ceilings.memory_bandwidth_gbps;
     j["ceilings"] = ceilings;

@@ -16,8 +16,9 @@ DiscoveryReport DiscoverDevices() {
 #ifdef CHIPFIT_HAVE_CUDA
   DiscoverCuda(report);
 #else
-  report.notes.push_back("CUDA: not built into this chipfit (CHIPFIT_CUDA=OFF, or no CUDA toolkit when it was "
-                         "configured)");
+  report.notes.push_back(
+      "CUDA: not built into this chipfit (CHIPFIT_CUDA=OFF, or no CUDA toolkit when it was "
+      "configured)");
 #endif
   return report;
 }

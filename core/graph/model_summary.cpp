@@ -65,6 +65,17 @@ ModelSummary Summarize(const LoadedOnnxModel& model) {
   for (const auto& output : graph.output()) s.outputs.push_back(SpecOf(output));
   for (const auto& node : graph.node()) {
     ++s.node_count;
+    // Exporters such as paddle2onnx keep weights in Constant nodes rather than initializers.
+    if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+      for (const auto& attr : node.attribute()) {
+        if (attr.name() != "value" || !attr.has_t()) continue;
+        ++s.constant_node_count;
+        const int64_t elements = ElementCount(attr.t());
+        s.parameter_count += elements;
+        auto dtype = DTypeFromOnnx(attr.t().data_type());
+        s.parameter_bytes += elements * static_cast<int64_t>(dtype ? DTypeSize(*dtype) : 0);
+      }
+    }
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     ++s.op_histogram[default_domain ? node.op_type() : node.domain() + "::" + node.op_type()];
   }
@@ -82,8 +93,6 @@ std::string FormatDims(const TensorSpec& spec) {
   }
   return out;
 }
-
-
 
 nlohmann::json SummaryToJson(const ModelSummary& summary) {
   auto tensors = [](const std::vector<TensorSpec>& specs) {
@@ -117,6 +126,7 @@ nlohmann::json SummaryToJson(const ModelSummary& summary) {
       {"nodes", summary.node_count},
       {"op_histogram", summary.op_histogram},
       {"initializers", summary.initializer_count},
+      {"constant_nodes", summary.constant_node_count},
       {"params", summary.parameter_count},
       {"param_bytes", summary.parameter_bytes},
       {"notes", summary.notes},

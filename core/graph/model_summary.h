@@ -29,15 +29,16 @@ struct TensorSpec {
 struct ModelSummary {
   std::string path;
   int64_t ir_version = 0;
-  std::string producer;  // "name version"
+  std::string producer;                   // "name version"
   std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version
   int64_t default_opset = 0;
-  std::vector<TensorSpec> inputs;   // graph inputs that are not initializers
+  std::vector<TensorSpec> inputs;  // graph inputs that are not initializers
   std::vector<TensorSpec> outputs;
   int64_t node_count = 0;
   std::map<std::string, int64_t> op_histogram;  // "Conv" or "domain::Op" -> count
   int64_t initializer_count = 0;
-  int64_t parameter_count = 0;  // elements in all initializers
+  int64_t constant_node_count = 0;  // Constant nodes holding a tensor (counted as parameters too)
+  int64_t parameter_count = 0;  // elements in all initializers and Constant-node tensors
   int64_t parameter_bytes = 0;  // bytes at their stored dtype
   std::vector<std::string> notes;
 };

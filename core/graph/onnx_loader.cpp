@@ -84,9 +84,8 @@ Result<LoadedOnnxModel> CheckOnnxModel(onnx::ModelProto proto, const std::string
   const int64_t known = LibOnnxMaxOpset();
   const bool libonnx_knows_opset = model.default_opset <= known;
   if (!libonnx_knows_opset) {
-    model.notes.push_back("opset " + std::to_string(model.default_opset) + " is newer than libonnx " +
-                          "knows (<= " + std::to_string(known) +
-                          "): onnx::checker and libonnx shape inference were skipped");
+    model.notes.push_back("opset " + std::to_string(model.default_opset) + " is newer than libonnx " + "knows (<= " +
+                          std::to_string(known) + "): onnx::checker and libonnx shape inference were skipped");
   }
   if (options.run_checker && libonnx_knows_opset) {
     try {

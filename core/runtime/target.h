@@ -13,7 +13,7 @@ namespace chipfit {
 enum class DeviceKind { kReference, kCpu, kOpenCL, kCuda };
 enum class Precision { kFp32, kTf32, kFp16, kBf16, kInt8 };
 
-std::string_view DeviceKindName(DeviceKind kind);  // "ref", "cpu", "opencl", "cuda"
+std::string_view DeviceKindName(DeviceKind kind);     // "ref", "cpu", "opencl", "cuda"
 std::string_view PrecisionName(Precision precision);  // "fp32", "tf32", "fp16", "bf16", "int8"
 std::optional<DeviceKind> ParseDeviceKind(std::string_view text);
 std::optional<Precision> ParsePrecision(std::string_view text);

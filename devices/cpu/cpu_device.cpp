@@ -167,9 +167,11 @@ void DiscoverCpu(DiscoveryReport& report) {
   const bool avx512_core = has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq");
   info.precisions.push_back({Precision::kFp32, Support::Yes("oneDNN " + isa)});
   if (has("avx512_bf16") || has("amx_bf16")) {
-    info.precisions.push_back({Precision::kBf16, Support::Yes(has("amx_bf16") ? "native (AMX)" : "native (avx512_bf16)")});
+    info.precisions.push_back(
+        {Precision::kBf16, Support::Yes(has("amx_bf16") ? "native (AMX)" : "native (avx512_bf16)")});
   } else if (avx512_core) {
-    info.precisions.push_back({Precision::kBf16, Support::Yes("emulated by oneDNN on avx512_core: expect fp32 speed or slower")});
+    info.precisions.push_back(
+        {Precision::kBf16, Support::Yes("emulated by oneDNN on avx512_core: expect fp32 speed or slower")});
   } else {
     info.precisions.push_back(
         {Precision::kBf16, Support::No("bf16 needs AVX-512 (avx512_core) in oneDNN 2.6; this CPU has none")});

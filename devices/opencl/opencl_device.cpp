@@ -73,9 +73,9 @@ DeviceInfo Describe(const cl::Platform& platform, const cl::Device& device, int 
 
   info.precisions.push_back({Precision::kFp32, Support::Yes()});
   info.precisions.push_back(
-      {Precision::kFp16, has("cl_khr_fp16")
-                             ? Support::Yes("native half arithmetic (cl_khr_fp16)")
-                             : Support::Yes("half storage (vload_half/vstore_half), float arithmetic: no cl_khr_fp16")});
+      {Precision::kFp16,
+       has("cl_khr_fp16") ? Support::Yes("native half arithmetic (cl_khr_fp16)")
+                          : Support::Yes("half storage (vload_half/vstore_half), float arithmetic: no cl_khr_fp16")});
   info.precisions.push_back(
       {Precision::kBf16, Support::No("OpenCL C has no bf16 type; chipfit's OpenCL device runs fp32 and fp16")});
   info.precisions.push_back(
@@ -90,8 +90,9 @@ void DiscoverOpenCL(DiscoveryReport& report) {
   std::vector<cl::Platform> platforms;
   const cl_int err = cl::Platform::get(&platforms);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && platforms.empty())) {
-    report.notes.push_back("OpenCL: no platform found (no OpenCL driver installed; for a CPU device install "
-                           "pocl-opencl-icd)");
+    report.notes.push_back(
+        "OpenCL: no platform found (no OpenCL driver installed; for a CPU device install "
+        "pocl-opencl-icd)");
     return;
   }
   if (err != CL_SUCCESS) {

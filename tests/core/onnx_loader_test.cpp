@@ -43,8 +43,9 @@ onnx::ModelProto ReluModel(int64_t opset = 13) {
 class OnnxLoaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("chipfit_loader_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("chipfit_loader_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -70,6 +71,36 @@ TEST_F(OnnxLoaderTest, LoadsAndSummarisesAValidModel) {
   EXPECT_EQ(FormatDims(s.inputs[0]), "Nx4");
   EXPECT_EQ(s.inputs[0].dtype, "f32");
   EXPECT_EQ(SummaryToJson(s)["inputs"][0]["shape"], nlohmann::json::parse(R"(["N", 4])"));
+}
+
+TEST_F(OnnxLoaderTest, ConstantNodeTensorsCountAsParameters) {
+  onnx::ModelProto model = ReluModel();
+  auto* graph = model.mutable_graph();
+  auto* constant = graph->add_node();
+  constant->set_op_type("Constant");
+  constant->set_name("bias_const");
+  constant->add_output("bias");
+  auto* attr = constant->add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  auto* tensor = attr->mutable_t();
+  tensor->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  tensor->add_dims(4);
+  for (int i = 0; i < 4; ++i) tensor->add_float_data(0.5f * i);
+  auto* add = graph->add_node();
+  add->set_op_type("Add");
+  add->set_name("add0");
+  add->add_input("y");
+  add->add_input("bias");
+  add->add_output("z");
+  graph->mutable_output(0)->set_name("z");
+  auto loaded = LoadOnnxModel(Write("const.onnx", model.SerializeAsString()), {.strict_shape_inference = true});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ModelSummary s = Summarize(*loaded);
+  EXPECT_EQ(s.initializer_count, 0);
+  EXPECT_EQ(s.constant_node_count, 1);
+  EXPECT_EQ(s.parameter_count, 4);
+  EXPECT_EQ(s.parameter_bytes, 16);
 }
 
 TEST_F(OnnxLoaderTest, MissingFileIsNotFoundAndNamesThePath) {

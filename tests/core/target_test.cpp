@@ -7,8 +7,8 @@ namespace chipfit {
 namespace {
 
 TEST(TargetTest, ParsesAndPrintsCanonicalForms) {
-  for (const char* text : {"cpu:fp32", "cpu:int8", "cpu:bf16", "opencl:0:fp16", "opencl:2:fp32", "cuda:1:tf32",
-                           "ref:fp32"}) {
+  for (const char* text :
+       {"cpu:fp32", "cpu:int8", "cpu:bf16", "opencl:0:fp16", "opencl:2:fp32", "cuda:1:tf32", "ref:fp32"}) {
     auto target = ParseTarget(text);
     ASSERT_TRUE(target.ok()) << text << ": " << target.status().ToString();
     EXPECT_EQ(target->ToString(), text);

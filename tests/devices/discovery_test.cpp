@@ -48,7 +48,9 @@ TEST(DiscoveryTest, PrecisionsFollowTheIsa) {
   DiscoveryReport report = DiscoverDevices();
   const DeviceInfo* cpu = Find(report, DeviceKind::kCpu);
   ASSERT_NE(cpu, nullptr);
-  auto has = [&](const char* f) { return std::find(cpu->features.begin(), cpu->features.end(), f) != cpu->features.end(); };
+  auto has = [&](const char* f) {
+    return std::find(cpu->features.begin(), cpu->features.end(), f) != cpu->features.end();
+  };
   if (has("avx512_bf16")) {
     EXPECT_TRUE(cpu->SupportFor(Precision::kBf16).ok);
     EXPECT_NE(cpu->SupportFor(Precision::kBf16).reason.find("native"), std::string::npos);
@@ -63,7 +65,8 @@ TEST(DiscoveryTest, FindsThePoclOpenClDevice) {
   const DeviceInfo* cl = nullptr;
   for (const auto& device : report.devices) {
     const DeviceInfo& info = device->info();
-    if (info.kind == DeviceKind::kOpenCL && Property(info, "platform").find("Portable Computing Language") != std::string::npos) {
+    if (info.kind == DeviceKind::kOpenCL &&
+        Property(info, "platform").find("Portable Computing Language") != std::string::npos) {
       cl = &info;
     }
   }
