@@ -9,12 +9,16 @@ if(CHIPFIT_SANITIZE)
   target_link_options(chipfit_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# chipfit_add_test(NAME SOURCES... LIBS ...): one GoogleTest executable, its tests listed by CTest.
+# chipfit_add_test(NAME [NO_MAIN] SOURCES... LIBS ...): one GoogleTest executable, its tests listed by
+# CTest. NO_MAIN: the sources bring their own main (widget tests create a QApplication first).
 include(GoogleTest)
 function(chipfit_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_MAIN" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE chipfit_options GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  target_link_libraries(${name} PRIVATE chipfit_options GTest::gtest ${ARG_LIBS})
+  if(NOT ARG_NO_MAIN)
+    target_link_libraries(${name} PRIVATE GTest::gtest_main)
+  endif()
   target_compile_definitions(${name} PRIVATE CHIPFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                              CHIPFIT_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST

@@ -19,7 +19,8 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # GUI and reports
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
+  # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
 )
 
 check_only=0

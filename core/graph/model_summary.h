@@ -38,8 +38,8 @@ struct ModelSummary {
   std::map<std::string, int64_t> op_histogram;  // "Conv" or "domain::Op" -> count
   int64_t initializer_count = 0;
   int64_t constant_node_count = 0;  // Constant nodes holding a tensor (counted as parameters too)
-  int64_t parameter_count = 0;  // elements in all initializers and Constant-node tensors
-  int64_t parameter_bytes = 0;  // bytes at their stored dtype
+  int64_t parameter_count = 0;      // elements in all initializers and Constant-node tensors
+  int64_t parameter_bytes = 0;      // bytes at their stored dtype
   std::vector<std::string> notes;
 };
 

@@ -1,0 +1,125 @@
+// DevicesModel: model contract under QAbstractItemModelTester, display strings, raw values, tooltips.
+#include "views/models/devices_model.h"
+
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+#include "tests/views/sample_devices.h"
+
+namespace chipfit {
+namespace {
+
+// The tester's Fatal mode would abort the whole test binary; in Warning mode it logs under
+// "qt.modeltest", and this collector turns each of those lines into a gtest failure with its text.
+class ModelTestMessages {
+ public:
+  ModelTestMessages() {
+    instance_ = this;
+    previous_ = qInstallMessageHandler(&ModelTestMessages::Handle);
+  }
+  ~ModelTestMessages() {
+    qInstallMessageHandler(previous_);
+    instance_ = nullptr;
+  }
+  const QStringList& messages() const { return messages_; }
+
+ private:
+  static void Handle(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (instance_ && context.category && QLatin1String(context.category) == QLatin1String("qt.modeltest") &&
+        type != QtDebugMsg && type != QtInfoMsg) {
+      instance_->messages_ << message;
+    } else if (instance_ && instance_->previous_) {
+      instance_->previous_(type, context, message);
+    }
+  }
+
+  static inline ModelTestMessages* instance_ = nullptr;
+  QtMessageHandler previous_ = nullptr;
+  QStringList messages_;
+};
+
+QModelIndex Cell(const DevicesModel& model, int row, DevicesModel::Column column) { return model.index(row, column); }
+
+TEST(DevicesModelTest, PassesModelTesterAcrossResets) {
+  ModelTestMessages messages;
+  DevicesModel model(samples::SampleSnapshot());
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+  QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+  EXPECT_EQ(model.rowCount(), 2);
+  EXPECT_EQ(model.columnCount(), DevicesModel::kColumnCount);
+
+  model.setDevices(std::make_shared<const std::vector<DeviceInfo>>(std::vector<DeviceInfo>{samples::SampleOpenCL()}));
+  EXPECT_EQ(model.rowCount(), 1);
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kIdColumn)).toString(), QStringLiteral("opencl:0"));
+
+  model.setDevices(nullptr);  // "nothing discovered yet" is a valid state too
+  EXPECT_EQ(model.rowCount(), 0);
+
+  model.setDevices(samples::SampleSnapshot());
+  EXPECT_EQ(model.rowCount(), 2);
+  EXPECT_EQ(resets.count(), 3);
+  EXPECT_TRUE(messages.messages().isEmpty()) << messages.messages().join(QLatin1Char('\n')).toStdString();
+}
+
+TEST(DevicesModelTest, ShowsOneRowPerDeviceWithSupportedPrecisionsOnly) {
+  DevicesModel model(samples::SampleSnapshot());
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kIdColumn)).toString(), QStringLiteral("cpu"));
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kNameColumn)).toString(), QStringLiteral("Sample Zen 4 CPU"));
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kVendorColumn)).toString(), QStringLiteral("AMD"));
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kComputeUnitsColumn)).toString(), QStringLiteral("16"));
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kRuntimeColumn)).toString(), QStringLiteral("oneDNN 2.6"));
+  // fp16 is unsupported on the sample CPU: it is left out, not listed with a mark.
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kPrecisionsColumn)).toString(), QStringLiteral("fp32 bf16 int8"));
+  EXPECT_EQ(model.data(Cell(model, 1, DevicesModel::kIdColumn)).toString(), QStringLiteral("opencl:0"));
+  // Supported with a note still counts as supported.
+  EXPECT_EQ(model.data(Cell(model, 1, DevicesModel::kPrecisionsColumn)).toString(), QStringLiteral("fp32 fp16"));
+  EXPECT_EQ(model.headerData(DevicesModel::kMemoryColumn, Qt::Horizontal).toString(), QStringLiteral("Memory"));
+}
+
+TEST(DevicesModelTest, RawValueRoleReturnsNumbersNotText) {
+  DevicesModel model(samples::SampleSnapshot());
+  const QVariant memory = model.data(Cell(model, 0, DevicesModel::kMemoryColumn), DevicesModel::RawValueRole);
+  ASSERT_EQ(memory.typeId(), QMetaType::ULongLong);
+  EXPECT_EQ(memory.toULongLong(), samples::kCpuMemoryBytes);
+  // The display string is rounded ("64.0 GiB"); only the raw role keeps the exact byte count.
+  EXPECT_NE(model.data(Cell(model, 0, DevicesModel::kMemoryColumn)).toString(),
+            QString::number(samples::kCpuMemoryBytes));
+
+  const QVariant units = model.data(Cell(model, 1, DevicesModel::kComputeUnitsColumn), DevicesModel::RawValueRole);
+  ASSERT_EQ(units.typeId(), QMetaType::Int);
+  EXPECT_EQ(units.toInt(), 2);
+
+  const QVariant precisions = model.data(Cell(model, 1, DevicesModel::kPrecisionsColumn), DevicesModel::RawValueRole);
+  EXPECT_EQ(precisions.toStringList(), (QStringList{QStringLiteral("fp32"), QStringLiteral("fp16")}));
+}
+
+TEST(DevicesModelTest, PrecisionToolTipGivesReasonsAndNotes) {
+  DevicesModel model(samples::SampleSnapshot());
+  const QString cpu_tip = model.data(Cell(model, 0, DevicesModel::kPrecisionsColumn), Qt::ToolTipRole).toString();
+  EXPECT_TRUE(cpu_tip.contains(QStringLiteral("fp16: ") + QLatin1String(samples::kCpuFp16Reason)))
+      << cpu_tip.toStdString();
+
+  const QString gpu_tip = model.data(Cell(model, 1, DevicesModel::kPrecisionsColumn), Qt::ToolTipRole).toString();
+  EXPECT_TRUE(gpu_tip.contains(QStringLiteral("int8: ") + QLatin1String(samples::kOpenCLInt8Reason)))
+      << gpu_tip.toStdString();
+  // A supported precision's caveat is shown too, but not under "Unsupported".
+  const qsizetype notes_at = gpu_tip.indexOf(QStringLiteral("Notes:"));
+  ASSERT_GE(notes_at, 0) << gpu_tip.toStdString();
+  EXPECT_GT(gpu_tip.indexOf(QLatin1String(samples::kOpenCLFp16Note)), notes_at);
+}
+
+TEST(DevicesModelTest, EmptyModelHasHeadersButNoRows) {
+  DevicesModel model;
+  EXPECT_EQ(model.rowCount(), 0);
+  EXPECT_EQ(model.columnCount(), DevicesModel::kColumnCount);
+  EXPECT_FALSE(model.data(model.index(0, 0)).isValid());
+  EXPECT_EQ(model.headerData(DevicesModel::kPrecisionsColumn, Qt::Horizontal).toString(), QStringLiteral("Precisions"));
+}
+
+}  // namespace
+}  // namespace chipfit

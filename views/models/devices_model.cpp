@@ -1,0 +1,168 @@
+// DevicesModel: columns, display strings, tooltips and raw values for discovered devices.
+#include "views/models/devices_model.h"
+
+#include <QLocale>
+#include <QStringList>
+#include <QThread>
+#include <utility>
+
+namespace chipfit {
+namespace {
+
+QString ToQString(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+
+QStringList SupportedPrecisions(const DeviceInfo& device) {
+  QStringList names;
+  for (const auto& entry : device.precisions) {
+    if (entry.support.ok) names << ToQString(PrecisionName(entry.precision));
+  }
+  return names;
+}
+
+// Why a precision is missing matters more than that it is: the tooltip is where a user learns that
+// bf16 needs avx512_bf16, or that fp16 on this OpenCL device is storage only.
+QString PrecisionsToolTip(const DeviceInfo& device) {
+  QStringList unsupported;
+  QStringList notes;
+  for (const auto& entry : device.precisions) {
+    const QString line =
+        ToQString(PrecisionName(entry.precision)) + QStringLiteral(": ") + ToQString(entry.support.reason);
+    if (!entry.support.ok) {
+      unsupported << line;
+    } else if (!entry.support.reason.empty()) {
+      notes << line;
+    }
+  }
+  QStringList parts;
+  const QString indent = QStringLiteral("\n  ");
+  if (!unsupported.isEmpty()) parts << DevicesModel::tr("Unsupported:") + indent + unsupported.join(indent);
+  if (!notes.isEmpty()) parts << DevicesModel::tr("Notes:") + indent + notes.join(indent);
+  if (parts.isEmpty()) return DevicesModel::tr("Every precision this device offers is supported.");
+  return parts.join(QStringLiteral("\n"));
+}
+
+// Features can run to dozens of ISA flags; wrap them so the tooltip stays narrower than the screen.
+QString WrapWords(const std::vector<std::string>& words, qsizetype width) {
+  QString text;
+  qsizetype line_length = 0;
+  for (const auto& word : words) {
+    const QString piece = ToQString(word);
+    if (line_length > 0 && line_length + 1 + piece.size() > width) {
+      text += QStringLiteral("\n  ");
+      line_length = 0;
+    } else if (line_length > 0) {
+      text += QLatin1Char(' ');
+      ++line_length;
+    }
+    text += piece;
+    line_length += piece.size();
+  }
+  return text;
+}
+
+QString NameToolTip(const DeviceInfo& device) {
+  QStringList lines;
+  lines << ToQString(device.name);
+  if (!device.driver_version.empty()) lines << DevicesModel::tr("Driver: %1").arg(ToQString(device.driver_version));
+  for (const auto& [key, value] : device.properties) lines << ToQString(key) + QStringLiteral(": ") + ToQString(value);
+  if (!device.features.empty()) {
+    lines << DevicesModel::tr("Features:") + QStringLiteral("\n  ") + WrapWords(device.features, 80);
+  }
+  return lines.join(QStringLiteral("\n"));
+}
+
+QString RuntimeToolTip(const DeviceInfo& device) {
+  QString text = ToQString(device.runtime_version);
+  if (!device.driver_version.empty()) {
+    text += QLatin1Char('\n') + DevicesModel::tr("Driver: %1").arg(ToQString(device.driver_version));
+  }
+  return text;
+}
+
+QString MemoryText(uint64_t bytes) {
+  if (bytes == 0) return DevicesModel::tr("unknown");
+  return QLocale().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeIecFormat);
+}
+
+}  // namespace
+
+DevicesModel::DevicesModel(Snapshot devices, QObject* parent)
+    : QAbstractTableModel(parent), devices_(std::move(devices)) {}
+
+void DevicesModel::setDevices(Snapshot devices) {
+  // Views attached to this model live on its thread; a reset from elsewhere would race their reads.
+  Q_ASSERT(QThread::currentThread() == thread());
+  beginResetModel();
+  devices_ = std::move(devices);
+  endResetModel();
+}
+
+int DevicesModel::rowCount(const QModelIndex& parent) const {
+  if (parent.isValid() || !devices_) return 0;
+  return static_cast<int>(devices_->size());
+}
+
+int DevicesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
+
+QVariant DevicesModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || !devices_) return {};
+  Q_ASSERT(checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid));
+  const DeviceInfo& device = (*devices_)[static_cast<size_t>(index.row())];
+  const auto column = static_cast<Column>(index.column());
+
+  switch (role) {
+    case Qt::DisplayRole:
+      switch (column) {
+        case kIdColumn: return ToQString(device.Id());
+        case kNameColumn: return ToQString(device.name);
+        case kVendorColumn: return ToQString(device.vendor);
+        case kComputeUnitsColumn:
+          return device.compute_units > 0 ? QString::number(device.compute_units) : tr("unknown");
+        case kMemoryColumn: return MemoryText(device.memory_bytes);
+        case kRuntimeColumn: return ToQString(device.runtime_version);
+        case kPrecisionsColumn: return SupportedPrecisions(device).join(QLatin1Char(' '));
+        case kColumnCount: break;
+      }
+      break;
+    case RawValueRole:
+      switch (column) {
+        case kComputeUnitsColumn: return device.compute_units;
+        case kMemoryColumn: return QVariant::fromValue<qulonglong>(device.memory_bytes);
+        case kPrecisionsColumn: return SupportedPrecisions(device);
+        case kColumnCount: break;
+        default: return data(index, Qt::DisplayRole);  // text columns: the text is the raw value
+      }
+      break;
+    case Qt::ToolTipRole:
+      if (column == kPrecisionsColumn) return PrecisionsToolTip(device);
+      if (column == kNameColumn) return NameToolTip(device);
+      if (column == kRuntimeColumn) return RuntimeToolTip(device);
+      break;
+    case Qt::TextAlignmentRole:
+      if (column == kComputeUnitsColumn || column == kMemoryColumn) {
+        return (Qt::AlignRight | Qt::AlignVCenter).toInt();
+      }
+      break;
+    default: break;
+  }
+  return {};
+}
+
+QVariant DevicesModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+    return QAbstractTableModel::headerData(section, orientation, role);
+  }
+  switch (static_cast<Column>(section)) {
+    case kIdColumn: return tr("Id");
+    case kNameColumn: return tr("Name");
+    case kVendorColumn: return tr("Vendor");
+    case kComputeUnitsColumn: return tr("Compute units");
+    case kMemoryColumn: return tr("Memory");
+    case kRuntimeColumn: return tr("Runtime");
+    case kPrecisionsColumn: return tr("Precisions");
+    case kColumnCount: break;
+  }
+  return {};
+}
+
+}  // namespace chipfit

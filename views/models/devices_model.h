@@ -1,0 +1,49 @@
+// DevicesModel: one row per discovered device, read from an immutable snapshot of DeviceInfo.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <memory>
+#include <vector>
+
+#include "devices/device.h"
+
+namespace chipfit {
+
+class DevicesModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    kIdColumn,
+    kNameColumn,
+    kVendorColumn,
+    kComputeUnitsColumn,
+    kMemoryColumn,
+    kRuntimeColumn,
+    kPrecisionsColumn,
+    kColumnCount
+  };
+  // Numbers as numbers (memory bytes as qulonglong, compute units as int, supported precisions as a
+  // QStringList) so sorting, charts and tests never parse the display strings back.
+  enum Role { RawValueRole = Qt::UserRole + 1 };
+
+  // Shared and const: discovery builds the vector once on a worker thread and nobody mutates it after,
+  // so the GUI thread can read it without locks.
+  using Snapshot = std::shared_ptr<const std::vector<DeviceInfo>>;
+
+  explicit DevicesModel(Snapshot devices = {}, QObject* parent = nullptr);
+
+  // Replaces every row (a model reset): a new discovery is a new snapshot, never an edit.
+  void setDevices(Snapshot devices);
+  const Snapshot& devices() const { return devices_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  Snapshot devices_;
+};
+
+}  // namespace chipfit
