@@ -1,0 +1,21 @@
+// The reference op families: each returns its rows of the reference op table
+// (core/reference/reference_kernels.cpp concatenates them, explicitly, in one place).
+#pragma once
+
+#include <vector>
+
+#include "core/runtime/kernel.h"
+
+namespace chipfit {
+
+std::vector<OpEntry> ElementwiseOps();    // elementwise.cpp: unary, binary (broadcasting), logic, Where, Cast
+std::vector<OpEntry> ConvOps();           // conv.cpp: Conv, ConvTranspose
+std::vector<OpEntry> MatMulOps();         // matmul.cpp: MatMul, Gemm
+std::vector<OpEntry> PoolOps();           // pool.cpp: MaxPool, AveragePool, Global*Pool
+std::vector<OpEntry> NormalizationOps();  // normalization.cpp: BatchNorm, LayerNorm, InstanceNorm, Softmax …
+std::vector<OpEntry> ReduceOps();         // reduce.cpp: Reduce*, ArgMax/ArgMin, TopK, CumSum
+std::vector<OpEntry> TensorOps();         // tensor_ops.cpp: Reshape … Gather, Pad, Shape, Constant, Range …
+std::vector<OpEntry> ResizeOps();         // resize.cpp: Resize, Upsample
+std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If
+
+}  // namespace chipfit

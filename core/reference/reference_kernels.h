@@ -1,0 +1,15 @@
+// The reference op table: shape function + naive kernel for every op chipfit knows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/runtime/kernel.h"
+
+namespace chipfit {
+
+const std::vector<OpEntry>& ReferenceOps();
+// nullptr when chipfit has no reference kernel for the op (domain "" or "ai.onnx" is the default).
+const OpEntry* FindReferenceOp(const std::string& op_type, const std::string& domain);
+
+}  // namespace chipfit

@@ -1,0 +1,115 @@
+// The op contract: every op has a shape/type function (InferContext) and kernels (KernelContext).
+// Reference kernels are plain functions listed in core/reference/reference_kernels.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/status.h"
+#include "core/tensor/tensor.h"
+
+namespace chipfit {
+
+// What shape inference knows about one input: its type and shape, and its contents when they are
+// known at compile time (initializers, folded constants) or at run time (always).
+struct ValueInfo {
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  const Tensor* value = nullptr;
+};
+
+class InferContext {
+ public:
+  InferContext(const Node& node, int64_t opset, std::vector<const ValueInfo*> inputs)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), outputs_(node.outputs.size()) {}
+
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  // nullptr when the input is omitted (optional) or past the end.
+  const ValueInfo* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t num_outputs() const { return outputs_.size(); }
+
+  // The contents of input i, needed to compute output shapes (Reshape's shape, Slice's starts …).
+  // Returns nullptr and marks the node data-dependent when the contents are not known yet; the
+  // shape function must then return ValueNeeded().
+  const Tensor* RequireValue(size_t i) {
+    const ValueInfo* in = input(i);
+    if (in != nullptr && in->value != nullptr) return in->value;
+    value_missing_ = true;
+    return nullptr;
+  }
+  Status ValueNeeded() const {
+    return Unsupported(node_.Describe() + ": output shape depends on input values not known before running");
+  }
+  bool value_missing() const { return value_missing_; }
+
+  void SetOutput(size_t i, DType dtype, Shape shape) {
+    if (i < outputs_.size()) outputs_[i] = {dtype, std::move(shape), nullptr};
+  }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+
+  // InvalidArgument naming the node: "node 'x' (Op): message".
+  Status Error(const std::string& message) const { return InvalidArgument(node_.Describe() + ": " + message); }
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<const ValueInfo*> inputs_;
+  std::vector<ValueInfo> outputs_;
+  bool value_missing_ = false;
+};
+
+class KernelContext;
+// Runs a subgraph (If/Loop/Scan bodies) with the given inputs; outer-scope values stay visible.
+using SubgraphRunner =
+    std::function<Result<std::vector<Tensor>>(const Graph& graph, const std::vector<Tensor>& inputs)>;
+
+class KernelContext {
+ public:
+  KernelContext(const Node& node, int64_t opset, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs,
+                SubgraphRunner subgraphs = {})
+      : node_(node),
+        opset_(opset),
+        inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)),
+        subgraphs_(std::move(subgraphs)) {}
+
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t num_outputs() const { return outputs_.size(); }
+  // Allocated by the executor with the dtype and shape the shape function gave; nullptr when omitted.
+  Tensor* output(size_t i) { return i < outputs_.size() ? outputs_[i] : nullptr; }
+
+  Result<std::vector<Tensor>> RunSubgraph(const Graph& graph, const std::vector<Tensor>& inputs) const {
+    if (!subgraphs_) return Internal(node_.Describe() + ": subgraphs cannot run here");
+    return subgraphs_(graph, inputs);
+  }
+  Status Error(const std::string& message) const { return InvalidArgument(node_.Describe() + ": " + message); }
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor*> outputs_;
+  SubgraphRunner subgraphs_;
+};
+
+using ShapeFn = Status (*)(InferContext&);
+using RefKernelFn = Status (*)(KernelContext&);
+
+// One row of the reference op table. `since`/`until` bound the opsets this row implements
+// (until = 0: no upper bound), so semantics that changed between opsets get separate rows or
+// branch on ctx.opset() inside.
+struct OpEntry {
+  const char* op_type;
+  ShapeFn infer;
+  RefKernelFn run;
+  const char* domain = "";
+};
+
+}  // namespace chipfit

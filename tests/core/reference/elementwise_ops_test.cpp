@@ -1,0 +1,2 @@
+// Reference kernel tests: elementwise ops (being written).
+#include <gtest/gtest.h>

@@ -1,0 +1,2 @@
+// Reference kernel tests: nn ops (being written).
+#include <gtest/gtest.h>

@@ -1,0 +1,90 @@
+// Test helpers for reference kernels: build a Node, make tensors, run one node, compare.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/runtime/node_runner.h"
+#include "core/tensor/tensor.h"
+
+namespace chipfit::testing {
+
+inline Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+inline Attribute FloatAttr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+inline Attribute StringAttr(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+inline Attribute IntsAttr(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+inline Attribute FloatsAttr(std::vector<float> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+// A node named "<op>_under_test" with inputs in0..inN-1 ("" for omitted) and outputs out0..outM-1.
+inline Node MakeNode(const std::string& op_type, size_t num_inputs, size_t num_outputs = 1,
+                     std::map<std::string, Attribute> attributes = {}) {
+  Node node;
+  node.name = op_type + "_under_test";
+  node.op_type = op_type;
+  for (size_t i = 0; i < num_inputs; ++i) node.inputs.push_back("in" + std::to_string(i));
+  for (size_t i = 0; i < num_outputs; ++i) node.outputs.push_back("out" + std::to_string(i));
+  node.attributes = std::move(attributes);
+  return node;
+}
+
+template <typename T>
+Tensor MakeTensor(Shape shape, std::vector<T> values) {
+  Tensor t(DTypeOf<T>(), std::move(shape));
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i) t.data<T>()[i] = values[i];
+  return t;
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+inline void ExpectNear(const Tensor& actual, const std::vector<float>& expected, float atol = 1e-5f,
+                       float rtol = 1e-4f) {
+  ASSERT_EQ(actual.dtype(), DType::kF32);
+  ASSERT_EQ(actual.numel(), static_cast<int64_t>(expected.size()));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const float a = actual.data<float>()[i];
+    EXPECT_NEAR(a, expected[i], atol + rtol * std::fabs(expected[i])) << "at flat index " << i;
+  }
+}
+
+// Runs `node` at `opset` and expects success.
+inline std::vector<Tensor> Run(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+  auto result = RunNodeOnReference(node, opset, inputs);
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  return result.ok() ? std::move(result).value() : std::vector<Tensor>{};
+}
+
+}  // namespace chipfit::testing

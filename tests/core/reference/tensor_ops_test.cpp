@@ -1,0 +1,2 @@
+// Reference kernel tests: tensor ops (being written).
+#include <gtest/gtest.h>
