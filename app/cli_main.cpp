@@ -1,13 +1,19 @@
 // chipfit: the headless front end. Parses flags, calls core and devices, prints; nothing else.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "chipfit/version.h"
 #include "core/graph/model_summary.h"
+#include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
+#include "core/runtime/compiled_model.h"
+#include "core/runtime/conformance.h"
+#include "core/tensor/npy.h"
 #include "devices/device_json.h"
 #include "devices/registry.h"
 #include "fmt/format.h"
@@ -93,16 +99,208 @@ void PrintSummary(const ModelSummary& s) {
   for (const auto& note : s.notes) fmt::print("note         {}\n", note);
 }
 
-int RunInspect(const std::string& path, bool json) {
-  auto model = LoadOnnxModel(path);
+Result<OnnxLoadOptions> LoadOptionsFor(const std::vector<std::string>& shapes) {
+  OnnxLoadOptions options;
+  for (const std::string& text : shapes) {
+    ASSIGN_OR_RETURN(auto binding, ParseShapeBinding(text));
+    options.input_shapes[binding.first] = binding.second;
+  }
+  return options;
+}
+
+int RunInspect(const std::string& path, const std::vector<std::string>& shapes, bool json) {
+  auto options = LoadOptionsFor(shapes);
+  if (!options.ok()) return Fail(options.status());
+  auto model = LoadOnnxModel(path, *options);
   if (!model.ok()) return Fail(model.status());
   const ModelSummary summary = Summarize(*model);
+  // What the reference path makes of it: unsupported nodes, folded nodes and the planned arena.
+  nlohmann::json execution;
+  std::string execution_text;
+  auto graph = ImportModel(*model);
+  if (!graph.ok()) {
+    execution = {{"status", "not compiled"}, {"reason", graph.status().message()}};
+    execution_text = "not compiled: " + graph.status().message();
+  } else if (auto compiled = Compile(*graph, Target{}); !compiled.ok()) {
+    execution = {{"status", "unsupported"}, {"reason", compiled.status().message()}};
+    execution_text = compiled.status().message();
+  } else {
+    const CompileStats& st = (*compiled)->stats();
+    execution = {{"status", "ok"},
+                 {"target", "ref:fp32"},
+                 {"kernels", st.kernels},
+                 {"folded_nodes", st.folded_nodes},
+                 {"dynamic_kernels", st.dynamic_kernels},
+                 {"planned_peak_bytes", st.planned_arena_bytes},
+                 {"unplanned_total_bytes", st.planned_total_bytes},
+                 {"constant_bytes", st.constant_bytes}};
+    execution_text = fmt::format(
+        "ref:fp32: {} kernels ({} nodes folded at compile time{}), activations {} planned "
+        "in {} (without reuse: {})",
+        st.kernels, st.folded_nodes,
+        st.dynamic_kernels ? fmt::format(", {} with run-time shapes", st.dynamic_kernels) : "",
+        HumanBytes(st.planned_total_bytes), HumanBytes(st.planned_arena_bytes), HumanBytes(st.planned_total_bytes));
+  }
   if (json) {
-    std::cout << nlohmann::json{{"schema", "chipfit.inspect/1"}, {"model", SummaryToJson(summary)}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"schema", "chipfit.inspect/1"},
+                                {"model", SummaryToJson(summary)},
+                                {"execution", execution}}
+                     .dump(2)
+              << "\n";
   } else {
     PrintSummary(summary);
+    fmt::print("execution    {}\n", execution_text);
   }
   return kExitOk;
+}
+
+// Deterministic inputs for `run --seed`: floats uniform in [-1, 1), integers in [0, 10), bools 50/50.
+Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
+  Tensor t(desc.dtype, desc.shape);
+  uint64_t state = seed;
+  for (char c : desc.name) state = state * 1099511628211ull ^ static_cast<unsigned char>(c);
+  auto next = [&]() {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  VisitDType(desc.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, std::nullptr_t>) {
+      T* data = t.data<T>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const double u = static_cast<double>(next() >> 11) / 9007199254740992.0;
+        if constexpr (std::is_same_v<T, bool>) {
+          data[i] = u < 0.5;
+        } else if constexpr (std::is_integral_v<T>) {
+          data[i] = static_cast<T>(u * 10);
+        } else {
+          data[i] = static_cast<T>(static_cast<float>(2 * u - 1));
+        }
+      }
+    }
+    return 0;
+  });
+  return t;
+}
+
+std::string OutputFileName(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (c == '/' || c == ':') c = '_';
+  }
+  return out + ".npy";
+}
+
+int RunRun(const std::string& path, const std::string& target_text, const std::vector<std::string>& shapes,
+           const std::vector<std::string>& input_files, uint64_t seed, const std::string& output_dir) {
+  auto target = ParseTarget(target_text);
+  if (!target.ok()) return Fail(target.status());
+  auto options = LoadOptionsFor(shapes);
+  if (!options.ok()) return Fail(options.status());
+  auto model = LoadOnnxModel(path, *options);
+  if (!model.ok()) return Fail(model.status());
+  auto graph = ImportModel(*model);
+  if (!graph.ok()) return Fail(graph.status());
+  auto compiled = Compile(*graph, *target);
+  if (!compiled.ok()) return Fail(compiled.status());
+  for (const Fallback& f : (*compiled)->fallbacks()) {
+    fmt::print(stderr, "fallback: {} ({}): {}\n", f.node, f.op, f.reason);
+  }
+  std::map<std::string, Tensor> inputs;
+  for (const std::string& spec : input_files) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail(InvalidArgument("--input '" + spec + "': expected NAME=FILE.npy"));
+    }
+    auto tensor = ReadNpy(spec.substr(eq + 1));
+    if (!tensor.ok()) return Fail(tensor.status());
+    inputs[spec.substr(0, eq)] = std::move(tensor).value();
+  }
+  for (const ValueDesc& desc : graph->inputs) {
+    if (!inputs.contains(desc.name)) inputs[desc.name] = SeededInput(desc, seed);
+  }
+  auto outputs = (*compiled)->Run(inputs);
+  if (!outputs.ok()) return Fail(outputs.status());
+  std::error_code ec;
+  std::filesystem::create_directories(output_dir, ec);
+  if (ec) return Fail(IoError("cannot create output folder '" + output_dir + "': " + ec.message()));
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string file = (std::filesystem::path(output_dir) / OutputFileName(graph->outputs[i].name)).string();
+    Status written = WriteNpy(file, (*outputs)[i]);
+    if (!written.ok()) return Fail(written);
+    fmt::print("{}  {}  -> {}\n", graph->outputs[i].name, DescribeTensor((*outputs)[i]), file);
+  }
+  return kExitOk;
+}
+
+int RunConformanceCommand(const std::vector<std::string>& suites, const std::string& filter,
+                          const std::string& target_text, bool json, bool verbose) {
+  ConformanceOptions options;
+  for (const std::string& s : suites) options.suites.emplace_back(s);
+  if (options.suites.empty()) options.suites = DefaultConformanceSuites();
+  if (options.suites.empty()) {
+    return Fail(NotFound("no ONNX backend test data under /usr/share/libonnx-testdata (install libonnx-testdata)"));
+  }
+  auto target = ParseTarget(target_text);
+  if (!target.ok()) return Fail(target.status());
+  options.target = *target;
+  options.filter = filter;
+  auto cases = RunConformance(options, [&](const ConformanceCase& c) {
+    if (verbose && !json) fmt::print("{:<12} {}/{}  {}\n", OutcomeName(c.outcome), c.suite, c.name, c.detail);
+  });
+  if (!cases.ok()) return Fail(cases.status());
+  struct Counts {
+    int pass = 0, fail = 0, unsupported = 0;
+  };
+  std::map<std::string, Counts> by_suite, by_op;
+  Counts total;
+  nlohmann::json list = nlohmann::json::array();
+  for (const ConformanceCase& c : *cases) {
+    for (Counts* counts : {&total, &by_suite[c.suite], &by_op[c.ops]}) {
+      (c.outcome == ConformanceCase::Outcome::kPass   ? counts->pass
+       : c.outcome == ConformanceCase::Outcome::kFail ? counts->fail
+                                                      : counts->unsupported)++;
+    }
+    list.push_back({{"name", c.name},
+                    {"suite", c.suite},
+                    {"ops", c.ops},
+                    {"outcome", OutcomeName(c.outcome)},
+                    {"detail", c.detail},
+                    {"max_abs_error", c.max_abs_error},
+                    {"data_sets", c.data_sets}});
+  }
+  auto counts_json = [](const Counts& c) {
+    return nlohmann::json{{"pass", c.pass}, {"fail", c.fail}, {"unsupported", c.unsupported}};
+  };
+  if (json) {
+    nlohmann::json suites_json = nlohmann::json::object(), ops_json = nlohmann::json::object();
+    for (const auto& [name, c] : by_suite) suites_json[name] = counts_json(c);
+    for (const auto& [name, c] : by_op) ops_json[name] = counts_json(c);
+    std::cout << nlohmann::json{{"schema", "chipfit.conformance/1"},
+                                {"target", options.target.ToString()},
+                                {"total", counts_json(total)},
+                                {"suites", suites_json},
+                                {"ops", ops_json},
+                                {"cases", list}}
+                     .dump(2)
+              << "\n";
+  } else {
+    fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "op(s)", "pass", "fail", "unsupported");
+    for (const auto& [name, c] : by_op) fmt::print("{:<40} {:>6} {:>6} {:>12}\n", name, c.pass, c.fail, c.unsupported);
+    fmt::print("\n");
+    for (const auto& [name, c] : by_suite) {
+      fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "suite " + name, c.pass, c.fail, c.unsupported);
+    }
+    fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "total (" + options.target.ToString() + ")", total.pass, total.fail,
+               total.unsupported);
+    for (const ConformanceCase& c : *cases) {
+      if (c.outcome == ConformanceCase::Outcome::kFail) fmt::print("FAIL {}/{}: {}\n", c.suite, c.name, c.detail);
+    }
+  }
+  return total.fail > 0 ? 1 : kExitOk;
 }
 
 int Main(int argc, char** argv) {
@@ -116,9 +314,34 @@ int Main(int argc, char** argv) {
   devices->add_flag("--json", json, "Print JSON instead of text");
 
   std::string model_path;
-  auto* inspect = app.add_subcommand("inspect", "Summarise an ONNX model: inputs, outputs, ops, parameters");
+  std::vector<std::string> shapes;
+  auto* inspect = app.add_subcommand("inspect", "Summarise an ONNX model: inputs, outputs, ops, parameters, memory");
   inspect->add_option("MODEL", model_path, "Path to an .onnx file")->required();
+  inspect->add_option("--shape", shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
   inspect->add_flag("--json", json, "Print JSON instead of text");
+
+  std::string target = "ref:fp32";
+  std::vector<std::string> input_files;
+  uint64_t seed = 0;
+  std::string output_dir;
+  auto* run = app.add_subcommand("run", "Run a model once and write every output as .npy");
+  run->add_option("MODEL", model_path, "Path to an .onnx file")->required();
+  run->add_option("--target", target, "Target: ref:fp32, cpu:fp32, ...")->capture_default_str();
+  run->add_option("--shape", shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
+  run->add_option("--input", input_files, "An input from a .npy file: NAME=FILE.npy (repeatable)");
+  run->add_option("--seed", seed, "Seed for inputs not given with --input (uniform [-1,1) floats)")
+      ->capture_default_str();
+  run->add_option("--output-dir", output_dir, "Folder for the outputs (<output name>.npy)")->required();
+
+  std::vector<std::string> suites;
+  std::string filter;
+  bool verbose = false;
+  auto* conformance = app.add_subcommand("conformance", "Run the ONNX backend test suite; exit 1 on any failure");
+  conformance->add_option("--suite", suites, "A folder of test_* cases (repeatable; default: libonnx-testdata)");
+  conformance->add_option("--filter", filter, "Only cases whose name contains this text");
+  conformance->add_option("--target", target, "Target to check")->capture_default_str();
+  conformance->add_flag("--json", json, "Print JSON instead of text");
+  conformance->add_flag("-v,--verbose", verbose, "Print every case as it finishes");
 
   try {
     app.parse(argc, argv);
@@ -134,7 +357,9 @@ int Main(int argc, char** argv) {
   }
 
   if (devices->parsed()) return RunDevices(json);
-  if (inspect->parsed()) return RunInspect(model_path, json);
+  if (inspect->parsed()) return RunInspect(model_path, shapes, json);
+  if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir);
+  if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose);
   return kExitInputError;
 }
 

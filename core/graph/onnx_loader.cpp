@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <set>
 
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
@@ -38,6 +39,59 @@ class FileDescriptor {
  private:
   int fd_;
 };
+
+std::string DimsText(const onnx::TensorShapeProto& shape) {
+  std::string out;
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    out += (i ? "x" : "") +
+           (d.has_dim_value() ? std::to_string(d.dim_value()) : (d.has_dim_param() ? d.dim_param() : "?"));
+  }
+  return out.empty() ? "scalar" : out;
+}
+
+Status BindInputShapes(onnx::ModelProto& proto, const std::map<std::string, std::vector<int64_t>>& shapes,
+                       bool override_declared, const std::string& origin) {
+  auto* graph = proto.mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& init : graph->initializer()) initializers.insert(init.name());
+  for (const auto& [name, dims] : shapes) {
+    onnx::ValueInfoProto* input = nullptr;
+    std::string names;
+    for (auto& candidate : *graph->mutable_input()) {
+      if (initializers.contains(candidate.name())) continue;
+      names += (names.empty() ? "" : ", ") + candidate.name();
+      if (candidate.name() == name) input = &candidate;
+    }
+    if (input == nullptr) {
+      return InvalidArgument("--shape " + name + ": '" + origin + "' has no input named '" + name +
+                             "' (inputs: " + names + ")");
+    }
+    auto* tensor = input->mutable_type()->mutable_tensor_type();
+    std::string bound;
+    for (size_t i = 0; i < dims.size(); ++i) bound += (i ? "x" : "") + std::to_string(dims[i]);
+    if (tensor->has_shape() && !override_declared) {
+      const auto& declared = tensor->shape();
+      if (declared.dim_size() != static_cast<int>(dims.size())) {
+        return InvalidArgument("--shape " + name + "=" + bound + ": input '" + name + "' has rank " +
+                               std::to_string(declared.dim_size()) + " (" + DimsText(declared) + ")");
+      }
+      for (int i = 0; i < declared.dim_size(); ++i) {
+        if (declared.dim(i).has_dim_value() && declared.dim(i).dim_value() != dims[static_cast<size_t>(i)]) {
+          return InvalidArgument("--shape " + name + "=" + bound + ": dimension " + std::to_string(i) + " of input '" +
+                                 name + "' is fixed at " + std::to_string(declared.dim(i).dim_value()) + " (" +
+                                 DimsText(declared) + ")");
+        }
+      }
+    }
+    auto* shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  }
+  // Inferred shapes from before the binding would contradict the new ones.
+  if (!shapes.empty()) graph->clear_value_info();
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -79,8 +133,13 @@ Result<LoadedOnnxModel> CheckOnnxModel(onnx::ModelProto proto, const std::string
     return ParseError("'" + origin + "' holds no graph nodes: not an ONNX model, or an empty one");
   }
   if (model.default_opset == 0) {
-    return ParseError("'" + origin + "' imports no default-domain (ai.onnx) opset");
+    for (const auto& node : proto.graph().node()) {
+      if (node.domain().empty() || node.domain() == "ai.onnx") {
+        return ParseError("'" + origin + "' uses ai.onnx ops but imports no ai.onnx opset");
+      }
+    }
   }
+  RETURN_IF_ERROR(BindInputShapes(proto, options.input_shapes, options.override_declared_shapes, origin));
   const int64_t known = LibOnnxMaxOpset();
   const bool libonnx_knows_opset = model.default_opset <= known;
   if (!libonnx_knows_opset) {
@@ -101,7 +160,9 @@ Result<LoadedOnnxModel> CheckOnnxModel(onnx::ModelProto proto, const std::string
                                              /*data_prop_val=*/true);
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), si_options);
     } catch (const std::exception& e) {
-      return InvalidArgument("'" + origin + "' fails ONNX shape inference: " + e.what());
+      // libonnx's inference is a cross-check (chipfit infers every shape itself); its failures on
+      // models it should accept are known, so they are reported, not fatal.
+      model.notes.push_back(std::string("libonnx shape inference failed: ") + e.what());
     }
   }
   model.proto = std::move(proto);

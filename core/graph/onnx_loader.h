@@ -1,7 +1,9 @@
 // Loading an .onnx file with libonnx: parse, checker, shape inference, each failure a named Status.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,12 @@ struct OnnxLoadOptions {
   bool infer_shapes = true;
   // Strict: a node whose shape cannot be inferred is an error (tests of our own models use this).
   bool strict_shape_inference = false;
+  // User shapes for inputs (--shape NAME=1x3x48x192), bound before shape inference; every dim is
+  // replaced, fixed dims must agree, and an unknown name is an error listing the inputs.
+  std::map<std::string, std::vector<int64_t>> input_shapes{};
+  // Replace declared dims even where they disagree (the conformance runner trusts its data; users
+  // get an error instead).
+  bool override_declared_shapes = false;
 };
 
 struct LoadedOnnxModel {

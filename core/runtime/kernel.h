@@ -102,14 +102,15 @@ class KernelContext {
 using ShapeFn = Status (*)(InferContext&);
 using RefKernelFn = Status (*)(KernelContext&);
 
-// One row of the reference op table. `since`/`until` bound the opsets this row implements
-// (until = 0: no upper bound), so semantics that changed between opsets get separate rows or
-// branch on ctx.opset() inside.
+// One row of the reference op table. Semantics that changed between opsets branch on ctx.opset().
 struct OpEntry {
   const char* op_type;
   ShapeFn infer;
   RefKernelFn run;
   const char* domain = "";
+  // Ops whose output shapes only the kernel can know (If runs a branch): the executor skips the
+  // shape function and passes empty output Tensors that the kernel assigns.
+  bool self_allocating = false;
 };
 
 }  // namespace chipfit

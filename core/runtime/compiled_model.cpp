@@ -1,0 +1,455 @@
+// The executor: compile-time folding, shape specialisation and memory planning; run-time dispatch.
+#include "core/runtime/compiled_model.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "core/reference/reference_kernels.h"
+#include "core/runtime/memory_plan.h"
+#include "core/runtime/node_runner.h"
+
+namespace chipfit {
+namespace {
+
+// Constants larger than this stay computed at run time (ConstantOfShape of a huge shape …).
+constexpr size_t kMaxFoldBytes = size_t{64} << 20;
+
+bool IsFoldable(const Node& node, const OpEntry& op) {
+  static const std::set<std::string> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                "RandomUniformLike", "Multinomial",   "Bernoulli"};
+  return !op.self_allocating && !kRandom.contains(node.op_type);
+}
+
+std::string UnsupportedReason(const Node& node) {
+  if (node.op_type == "Loop" || node.op_type == "Scan") {
+    return node.Describe() + ": control flow op " + node.op_type + " is not supported yet (If is)";
+  }
+  const std::string domain = node.domain.empty() ? "ai.onnx" : node.domain;
+  return node.Describe() + ": op " + domain + "::" + node.op_type + " is not supported";
+}
+
+bool FullyKnown(const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
+// Prefixes the node when a kernel's message does not name it already.
+Status AtNode(const Status& status, const Node& node) {
+  if (status.ok() || status.message().find(node.name) != std::string::npos) return status;
+  return Status(status.code(), node.Describe() + ": " + status.message());
+}
+
+}  // namespace
+
+struct CompiledModel::Impl {
+  enum class Kind { kInput, kConstant, kIntermediate };
+  struct Slot {
+    std::string name{};
+    Kind kind = Kind::kIntermediate;
+    DType dtype = DType::kUndefined;
+    Shape shape{};
+    bool shape_known = false;
+    const Tensor* constant = nullptr;
+    bool is_output = false;
+    int producer = -1;
+    int last_use = -1;
+    int plan_index = -1;
+  };
+  struct Step {
+    const Node* node = nullptr;
+    const OpEntry* op = nullptr;
+    std::vector<int> in{};   // -1: omitted
+    std::vector<int> out{};  // -1: omitted
+    bool dynamic = false;
+  };
+
+  std::vector<Slot> slots;
+  std::map<std::string, int> ids;
+  std::map<std::string, Tensor> constants;  // std::map: stable addresses for Slot::constant
+  std::vector<Step> steps;
+  std::vector<int> output_ids;
+  MemoryPlan plan;
+  std::vector<int> planned_slots;
+  std::unique_ptr<void, decltype(&std::free)> arena{nullptr, &std::free};
+
+  int SlotFor(const std::string& name) {
+    auto [it, inserted] = ids.emplace(name, static_cast<int>(slots.size()));
+    if (inserted) slots.push_back(Slot{.name = name});
+    return it->second;
+  }
+  void SetConstant(int id, Tensor tensor) {
+    Slot& slot = slots[static_cast<size_t>(id)];
+    Tensor& stored = constants[slot.name] = std::move(tensor);
+    slot.kind = Kind::kConstant;
+    slot.constant = &stored;
+    slot.dtype = stored.dtype();
+    slot.shape = stored.shape();
+    slot.shape_known = true;
+  }
+};
+
+CompiledModel::CompiledModel() : impl_(std::make_unique<Impl>()) {}
+CompiledModel::~CompiledModel() = default;
+
+Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target& target,
+                                               const CompileOptions& options) {
+  if (target.precision != Precision::kFp32) {
+    return Unsupported("target " + target.ToString() + ": only fp32 runs so far (on the reference kernels); " +
+                       std::string(PrecisionName(target.precision)) + " kernels arrive with the device issues");
+  }
+  std::unique_ptr<CompiledModel> model(new CompiledModel());
+  model->target_ = target;
+  model->graph_ = std::make_shared<const Graph>(graph);
+  const Graph& g = *model->graph_;
+  CompiledModel::Impl& im = *model->impl_;
+  using Kind = CompiledModel::Impl::Kind;
+
+  for (const auto& [name, tensor] : g.initializers) im.SetConstant(im.SlotFor(name), tensor);
+  for (const ValueDesc& in : g.inputs) {
+    auto& slot = im.slots[static_cast<size_t>(im.SlotFor(in.name))];
+    slot.kind = Kind::kInput;
+    slot.dtype = in.dtype;
+    slot.shape = in.shape;
+    slot.shape_known = in.has_shape && FullyKnown(in.shape);
+  }
+
+  std::vector<std::string> unsupported;
+  model->stats_.graph_nodes = static_cast<int>(g.nodes.size());
+  for (const Node& node : g.nodes) {
+    const OpEntry* op = FindReferenceOp(node.op_type, node.domain);
+    if (op == nullptr) {
+      unsupported.push_back(UnsupportedReason(node));
+      for (const std::string& out : node.outputs) {
+        if (!out.empty()) im.SlotFor(out);
+      }
+      continue;
+    }
+    CompiledModel::Impl::Step step{.node = &node, .op = op};
+    bool all_constant = true;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        step.in.push_back(-1);
+        continue;
+      }
+      const int id = im.SlotFor(name);
+      step.in.push_back(id);
+      all_constant &= im.slots[static_cast<size_t>(id)].constant != nullptr;
+    }
+    for (const std::string& name : node.outputs) step.out.push_back(name.empty() ? -1 : im.SlotFor(name));
+
+    // Fold what needs no input data: all-constant nodes, and Shape/Size of a static shape.
+    const auto& first = step.in.empty() || step.in[0] < 0 ? im.slots[0] : im.slots[static_cast<size_t>(step.in[0])];
+    const bool shape_only =
+        (node.op_type == "Shape" || node.op_type == "Size") && !step.in.empty() && step.in[0] >= 0 && first.shape_known;
+    if (options.fold_constants && IsFoldable(node, *op) && (all_constant || shape_only)) {
+      std::vector<Tensor> inputs;
+      for (int id : step.in) {
+        if (id < 0) {
+          inputs.emplace_back();
+          continue;
+        }
+        const auto& slot = im.slots[static_cast<size_t>(id)];
+        // Shape and Size read only the shape; a view without data is enough for them.
+        inputs.push_back(slot.constant ? *slot.constant : Tensor::View(slot.dtype, slot.shape, nullptr));
+      }
+      auto folded = RunNodeOnReference(node, g.opset, inputs);
+      if (!folded.ok()) return folded.status();
+      size_t bytes = 0;
+      for (const Tensor& t : *folded) bytes += t.nbytes();
+      if (bytes <= kMaxFoldBytes) {
+        for (size_t i = 0; i < step.out.size(); ++i) {
+          if (step.out[i] >= 0) im.SetConstant(step.out[i], std::move((*folded)[i]));
+        }
+        ++model->stats_.folded_nodes;
+        continue;
+      }
+    }
+
+    // Static shape inference; a node whose shapes need run-time data makes its outputs dynamic.
+    step.dynamic = op->self_allocating;
+    std::vector<CompiledModel::Impl::Slot*> in_slots;
+    for (int id : step.in) {
+      auto* slot = id < 0 ? nullptr : &im.slots[static_cast<size_t>(id)];
+      if (slot != nullptr && !slot->shape_known) step.dynamic = true;
+      in_slots.push_back(slot);
+    }
+    if (!step.dynamic) {
+      std::vector<ValueInfo> infos(in_slots.size());
+      std::vector<const ValueInfo*> info_ptrs;
+      for (size_t i = 0; i < in_slots.size(); ++i) {
+        if (in_slots[i] == nullptr) {
+          info_ptrs.push_back(nullptr);
+          continue;
+        }
+        infos[i] = {in_slots[i]->dtype, in_slots[i]->shape, in_slots[i]->constant};
+        info_ptrs.push_back(&infos[i]);
+      }
+      InferContext ctx(node, g.opset, info_ptrs);
+      Status status = op->infer(ctx);
+      if (!status.ok() && !ctx.value_missing()) return AtNode(status, node);
+      if (status.ok()) {
+        for (size_t i = 0; i < step.out.size(); ++i) {
+          if (step.out[i] < 0) continue;
+          const ValueInfo& out = ctx.outputs()[i];
+          if (out.dtype == DType::kUndefined || !FullyKnown(out.shape)) {
+            return Internal(node.Describe() + ": shape function left output " + std::to_string(i) + " undefined");
+          }
+          auto& slot = im.slots[static_cast<size_t>(step.out[i])];
+          slot.dtype = out.dtype;
+          slot.shape = out.shape;
+          slot.shape_known = true;
+        }
+      } else {
+        step.dynamic = true;
+      }
+    }
+    const int index = static_cast<int>(im.steps.size());
+    for (int id : step.out) {
+      if (id >= 0) im.slots[static_cast<size_t>(id)].producer = index;
+    }
+    for (int id : step.in) {
+      if (id >= 0) im.slots[static_cast<size_t>(id)].last_use = index;
+    }
+    KernelInfo info{.name = node.name,
+                    .op_type = node.op_type,
+                    .onnx_nodes = {node.name},
+                    .device = "ref",
+                    .implementation = "reference"};
+    if (target.kind != DeviceKind::kReference) {
+      info.fallback_reason = "no " + std::string(DeviceKindName(target.kind)) + " kernel for " + node.op_type +
+                             " yet: it runs on the reference kernels";
+      model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
+    }
+    model->stats_.dynamic_kernels += step.dynamic ? 1 : 0;
+    model->kernel_infos_.push_back(std::move(info));
+    im.steps.push_back(std::move(step));
+  }
+  if (!unsupported.empty()) {
+    std::string message = std::to_string(unsupported.size()) + " node(s) cannot run:";
+    for (size_t i = 0; i < unsupported.size() && i < 10; ++i) message += "\n  " + unsupported[i];
+    if (unsupported.size() > 10) message += "\n  …";
+    return Unsupported(message);
+  }
+
+  for (const ValueDesc& out : g.outputs) {
+    const int id = im.SlotFor(out.name);
+    auto& slot = im.slots[static_cast<size_t>(id)];
+    slot.is_output = true;
+    im.output_ids.push_back(id);
+    ValueDesc desc = out;
+    if (slot.shape_known) {
+      desc.dtype = slot.dtype;
+      desc.shape = slot.shape;
+      desc.has_shape = true;
+      desc.dim_params.assign(slot.shape.size(), "");
+    }
+    model->output_descs_.push_back(std::move(desc));
+  }
+
+  // Plan every statically shaped intermediate that is not a graph output (those are returned).
+  std::vector<BufferRequest> requests;
+  for (size_t id = 0; id < im.slots.size(); ++id) {
+    auto& slot = im.slots[id];
+    if (slot.kind != Kind::kIntermediate || slot.is_output || !slot.shape_known || slot.producer < 0) continue;
+    if (im.steps[static_cast<size_t>(slot.producer)].dynamic) continue;
+    slot.plan_index = static_cast<int>(requests.size());
+    im.planned_slots.push_back(static_cast<int>(id));
+    requests.push_back({NumElements(slot.shape) * DTypeSize(slot.dtype) > 0
+                            ? static_cast<size_t>(NumElements(slot.shape)) * DTypeSize(slot.dtype)
+                            : 0,
+                        slot.producer, std::max(slot.last_use, slot.producer)});
+  }
+  im.plan = PlanMemory(requests);
+  model->stats_.kernels = static_cast<int>(im.steps.size());
+  model->stats_.planned_arena_bytes = im.plan.arena_bytes;
+  model->stats_.planned_total_bytes = im.plan.total_bytes;
+  for (const auto& [name, tensor] : im.constants) model->stats_.constant_bytes += tensor.nbytes();
+  return model;
+}
+
+Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tensor>& inputs, RunObserver* observer,
+                                               std::stop_token stop) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  Impl& im = *impl_;
+  const Graph& g = *graph_;
+  std::vector<Tensor> values(im.slots.size());
+  for (const ValueDesc& desc : g.inputs) {
+    auto it = inputs.find(desc.name);
+    const Impl::Slot& slot = im.slots[static_cast<size_t>(im.ids.at(desc.name))];
+    const std::string expected = std::string(DTypeName(slot.dtype)) + "[" + ShapeToString(slot.shape) + "]";
+    if (it == inputs.end()) return InvalidArgument("missing input '" + desc.name + "' (expected " + expected + ")");
+    const Tensor& t = it->second;
+    if (t.dtype() != slot.dtype || (slot.shape_known && t.shape() != slot.shape)) {
+      return InvalidArgument("input '" + desc.name + "' is " + DescribeTensor(t) + ", the model expects " + expected);
+    }
+    values[static_cast<size_t>(im.ids.at(desc.name))] = t;
+  }
+  for (const auto& [name, tensor] : inputs) {
+    const auto it = im.ids.find(name);
+    if (it == im.ids.end() || im.slots[static_cast<size_t>(it->second)].kind != Impl::Kind::kInput) {
+      std::string names;
+      for (const ValueDesc& desc : g.inputs) names += (names.empty() ? "" : ", ") + desc.name;
+      return InvalidArgument("the model has no input named '" + name + "' (inputs: " + names + ")");
+    }
+  }
+  if (!im.arena && im.plan.arena_bytes > 0) {
+    void* p = std::aligned_alloc(64, (im.plan.arena_bytes + 63) / 64 * 64);
+    if (p == nullptr) return Internal("cannot allocate the " + std::to_string(im.plan.arena_bytes) + "-byte arena");
+    im.arena.reset(p);
+  }
+  auto get = [&](int id) -> const Tensor* {
+    const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
+    return slot.constant != nullptr ? slot.constant : &values[static_cast<size_t>(id)];
+  };
+  const ValueLookup lookup = [&](const std::string& name) -> const Tensor* {
+    auto it = im.ids.find(name);
+    if (it == im.ids.end()) return nullptr;
+    const Tensor* t = get(it->second);
+    return t->defined() ? t : nullptr;
+  };
+  const SubgraphRunner subgraphs = [&](const Graph& sub, const std::vector<Tensor>& sub_inputs) {
+    std::map<std::string, Tensor> named;
+    for (size_t i = 0; i < sub_inputs.size() && i < sub.inputs.size(); ++i) named[sub.inputs[i].name] = sub_inputs[i];
+    return InterpretGraph(sub, named, lookup, stop);
+  };
+
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor*> out_ptrs;
+  for (size_t i = 0; i < im.steps.size(); ++i) {
+    const Impl::Step& step = im.steps[i];
+    const Node& node = *step.node;
+    if (stop.stop_requested()) return Cancelled("run cancelled before " + node.Describe());
+    in_ptrs.clear();
+    for (int id : step.in) in_ptrs.push_back(id < 0 ? nullptr : get(id));
+    out_ptrs.clear();
+    if (step.dynamic && !step.op->self_allocating) {
+      std::vector<ValueInfo> infos(in_ptrs.size());
+      std::vector<const ValueInfo*> info_ptrs;
+      for (size_t k = 0; k < in_ptrs.size(); ++k) {
+        if (in_ptrs[k] == nullptr) {
+          info_ptrs.push_back(nullptr);
+          continue;
+        }
+        infos[k] = {in_ptrs[k]->dtype(), in_ptrs[k]->shape(), in_ptrs[k]};
+        info_ptrs.push_back(&infos[k]);
+      }
+      InferContext ctx(node, g.opset, info_ptrs);
+      RETURN_IF_ERROR(AtNode(step.op->infer(ctx), node));
+      for (size_t k = 0; k < step.out.size(); ++k) {
+        if (step.out[k] < 0) continue;
+        const ValueInfo& out = ctx.outputs()[k];
+        values[static_cast<size_t>(step.out[k])] = Tensor(out.dtype, out.shape);
+      }
+    }
+    for (int id : step.out) {
+      if (id < 0) {
+        out_ptrs.push_back(nullptr);
+        continue;
+      }
+      Tensor& value = values[static_cast<size_t>(id)];
+      const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
+      if (step.op->self_allocating) {
+        value = Tensor();
+      } else if (!step.dynamic) {
+        value = slot.plan_index >= 0 ? Tensor::View(slot.dtype, slot.shape,
+                                                    static_cast<char*>(im.arena.get()) +
+                                                        im.plan.offsets[static_cast<size_t>(slot.plan_index)])
+                                     : Tensor(slot.dtype, slot.shape);
+      }
+      out_ptrs.push_back(&value);
+    }
+    KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, subgraphs);
+    if (observer == nullptr) {
+      RETURN_IF_ERROR(AtNode(step.op->run(ctx), node));
+    } else {
+      const KernelInfo& info = kernel_infos_[i];
+      observer->KernelBegin(i, info);
+      const auto t0 = std::chrono::steady_clock::now();
+      Status status = step.op->run(ctx);
+      const auto t1 = std::chrono::steady_clock::now();
+      RETURN_IF_ERROR(AtNode(status, node));
+      observer->KernelEnd(i, info, std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (observer->WantsOutputs(i)) {
+        std::vector<const Tensor*> outs(out_ptrs.begin(), out_ptrs.end());
+        observer->KernelOutputs(i, info, outs);
+      }
+    }
+    // Drop run-time allocations as soon as their last reader has run.
+    for (int id : step.in) {
+      if (id < 0) continue;
+      const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
+      if (slot.kind == Impl::Kind::kIntermediate && !slot.is_output && slot.last_use == static_cast<int>(i)) {
+        values[static_cast<size_t>(id)] = Tensor();
+      }
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (int id : im.output_ids) {
+    const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
+    const Tensor* t = get(id);
+    if (!t->defined()) return Internal("graph output '" + slot.name + "' was not computed");
+    outputs.push_back(slot.kind == Impl::Kind::kIntermediate ? *t : t->Clone());
+  }
+  return outputs;
+}
+
+Result<std::vector<Tensor>> InterpretGraph(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                           const ValueLookup& outer, std::stop_token stop) {
+  std::map<std::string, Tensor> env = inputs;
+  for (const auto& [name, tensor] : graph.initializers) env[name] = tensor;
+  const ValueLookup lookup = [&](const std::string& name) -> const Tensor* {
+    auto it = env.find(name);
+    if (it != env.end()) return &it->second;
+    return outer ? outer(name) : nullptr;
+  };
+  for (const Node& node : graph.nodes) {
+    if (stop.stop_requested()) return Cancelled("run cancelled before " + node.Describe());
+    const OpEntry* op = FindReferenceOp(node.op_type, node.domain);
+    if (op == nullptr) return Unsupported(UnsupportedReason(node));
+    std::vector<Tensor> ins;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        ins.emplace_back();
+        continue;
+      }
+      const Tensor* t = lookup(name);
+      if (t == nullptr) return InvalidArgument(node.Describe() + ": input '" + name + "' has no value");
+      ins.push_back(*t);
+    }
+    std::vector<Tensor> outs;
+    if (op->self_allocating) {
+      outs.resize(node.outputs.size());
+      std::vector<const Tensor*> in_ptrs;
+      for (const Tensor& t : ins) in_ptrs.push_back(t.defined() ? &t : nullptr);
+      std::vector<Tensor*> out_ptrs;
+      for (Tensor& t : outs) out_ptrs.push_back(&t);
+      const SubgraphRunner runner = [&](const Graph& sub, const std::vector<Tensor>& sub_inputs) {
+        std::map<std::string, Tensor> named;
+        for (size_t i = 0; i < sub_inputs.size() && i < sub.inputs.size(); ++i) {
+          named[sub.inputs[i].name] = sub_inputs[i];
+        }
+        return InterpretGraph(sub, named, lookup, stop);
+      };
+      KernelContext ctx(node, graph.opset, in_ptrs, out_ptrs, runner);
+      RETURN_IF_ERROR(AtNode(op->run(ctx), node));
+    } else {
+      ASSIGN_OR_RETURN(outs, RunNodeOnReference(node, graph.opset, ins));
+    }
+    for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i) {
+      if (!node.outputs[i].empty()) env[node.outputs[i]] = std::move(outs[i]);
+    }
+  }
+  std::vector<Tensor> results;
+  for (const ValueDesc& out : graph.outputs) {
+    const Tensor* t = lookup(out.name);
+    if (t == nullptr) return InvalidArgument("graph '" + graph.name + "': output '" + out.name + "' has no value");
+    results.push_back(*t);
+  }
+  return results;
+}
+
+}  // namespace chipfit

@@ -1,0 +1,83 @@
+// Compile(graph, target) → CompiledModel: placement, constant folding, static shapes, memory plan;
+// CompiledModel::Run executes it with optional per-kernel observation and cancellation.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/runtime/kernel.h"
+#include "core/runtime/observer.h"
+#include "core/runtime/target.h"
+#include "core/status.h"
+
+namespace chipfit {
+
+struct CompileOptions {
+  bool fold_constants = true;
+};
+
+// A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).
+struct Fallback {
+  std::string node;
+  std::string op;
+  std::string reason;
+};
+
+struct CompileStats {
+  int graph_nodes = 0;
+  int folded_nodes = 0;            // computed at compile time (constants, Shape of static shapes)
+  int kernels = 0;                 // steps Run executes
+  int dynamic_kernels = 0;         // steps whose output shapes are only known while running
+  size_t planned_arena_bytes = 0;  // peak of planned intermediate tensors
+  size_t planned_total_bytes = 0;  // all planned intermediates without reuse
+  size_t constant_bytes = 0;       // initializers and folded constants
+};
+
+class CompiledModel {
+ public:
+  CompiledModel(const CompiledModel&) = delete;
+  CompiledModel& operator=(const CompiledModel&) = delete;
+  ~CompiledModel();
+
+  // Inputs by graph input name; outputs in graph output order. Checks every input's dtype and
+  // shape against the compiled ones. Runs are serialised (one arena per model).
+  Result<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& inputs, RunObserver* observer = nullptr,
+                                  std::stop_token stop = {});
+
+  const Target& target() const { return target_; }
+  const std::vector<KernelInfo>& kernels() const { return kernel_infos_; }
+  const std::vector<Fallback>& fallbacks() const { return fallbacks_; }
+  const std::vector<ValueDesc>& inputs() const { return graph_->inputs; }
+  const std::vector<ValueDesc>& outputs() const { return output_descs_; }
+  const CompileStats& stats() const { return stats_; }
+
+ private:
+  friend Result<std::unique_ptr<CompiledModel>> Compile(const Graph&, const Target&, const CompileOptions&);
+  struct Impl;
+  CompiledModel();
+
+  Target target_;
+  std::shared_ptr<const Graph> graph_;
+  std::vector<KernelInfo> kernel_infos_;
+  std::vector<Fallback> fallbacks_;
+  std::vector<ValueDesc> output_descs_;
+  CompileStats stats_;
+  std::unique_ptr<Impl> impl_;
+  std::mutex run_mutex_;
+};
+
+Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target& target,
+                                               const CompileOptions& options = {});
+
+// Runs a graph node by node with shapes computed as it goes (subgraphs of If, and small tools).
+// `outer` resolves names from enclosing scopes (nullptr for none).
+using ValueLookup = std::function<const Tensor*(const std::string&)>;
+Result<std::vector<Tensor>> InterpretGraph(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                           const ValueLookup& outer, std::stop_token stop = {});
+
+}  // namespace chipfit

@@ -1,0 +1,221 @@
+// Conformance runner: load → import → compile → run each data set → compare with per-dtype tolerances.
+// Unsupported (a Status of kind kUnsupported) is kept apart from a wrong answer or an error.
+#include "core/runtime/conformance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/graph/onnx_import.h"
+#include "core/graph/onnx_loader.h"
+#include "core/runtime/compiled_model.h"
+
+namespace chipfit {
+namespace fs = std::filesystem;
+namespace {
+
+using Outcome = ConformanceCase::Outcome;
+
+std::vector<fs::path> SortedEntries(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) out.push_back(entry.path());
+  }
+  // input_10.pb must follow input_9.pb: order by the number after the prefix.
+  std::sort(out.begin(), out.end(), [&](const fs::path& a, const fs::path& b) {
+    auto number = [&](const fs::path& p) {
+      const std::string name = p.stem().string().substr(prefix.size());
+      return name.empty() || !std::isdigit(static_cast<unsigned char>(name[0])) ? 0L : std::stol(name);
+    };
+    const long na = number(a), nb = number(b);
+    return na != nb ? na < nb : a.filename() < b.filename();
+  });
+  return out;
+}
+
+// Max abs error, or a Status describing the first mismatch that breaks the tolerance.
+Result<double> Compare(const Tensor& actual, const Tensor& expected, const std::string& name, double rtol,
+                       double atol) {
+  if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) {
+    return InvalidArgument("output '" + name + "' is " + DescribeTensor(actual) + ", expected " +
+                           DescribeTensor(expected));
+  }
+  const bool floating = IsFloatingDType(expected.dtype());
+  double max_error = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double a = actual.GetAsDouble(i);
+    const double e = expected.GetAsDouble(i);
+    if (std::isnan(e) || std::isnan(a)) {
+      if (std::isnan(e) != std::isnan(a)) {
+        return InvalidArgument("output '" + name + "' element " + std::to_string(i) + ": got " + std::to_string(a) +
+                               ", expected " + std::to_string(e));
+      }
+      continue;
+    }
+    if (std::isinf(e) || std::isinf(a)) {
+      if (a != e) {
+        return InvalidArgument("output '" + name + "' element " + std::to_string(i) + ": got " + std::to_string(a) +
+                               ", expected " + std::to_string(e));
+      }
+      continue;
+    }
+    const double error = std::fabs(a - e);
+    max_error = std::max(max_error, error);
+    const bool ok = floating ? error <= atol + rtol * std::fabs(e)
+                    : (actual.dtype() == DType::kI64 || actual.dtype() == DType::kU64)
+                        ? actual.GetAsInt64(i) == expected.GetAsInt64(i)
+                        : a == e;
+    if (!ok) {
+      return InvalidArgument("output '" + name + "' element " + std::to_string(i) + ": got " + std::to_string(a) +
+                             ", expected " + std::to_string(e) + " (abs error " + std::to_string(error) + ")");
+    }
+  }
+  return max_error;
+}
+
+ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const ConformanceOptions& options) {
+  ConformanceCase result;
+  result.name = dir.filename().string();
+  result.suite = suite;
+  auto finish = [&](Outcome outcome, const Status& status) {
+    result.outcome = outcome;
+    result.detail = status.message();
+    return result;
+  };
+  auto classify = [&](const Status& status) {
+    return finish(status.code() == StatusCode::kUnsupported ? Outcome::kUnsupported : Outcome::kFail, status);
+  };
+  auto loaded = LoadOnnxModel(dir / "model.onnx");
+  if (!loaded.ok()) return classify(loaded.status());
+  for (const auto* list : {&loaded->proto.graph().input(), &loaded->proto.graph().output()}) {
+    for (const auto& value : *list) {
+      if (!value.type().has_tensor_type()) {
+        return finish(Outcome::kUnsupported, Unsupported("value '" + value.name() +
+                                                         "' is a sequence, optional or map: only tensors are "
+                                                         "supported"));
+      }
+    }
+  }
+  std::set<std::string> ops;
+  for (const auto& node : loaded->proto.graph().node()) ops.insert(node.op_type());
+  for (const std::string& op : ops) result.ops += (result.ops.empty() ? "" : ",") + op;
+
+  // The data decides the input shapes (some cases declare other dims than their data has), so
+  // each data set is compiled with its own shapes, as a user's --shape would bind them.
+  std::map<std::string, Shape> compiled_shapes;
+  std::unique_ptr<CompiledModel> compiled;
+  std::vector<ValueDesc> outputs_desc;
+  for (const fs::path& set_dir : SortedEntries(dir, "test_data_set_")) {
+    const auto input_files = SortedEntries(set_dir, "input_");
+    const auto& graph_inputs = loaded->proto.graph().input();
+    std::set<std::string> initializer_names;
+    for (const auto& init : loaded->proto.graph().initializer()) initializer_names.insert(init.name());
+    std::vector<std::string> input_names;
+    for (const auto& in : graph_inputs) {
+      if (!initializer_names.contains(in.name())) input_names.push_back(in.name());
+    }
+    if (input_files.size() < input_names.size()) {
+      return finish(Outcome::kFail, InvalidArgument(set_dir.string() + " has " + std::to_string(input_files.size()) +
+                                                    " inputs, the model " + std::to_string(input_names.size())));
+    }
+    std::map<std::string, Tensor> inputs;
+    std::map<std::string, Shape> shapes;
+    for (size_t i = 0; i < input_names.size(); ++i) {
+      auto tensor = ReadTensorProtoFile(input_files[i]);
+      if (!tensor.ok()) return classify(tensor.status());
+      shapes[input_names[i]] = tensor->shape();
+      inputs[input_names[i]] = std::move(tensor).value();
+    }
+    if (!compiled || shapes != compiled_shapes) {
+      OnnxLoadOptions load_options;
+      load_options.input_shapes = shapes;
+      load_options.override_declared_shapes = true;
+      auto bound = LoadOnnxModel(dir / "model.onnx", load_options);
+      if (!bound.ok()) return classify(bound.status());
+      auto graph = ImportModel(*bound, {.require_static_inputs = false});
+      if (!graph.ok()) return classify(graph.status());
+      for (const auto* list : {&graph->inputs, &graph->outputs}) {
+        for (const ValueDesc& v : *list) {
+          if (v.dtype == DType::kUndefined) {
+            return finish(Outcome::kUnsupported, Unsupported("value '" + v.name +
+                                                             "' is not a tensor of a supported type (sequence, "
+                                                             "optional, map or string)"));
+          }
+        }
+      }
+      auto model = Compile(*graph, options.target);
+      if (!model.ok()) return classify(model.status());
+      compiled = std::move(model).value();
+      compiled_shapes = shapes;
+      outputs_desc = graph->outputs;
+    }
+    // The test data stores bfloat16 tensors as uint16 bit patterns (numpy has no bfloat16).
+    for (const ValueDesc& desc : compiled->inputs()) {
+      Tensor& t = inputs[desc.name];
+      if (desc.dtype == DType::kBF16 && t.dtype() == DType::kU16)
+        t = Tensor::View(DType::kBF16, t.shape(), t.raw_data()).Clone();
+    }
+    auto outputs = compiled->Run(inputs);
+    if (!outputs.ok()) return classify(outputs.status());
+    const auto output_files = SortedEntries(set_dir, "output_");
+    if (output_files.size() != outputs->size()) {
+      return finish(Outcome::kFail, InvalidArgument("expected " + std::to_string(output_files.size()) +
+                                                    " outputs, got " + std::to_string(outputs->size())));
+    }
+    for (size_t i = 0; i < output_files.size(); ++i) {
+      auto expected = ReadTensorProtoFile(output_files[i]);
+      if (!expected.ok()) return classify(expected.status());
+      if ((*outputs)[i].dtype() == DType::kBF16 && expected->dtype() == DType::kU16) {
+        *expected = Tensor::View(DType::kBF16, expected->shape(), expected->raw_data()).Clone();
+      }
+      auto error = Compare((*outputs)[i], *expected, outputs_desc[i].name, options.rtol, options.atol);
+      if (!error.ok()) return finish(Outcome::kFail, error.status());
+      result.max_abs_error = std::max(result.max_abs_error, *error);
+    }
+    ++result.data_sets;
+  }
+  result.outcome = Outcome::kPass;
+  return result;
+}
+
+}  // namespace
+
+std::vector<fs::path> DefaultConformanceSuites() {
+  std::vector<fs::path> suites;
+  for (const char* name : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    fs::path dir = fs::path("/usr/share/libonnx-testdata/data") / name;
+    std::error_code ec;
+    if (fs::is_directory(dir, ec)) suites.push_back(dir);
+  }
+  return suites;
+}
+
+const char* OutcomeName(ConformanceCase::Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass: return "pass";
+    case Outcome::kFail: return "fail";
+    case Outcome::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+Result<std::vector<ConformanceCase>> RunConformance(const ConformanceOptions& options,
+                                                    const std::function<void(const ConformanceCase&)>& on_case) {
+  std::vector<ConformanceCase> cases;
+  for (const fs::path& suite : options.suites) {
+    std::error_code ec;
+    if (!fs::is_directory(suite, ec))
+      return NotFound("conformance suite folder '" + suite.string() + "' does not exist");
+    for (const fs::path& dir : SortedEntries(suite, "test_")) {
+      if (!options.filter.empty() && dir.filename().string().find(options.filter) == std::string::npos) continue;
+      if (!fs::exists(dir / "model.onnx")) continue;
+      cases.push_back(RunCase(dir, suite.filename().string(), options));
+      if (on_case) on_case(cases.back());
+    }
+  }
+  return cases;
+}
+
+}  // namespace chipfit
