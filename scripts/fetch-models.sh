@@ -48,3 +48,22 @@ for entry in "${MODELS[@]}"; do
   trap - EXIT
   echo "fetch-models: $name ready"
 done
+
+# The peer runtime: ONNX Runtime for Node (its CPU library ships inside the npm package), used by
+# tests/peer and bench/ only. --ignore-scripts: nothing is downloaded beyond the package itself.
+peer=${CHIPFIT_PEER_DIR:-$repo/.cache/peer}
+want=$(sed -n 's/.*"onnxruntime-node": "\(.*\)".*/\1/p' "$repo/tests/peer/package.json")
+have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$peer/node_modules/onnxruntime-node/package.json" 2>/dev/null || true)
+if [ "$have" = "$want" ]; then
+  echo "fetch-models: onnxruntime-node $want present"
+else
+  mkdir -p "$peer"
+  cp "$repo/tests/peer/package.json" "$peer/package.json"
+  echo "fetch-models: npm install onnxruntime-node@$want"
+  if ! (cd "$peer" && npm install --ignore-scripts --no-audit --no-fund --silent >install.log 2>&1); then
+    echo "fetch-models: installing onnxruntime-node failed (offline, or the registry is unreachable):" >&2
+    sed 's/^/  /' "$peer/install.log" >&2
+    exit 2
+  fi
+  echo "fetch-models: onnxruntime-node $want ready"
+fi

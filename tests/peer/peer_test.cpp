@@ -1,0 +1,120 @@
+// chipfit against ONNX Runtime on real models: the same seeded inputs through `chipfit run` and
+// through onnxruntime-node (tests/peer/ort_run.mjs); max abs error <= 1e-4 x max|reference|.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/tensor/npy.h"
+
+namespace chipfit {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PeerModel {
+  const char* name;
+  fs::path path;
+  std::vector<std::pair<std::string, Shape>> inputs;
+};
+
+fs::path ModelCache() {
+  const char* env = std::getenv("CHIPFIT_MODEL_CACHE");
+  return env ? fs::path(env) : fs::path(CHIPFIT_SOURCE_DIR) / ".cache/models";
+}
+
+fs::path PeerDir() {
+  const char* env = std::getenv("CHIPFIT_PEER_DIR");
+  return env ? fs::path(env) : fs::path(CHIPFIT_SOURCE_DIR) / ".cache/peer";
+}
+
+int Shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Uniform [-1, 1) from splitmix64: the same bytes on every machine.
+Tensor SeededInput(const Shape& shape, uint64_t seed) {
+  Tensor t(DType::kF32, shape);
+  uint64_t state = seed;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    t.data<float>()[i] = static_cast<float>(static_cast<double>(z >> 11) / 4503599627370496.0 - 1.0);
+  }
+  return t;
+}
+
+class PeerTest : public ::testing::TestWithParam<PeerModel> {};
+
+TEST_P(PeerTest, MatchesOnnxRuntime) {
+  const PeerModel& model = GetParam();
+  ASSERT_TRUE(fs::exists(model.path)) << model.path << " is missing: run scripts/fetch-models.sh";
+  ASSERT_TRUE(fs::exists(PeerDir() / "node_modules/onnxruntime-node"))
+      << "onnxruntime-node is missing under " << PeerDir() << ": run scripts/fetch-models.sh";
+  const fs::path work = fs::temp_directory_path() / ("chipfit_peer_" + std::string(model.name));
+  fs::remove_all(work);
+  fs::create_directories(work);
+  std::string shape_args, input_args;
+  uint64_t seed = 1;
+  for (const auto& [name, shape] : model.inputs) {
+    const fs::path file = work / (name + ".npy");
+    ASSERT_TRUE(WriteNpy(file, SeededInput(shape, seed++)).ok());
+    std::string dims;
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
+    shape_args += " --shape " + name + "=" + dims;
+    input_args += " " + name + "=" + file.string();
+  }
+  std::string chipfit_inputs;
+  for (const auto& [name, shape] : model.inputs)
+    chipfit_inputs += " --input " + name + "=" + (work / (name + ".npy")).string();
+  ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target ref" + shape_args +
+                  chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null"),
+            0);
+  ASSERT_EQ(Shell("NODE_PATH=" + (PeerDir() / "node_modules").string() + " node " + CHIPFIT_SOURCE_DIR +
+                  "/tests/peer/ort_run.mjs " + model.path.string() + " " + (work / "ort").string() + input_args),
+            0);
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(work / "ort")) {
+    auto expected = ReadNpy(entry.path());
+    auto actual = ReadNpy(work / "chipfit" / entry.path().filename());
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    ASSERT_EQ(actual->shape(), expected->shape()) << entry.path().filename();
+    double max_ref = 0, max_err = 0;
+    for (int64_t i = 0; i < expected->numel(); ++i) {
+      max_ref = std::max(max_ref, std::fabs(expected->GetAsDouble(i)));
+      max_err = std::max(max_err, std::fabs(expected->GetAsDouble(i) - actual->GetAsDouble(i)));
+    }
+    EXPECT_LE(max_err, 1e-4 * max_ref) << entry.path().filename() << ": max abs error " << max_err
+                                       << ", max |reference| " << max_ref;
+    std::printf("%s %s: max abs error %.3g, max |ref| %.3g\n", model.name, entry.path().filename().c_str(), max_err,
+                max_ref);
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+  fs::remove_all(work);
+}
+
+const fs::path kSamples = fs::path(CHIPFIT_SOURCE_DIR) / "resources/models";
+
+INSTANTIATE_TEST_SUITE_P(
+    RealAndSampleModels, PeerTest,
+    ::testing::Values(PeerModel{"cnn", kSamples / "cnn.onnx", {{"input", {1, 3, 32, 32}}}},
+                      PeerModel{"mlp", kSamples / "mlp.onnx", {{"x", {4, 64}}}},
+                      PeerModel{"transformer", kSamples / "transformer.onnx", {{"tokens", {1, 16, 32}}}},
+                      PeerModel{"ppocr_cls", ModelCache() / "ppocr_mobile_v2_cls.onnx", {{"x", {1, 3, 48, 192}}}},
+                      PeerModel{"openwakeword_embedding",
+                                ModelCache() / "openwakeword_embedding.onnx",
+                                {{"input_1", {1, 76, 32, 1}}}}),
+    [](const ::testing::TestParamInfo<PeerModel>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace chipfit
