@@ -8,7 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/tensor/npy.h"
 #include "nlohmann/json.hpp"
+#include "onnx/onnx_pb.h"
 
 namespace {
 
@@ -100,6 +102,133 @@ TEST(CliTest, InspectSampleModel) {
   Outcome text = RunStdout("inspect " + model);
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("opset 13"), std::string::npos) << text.out;
+}
+
+// Bad input through `chipfit run`: each case exits 2 with a message naming the culprit.
+class CliRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("chipfit_cli_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // y = Relu(Add(x, x)) with x float [2, 3].
+  static onnx::ModelProto Model() {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    for (auto* v : {g->add_input(), g->add_output()}) {
+      auto* t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+      t->mutable_shape()->add_dim()->set_dim_value(2);
+      t->mutable_shape()->add_dim()->set_dim_value(3);
+    }
+    g->mutable_input(0)->set_name("x");
+    g->mutable_output(0)->set_name("y");
+    auto* add = g->add_node();
+    add->set_op_type("Add");
+    add->set_name("add");
+    add->add_input("x");
+    add->add_input("x");
+    add->add_output("s");
+    auto* relu = g->add_node();
+    relu->set_op_type("Relu");
+    relu->set_name("relu");
+    relu->add_input("s");
+    relu->add_output("y");
+    return m;
+  }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    const auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+  }
+  Outcome RunModel(const std::string& model, const std::string& extra = "") {
+    return RunCli("run " + model + " --output-dir " + (dir_ / "out").string() + " " + extra);
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliRunTest, GoodModelWritesItsOutputs) {
+  const std::string model = Write("good.onnx", Model().SerializeAsString());
+  Outcome o = RunModel(model, "--seed 3");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto y = chipfit::ReadNpy(dir_ / "out" / "y.npy");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), (chipfit::Shape{2, 3}));
+  for (int64_t i = 0; i < y->numel(); ++i) EXPECT_GE(y->data<float>()[i], 0.0f);
+}
+
+TEST_F(CliRunTest, TruncatedModel) {
+  const std::string bytes = Model().SerializeAsString();
+  const std::string model = Write("truncated.onnx", bytes.substr(0, bytes.size() / 2));
+  Outcome o = RunModel(model);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("truncated.onnx"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, NodeWithAMissingInput) {
+  onnx::ModelProto m = Model();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
+  Outcome o = RunModel(Write("missing_input.onnx", m.SerializeAsString()));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("nowhere"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, Cycle) {
+  onnx::ModelProto m = Model();
+  m.mutable_graph()->mutable_node(0)->set_input(1, "y");
+  Outcome o = RunModel(Write("cycle.onnx", m.SerializeAsString()));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("cycle"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, WrongShapeInput) {
+  const std::string model = Write("good.onnx", Model().SerializeAsString());
+  ASSERT_TRUE(chipfit::WriteNpy(dir_ / "x.npy", chipfit::Tensor(chipfit::DType::kF32, {3, 2})).ok());
+  Outcome o = RunModel(model, "--input x=" + (dir_ / "x.npy").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("input 'x' is f32[3x2], the model expects f32[2x3]"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, NpyOfTheWrongDtype) {
+  const std::string model = Write("good.onnx", Model().SerializeAsString());
+  ASSERT_TRUE(chipfit::WriteNpy(dir_ / "x.npy", chipfit::Tensor(chipfit::DType::kI64, {2, 3})).ok());
+  Outcome o = RunModel(model, "--input x=" + (dir_ / "x.npy").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("input 'x' is i64[2x3]"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, MalformedNpyAndUnknownInputName) {
+  const std::string model = Write("good.onnx", Model().SerializeAsString());
+  const std::string bad = Write("bad.npy", "\x93NUMPY garbage");
+  Outcome o = RunModel(model, "--input x=" + bad);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("bad.npy"), std::string::npos) << o.out;
+  ASSERT_TRUE(chipfit::WriteNpy(dir_ / "x.npy", chipfit::Tensor(chipfit::DType::kF32, {2, 3})).ok());
+  o = RunModel(model, "--input nope=" + (dir_ / "x.npy").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("'nope'"), std::string::npos) << o.out;
+}
+
+TEST_F(CliRunTest, UnsupportedPrecisionSaysWhy) {
+  const std::string model = Write("good.onnx", Model().SerializeAsString());
+  Outcome o = RunModel(model, "--target cpu:int8");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("cpu:int8"), std::string::npos) << o.out;
+}
+
+TEST(CliConformanceTest, CountsAndExitCode) {
+  Outcome o = RunCli("conformance --filter test_relu --json", /*stdout_only=*/true);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_GE(j["total"]["pass"].get<int>(), 1);
+  EXPECT_EQ(j["total"]["fail"].get<int>(), 0);
+  EXPECT_EQ(RunCli("conformance --suite /nonexistent/suite").exit_code, 2);
 }
 
 }  // namespace
