@@ -1,8 +1,257 @@
-// Reference kernels: ConvOps (being written).
+// Reference kernels: Conv, ConvInteger and ConvTranspose over any number of spatial dims.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/reference/conv_util.h"
 #include "core/reference/ops.h"
 
 namespace chipfit {
+namespace {
 
-std::vector<OpEntry> ConvOps() { return {}; }
+struct ConvGeometry {
+  Window window;
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+};
+
+bool Known(int64_t d) { return d >= 0; }
+
+// ConvTranspose: a larger output_shape than the inputs produce clamps the total padding at 0, so
+// the extra rows hold only the bias (ONNX Runtime does the same; the spec's formula would make
+// the pads negative). SAME_UPPER puts the odd pad at the end, everything else at the start.
+Status ResolveTransposedWindow(const Node& node, Window& w) {
+  const size_t rank = w.rank();
+  const std::vector<int64_t> output_padding = node.GetInts("output_padding", std::vector<int64_t>(rank, 0));
+  std::vector<int64_t> output_shape = node.GetInts("output_shape");
+  const std::string where = node.Describe() + ": ";
+  if (output_padding.size() != rank ||
+      std::any_of(output_padding.begin(), output_padding.end(), [](int64_t v) { return v < 0; })) {
+    return InvalidArgument(where + "output_padding " + JoinInts(output_padding) + " must have " + std::to_string(rank) +
+                           " non-negative entries");
+  }
+  if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != rank) {
+    return InvalidArgument(where + "output_shape " + JoinInts(output_shape) + " must have " + std::to_string(rank) +
+                           " entries (one per spatial dim)");
+  }
+  const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
+  w.out.assign(rank, -1);
+  for (size_t i = 0; i < rank; ++i) {
+    if (!output_shape.empty()) {
+      w.out[i] = output_shape[i];
+    } else if (same && Known(w.in[i])) {
+      w.out[i] = w.in[i] * w.strides[i];
+    }
+    if (!Known(w.in[i]) || !Known(w.kernel[i])) continue;
+    const int64_t full = w.strides[i] * (w.in[i] - 1) + output_padding[i] + w.Extent(i);
+    if (!output_shape.empty() || same) {
+      const int64_t total = std::max<int64_t>(0, full - w.out[i]);
+      const int64_t small = total / 2;
+      w.pad_begin[i] = w.auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else {
+      w.out[i] = full - w.pad_begin[i] - w.pad_end[i];
+    }
+    if (w.out[i] <= 0) {
+      return InvalidArgument(where + "output spatial dim " + std::to_string(i) + " would be " +
+                             std::to_string(w.out[i]) + " (pads " + JoinInts(node.GetInts("pads")) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+// Checks X [N, C, D...], W and the attributes. Forward W is M x C/group x k...; transposed W is
+// C x M/group x k....
+Result<ConvGeometry> ReadConvGeometry(const Node& node, const Shape& x, const Shape& w, bool transposed) {
+  const std::string where = node.Describe() + ": ";
+  if (x.size() < 3) {
+    return InvalidArgument(where + "input X must be N x C x D1 ... (rank >= 3), got " + ShapeToString(x));
+  }
+  if (w.size() != x.size()) {
+    return InvalidArgument(where + "weights W " + ShapeToString(w) + " must have the rank of X " + ShapeToString(x));
+  }
+  ConvGeometry g;
+  g.group = node.GetInt("group", 1);
+  if (g.group < 1) return InvalidArgument(where + "group " + std::to_string(g.group) + " must be >= 1");
+  g.batch = x[0];
+  g.in_channels = x[1];
+  const int64_t w_channels = transposed ? w[0] : (Known(w[1]) ? w[1] * g.group : -1);
+  g.out_channels = transposed ? (Known(w[1]) ? w[1] * g.group : -1) : w[0];
+  if (Known(g.in_channels) && Known(w_channels) && g.in_channels != w_channels) {
+    return InvalidArgument(where + "X has " + std::to_string(g.in_channels) + " channels but W " + ShapeToString(w) +
+                           " with group " + std::to_string(g.group) + " expects " + std::to_string(w_channels));
+  }
+  const int64_t split = transposed ? g.in_channels : g.out_channels;
+  if (Known(split) && split % g.group != 0) {
+    return InvalidArgument(where + (transposed ? "input" : "output") + " channels " + std::to_string(split) +
+                           " are not divisible by group " + std::to_string(g.group));
+  }
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (node.Has("kernel_shape")) {
+    const std::vector<int64_t> attr = node.GetInts("kernel_shape");
+    for (size_t i = 0; i < attr.size() && i < kernel.size(); ++i) {
+      if (Known(kernel[i]) && kernel[i] != attr[i]) {
+        return InvalidArgument(where + "kernel_shape " + JoinInts(attr) + " disagrees with W " + ShapeToString(w));
+      }
+    }
+    kernel = attr;
+  }
+  ASSIGN_OR_RETURN(g.window, ReadWindow(node, Shape(x.begin() + 2, x.end()), kernel));
+  RETURN_IF_ERROR(transposed ? ResolveTransposedWindow(node, g.window) : ResolveForwardWindow(node, g.window, false));
+  return g;
+}
+
+Shape OutputShape(const ConvGeometry& g) {
+  Shape out = {g.batch, g.out_channels};
+  out.insert(out.end(), g.window.out.begin(), g.window.out.end());
+  return out;
+}
+
+// Optional per-output-channel input `i` (Conv's B, ConvInteger's w_zero_point) must be 1-D [M];
+// a scalar is allowed where `scalar_ok` (zero points).
+Status CheckPerChannel(const InferContext& ctx, size_t i, int64_t channels, bool scalar_ok) {
+  const ValueInfo* in = ctx.input(i);
+  if (in == nullptr) return Status::Ok();
+  const bool scalar = scalar_ok && NumElements(in->shape) == 1 && in->shape.size() <= 1;
+  if (scalar || (in->shape.size() == 1 && (!Known(in->shape[0]) || !Known(channels) || in->shape[0] == channels))) {
+    return Status::Ok();
+  }
+  return ctx.Error("input " + std::to_string(i) + " has shape " + ShapeToString(in->shape) + ", expected [" +
+                   std::to_string(channels) + "]" + (scalar_ok ? " or a scalar" : ""));
+}
+
+Status InferConvLike(InferContext& ctx, bool transposed, bool integer) {
+  const ValueInfo* x = ctx.input(0);
+  const ValueInfo* w = ctx.input(1);
+  if (x == nullptr || w == nullptr) return ctx.Error("inputs X and W are required");
+  const std::vector<DType> x_types = integer ? std::vector<DType>{DType::kU8, DType::kI8} : kFloatDTypes;
+  RETURN_IF_ERROR(CheckDType(ctx, 0, x_types));
+  RETURN_IF_ERROR(CheckDType(ctx, 1, x_types));
+  if (!integer && w->dtype != x->dtype) {
+    return ctx.Error("W has dtype " + std::string(DTypeName(w->dtype)) + " but X has " +
+                     std::string(DTypeName(x->dtype)));
+  }
+  ASSIGN_OR_RETURN(ConvGeometry g, ReadConvGeometry(ctx.node(), x->shape, w->shape, transposed));
+  if (integer) {
+    RETURN_IF_ERROR(CheckDType(ctx, 2, x_types));
+    RETURN_IF_ERROR(CheckDType(ctx, 3, x_types));
+    RETURN_IF_ERROR(CheckPerChannel(ctx, 2, 1, true));
+    RETURN_IF_ERROR(CheckPerChannel(ctx, 3, g.out_channels, true));
+  } else {
+    RETURN_IF_ERROR(CheckDType(ctx, 2, {x->dtype}));
+    RETURN_IF_ERROR(CheckPerChannel(ctx, 2, g.out_channels, false));
+  }
+  ctx.SetOutput(0, integer ? DType::kI32 : x->dtype, OutputShape(g));
+  return Status::Ok();
+}
+
+Status InferConv(InferContext& ctx) { return InferConvLike(ctx, false, false); }
+Status InferConvInteger(InferContext& ctx) { return InferConvLike(ctx, false, true); }
+Status InferConvTranspose(InferContext& ctx) { return InferConvLike(ctx, true, false); }
+
+// Per-channel values of an optional input (bias or zero point), broadcast from a scalar.
+std::vector<double> PerChannel(const Tensor* t, int64_t channels) {
+  std::vector<double> v = t != nullptr ? ToDoubles(*t) : std::vector<double>{0.0};
+  if (v.size() == 1) v.assign(static_cast<size_t>(channels), v[0]);
+  return v;
+}
+
+// y[n, m, o] = bias[m] + sum over the group's channels c and kernel taps t of x[n, c, tap] * w[m, c, t].
+std::vector<double> ConvForward(const ConvGeometry& g, const std::vector<double>& x, const std::vector<double>& w,
+                                const std::vector<double>& bias) {
+  const Window& win = g.window;
+  const int64_t in_plane = Product(win.in), out_plane = Product(win.out), kernel_size = Product(win.kernel);
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  std::vector<double> y(static_cast<size_t>(g.batch * g.out_channels * out_plane));
+#pragma omp parallel for
+  for (int64_t no = 0; no < g.batch * out_plane; ++no) {  // the taps of one window serve every channel
+    const int64_t n = no / out_plane, o = no % out_plane;
+    std::vector<int64_t> taps;
+    WindowTaps(win, Unravel(o, win.out), taps);
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      const int64_t first_channel = m / mg * cg;
+      double acc = bias[static_cast<size_t>(m)];
+      for (int64_t c = 0; c < cg; ++c) {
+        const double* xp = &x[static_cast<size_t>((n * g.in_channels + first_channel + c) * in_plane)];
+        const double* wp = &w[static_cast<size_t>((m * cg + c) * kernel_size)];
+        for (int64_t t = 0; t < kernel_size; ++t) {
+          if (taps[static_cast<size_t>(t)] >= 0) acc += xp[taps[static_cast<size_t>(t)]] * wp[t];
+        }
+      }
+      y[static_cast<size_t>((n * g.out_channels + m) * out_plane + o)] = acc;
+    }
+  }
+  return y;
+}
+
+// Scatters every input element through the kernel: y[n, m, i*stride - pad + t*dilation] += x * w.
+std::vector<double> ConvTransposed(const ConvGeometry& g, const std::vector<double>& x, const std::vector<double>& w,
+                                   const std::vector<double>& bias) {
+  const Window& win = g.window;
+  // The same tap walk as the forward window, with the output plane as the target: taps past
+  // either end of the output are dropped.
+  Window scatter = win;
+  scatter.in = win.out;
+  scatter.pad_end.assign(win.rank(), 0);
+  const int64_t in_plane = Product(win.in), out_plane = Product(win.out), kernel_size = Product(win.kernel);
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  std::vector<double> y(static_cast<size_t>(g.batch * g.out_channels * out_plane));
+  for (int64_t nm = 0; nm < g.batch * g.out_channels; ++nm) {
+    std::fill_n(y.begin() + nm * out_plane, out_plane, bias[static_cast<size_t>(nm % g.out_channels)]);
+  }
+#pragma omp parallel for
+  for (int64_t ng = 0; ng < g.batch * g.group; ++ng) {  // each (n, group) writes its own output channels
+    const int64_t n = ng / g.group, group = ng % g.group;
+    std::vector<int64_t> coord(win.rank(), 0), taps;
+    for (int64_t i = 0; i < in_plane; ++i) {
+      WindowTaps(scatter, coord, taps);
+      for (int64_t c = group * cg; c < (group + 1) * cg; ++c) {
+        const double xv = x[static_cast<size_t>((n * g.in_channels + c) * in_plane + i)];
+        for (int64_t m = 0; m < mg; ++m) {
+          const double* wp = &w[static_cast<size_t>((c * mg + m) * kernel_size)];
+          double* yp = &y[static_cast<size_t>((n * g.out_channels + group * mg + m) * out_plane)];
+          for (int64_t t = 0; t < kernel_size; ++t) {
+            if (taps[static_cast<size_t>(t)] >= 0) yp[taps[static_cast<size_t>(t)]] += xv * wp[t];
+          }
+        }
+      }
+      NextIndex(coord, win.in);
+    }
+  }
+  return y;
+}
+
+Status RunConvLike(KernelContext& ctx, bool transposed, bool integer) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& w = *ctx.input(1);
+  ASSIGN_OR_RETURN(ConvGeometry g, ReadConvGeometry(ctx.node(), x.shape(), w.shape(), transposed));
+  std::vector<double> xs = ToDoubles(x), ws = ToDoubles(w);
+  std::vector<double> bias(static_cast<size_t>(g.out_channels), 0.0);
+  if (integer) {
+    const double x_zero = PerChannel(ctx.input(2), 1)[0];
+    for (double& v : xs) v -= x_zero;
+    const std::vector<double> w_zero = PerChannel(ctx.input(3), g.out_channels);
+    const size_t per_channel = std::max<size_t>(1, ws.size() / std::max<size_t>(1, w_zero.size()));
+    for (size_t i = 0; i < ws.size(); ++i) ws[i] -= w_zero[i / per_channel];
+  } else {
+    bias = PerChannel(ctx.input(2), g.out_channels);
+  }
+  StoreDoubles(transposed ? ConvTransposed(g, xs, ws, bias) : ConvForward(g, xs, ws, bias), ctx.output(0));
+  return Status::Ok();
+}
+
+Status RunConv(KernelContext& ctx) { return RunConvLike(ctx, false, false); }
+Status RunConvInteger(KernelContext& ctx) { return RunConvLike(ctx, false, true); }
+Status RunConvTranspose(KernelContext& ctx) { return RunConvLike(ctx, true, false); }
+
+}  // namespace
+
+std::vector<OpEntry> ConvOps() {
+  return {
+      {"Conv", InferConv, RunConv},
+      {"ConvInteger", InferConvInteger, RunConvInteger},
+      {"ConvTranspose", InferConvTranspose, RunConvTranspose},
+  };
+}
 
 }  // namespace chipfit
