@@ -35,6 +35,9 @@ struct Node {
   std::vector<std::string> inputs;   // value names; "" marks an omitted optional input
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   std::map<std::string, Attribute> attributes;
+  // ONNX nodes this node computes after a pass merged them (Conv + folded BatchNormalization …);
+  // empty means just itself. Results are attributed to these names.
+  std::vector<std::string> covers;
 
   bool Has(const std::string& attr) const { return attributes.contains(attr); }
   int64_t GetInt(const std::string& attr, int64_t fallback) const;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/graph/passes.h"
 #include "core/reference/reference_kernels.h"
 #include "core/runtime/memory_plan.h"
 #include "core/runtime/node_runner.h"
@@ -103,7 +104,12 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   }
   std::unique_ptr<CompiledModel> model(new CompiledModel());
   model->target_ = target;
-  model->graph_ = std::make_shared<const Graph>(graph);
+  Graph rewritten = graph;
+  if (options.eliminate_dead_nodes) model->stats_.dead_nodes = EliminateDeadNodes(rewritten);
+  if (options.fold_batchnorm && target.kind != DeviceKind::kReference) {
+    ASSIGN_OR_RETURN(model->stats_.batchnorms_folded, FoldBatchNorm(rewritten));
+  }
+  model->graph_ = std::make_shared<const Graph>(std::move(rewritten));
   const Graph& g = *model->graph_;
   CompiledModel::Impl& im = *model->impl_;
   using Kind = CompiledModel::Impl::Kind;
@@ -118,7 +124,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   }
 
   std::vector<std::string> unsupported;
-  model->stats_.graph_nodes = static_cast<int>(g.nodes.size());
+  model->stats_.graph_nodes = static_cast<int>(graph.nodes.size());
   for (const Node& node : g.nodes) {
     const OpEntry* op = FindReferenceOp(node.op_type, node.domain);
     if (op == nullptr) {
@@ -216,7 +222,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     }
     KernelInfo info{.name = node.name,
                     .op_type = node.op_type,
-                    .onnx_nodes = {node.name},
+                    .onnx_nodes = node.covers.empty() ? std::vector<std::string>{node.name} : node.covers,
                     .device = "ref",
                     .implementation = "reference"};
     if (target.kind != DeviceKind::kReference) {

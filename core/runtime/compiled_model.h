@@ -19,6 +19,10 @@ namespace chipfit {
 
 struct CompileOptions {
   bool fold_constants = true;
+  bool eliminate_dead_nodes = true;
+  // Fold BatchNormalization into the Conv/Gemm before it. Never on ref: the reference path runs the
+  // graph as written, since it is the oracle the devices are compared with.
+  bool fold_batchnorm = true;
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).
@@ -31,6 +35,8 @@ struct Fallback {
 struct CompileStats {
   int graph_nodes = 0;
   int folded_nodes = 0;            // computed at compile time (constants, Shape of static shapes)
+  int dead_nodes = 0;              // removed: nothing reads their outputs
+  int batchnorms_folded = 0;       // merged into the Conv/Gemm before them
   int kernels = 0;                 // steps Run executes
   int dynamic_kernels = 0;         // steps whose output shapes are only known while running
   size_t planned_arena_bytes = 0;  // peak of planned intermediate tensors

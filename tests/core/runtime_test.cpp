@@ -7,28 +7,13 @@
 #include "core/graph/onnx_import.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/memory_plan.h"
+#include "tests/core/onnx_builder.h"
 
 namespace chipfit {
 namespace {
 
-void AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
-              std::vector<int64_t> dims) {
-  auto* v = list->Add();
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                         std::vector<std::string> out, const std::string& name = "") {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& s : in) n->add_input(s);
-  for (auto& s : out) n->add_output(s);
-  return n;
-}
+using testing::AddNode;
+using testing::AddValue;
 
 // y = Relu(x + Reshape(c, Shape(x))) where c is a constant: Shape and Reshape fold at compile time.
 onnx::ModelProto FoldableModel() {
@@ -39,11 +24,7 @@ onnx::ModelProto FoldableModel() {
   g->set_name("foldable");
   AddValue(g->mutable_input(), "x", {2, 3});
   AddValue(g->mutable_output(), "y", {2, 3});
-  auto* c = g->add_initializer();
-  c->set_name("c");
-  c->set_data_type(onnx::TensorProto_DataType_FLOAT);
-  c->add_dims(6);
-  for (int i = 0; i < 6; ++i) c->add_float_data(static_cast<float>(i) - 2.5f);
+  testing::AddInitializer(g, "c", {6}, [](int64_t i) { return static_cast<float>(i) - 2.5f; });
   AddNode(g, "Shape", {"x"}, {"sx"}, "shape");
   AddNode(g, "Reshape", {"c", "sx"}, {"c2"}, "reshape");
   AddNode(g, "Add", {"x", "c2"}, {"s"}, "add");

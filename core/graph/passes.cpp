@@ -1,0 +1,139 @@
+// Dead-node elimination and BatchNormalization folding.
+#include "core/graph/passes.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace chipfit {
+namespace {
+
+std::map<std::string, int> ReaderCounts(const Graph& graph) {
+  std::map<std::string, int> readers;
+  for (const Node& node : graph.nodes) {
+    for (const std::string& in : node.inputs) {
+      if (!in.empty()) ++readers[in];
+    }
+    // Subgraphs read outer values by name; count those reads too.
+    for (const auto& [name, attr] : node.attributes) {
+      if (attr.graph == nullptr) continue;
+      for (const Node& inner : attr.graph->nodes) {
+        for (const std::string& in : inner.inputs) {
+          if (!in.empty()) ++readers[in];
+        }
+      }
+    }
+  }
+  for (const ValueDesc& out : graph.outputs) ++readers[out.name];
+  return readers;
+}
+
+// Float32 initializer of exactly `count` elements, or nullptr.
+const Tensor* F32Constant(const Graph& graph, const std::string& name, int64_t count) {
+  auto it = graph.initializers.find(name);
+  if (it == graph.initializers.end() || it->second.dtype() != DType::kF32) return nullptr;
+  return it->second.numel() == count ? &it->second : nullptr;
+}
+
+}  // namespace
+
+int EliminateDeadNodes(Graph& graph) {
+  int removed = 0;
+  while (true) {
+    const auto readers = ReaderCounts(graph);
+    std::vector<Node> kept;
+    for (Node& node : graph.nodes) {
+      bool live = false;
+      for (const std::string& out : node.outputs) live |= !out.empty() && readers.contains(out);
+      if (live) {
+        kept.push_back(std::move(node));
+      } else {
+        ++removed;
+      }
+    }
+    const bool changed = kept.size() != graph.nodes.size();
+    graph.nodes = std::move(kept);
+    if (!changed) return removed;
+  }
+}
+
+Result<int> FoldBatchNorm(Graph& graph) {
+  int folded = 0;
+  auto readers = ReaderCounts(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
+  }
+  std::set<size_t> erased;
+  for (size_t b = 0; b < graph.nodes.size(); ++b) {
+    const Node& bn = graph.nodes[b];
+    if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
+    if (bn.GetInt("training_mode", 0) != 0 || bn.outputs.size() != 1) continue;
+    auto prod = producer.find(bn.inputs[0]);
+    if (prod == producer.end() || erased.contains(prod->second)) continue;
+    Node& layer = graph.nodes[prod->second];
+    const bool conv = layer.op_type == "Conv" && layer.domain.empty();
+    const bool gemm = layer.op_type == "Gemm" && layer.domain.empty() && layer.GetInt("transA", 0) == 0;
+    if ((!conv && !gemm) || layer.outputs.size() != 1 || readers[layer.outputs[0]] != 1) continue;
+    auto w_it = graph.initializers.find(layer.inputs.size() > 1 ? layer.inputs[1] : "");
+    if (w_it == graph.initializers.end() || w_it->second.dtype() != DType::kF32 || w_it->second.rank() < 2) continue;
+    const Tensor& w = w_it->second;
+    const bool trans_b = gemm && layer.GetInt("transB", 0) != 0;
+    // Output channels: Conv W is [M, C/g, k…]; Gemm B is [K, N] (or [N, K] with transB).
+    const int64_t channels = conv ? w.dim(0) : (trans_b ? w.dim(0) : w.dim(1));
+    const Tensor* gamma = F32Constant(graph, bn.inputs[1], channels);
+    const Tensor* beta = F32Constant(graph, bn.inputs[2], channels);
+    const Tensor* mean = F32Constant(graph, bn.inputs[3], channels);
+    const Tensor* var = F32Constant(graph, bn.inputs[4], channels);
+    if (!gamma || !beta || !mean || !var) continue;
+    const Tensor* bias = nullptr;
+    if (layer.inputs.size() > 2 && !layer.inputs[2].empty()) {
+      bias = F32Constant(graph, layer.inputs[2], channels);
+      if (bias == nullptr) continue;  // a broadcast or non-constant Gemm C: leave the pair alone
+    }
+    if (gemm && (layer.GetFloat("alpha", 1.0f) != 1.0f || (bias && layer.GetFloat("beta", 1.0f) != 1.0f))) continue;
+    const double eps = bn.GetFloat("epsilon", 1e-5f);
+
+    Tensor new_w = w.Clone();
+    Tensor new_b(DType::kF32, {channels});
+    const int64_t per_channel = w.numel() / channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double s = gamma->data<float>()[c] / std::sqrt(static_cast<double>(var->data<float>()[c]) + eps);
+      const double b0 = bias ? bias->data<float>()[c] : 0.0;
+      new_b.data<float>()[c] = static_cast<float>((b0 - mean->data<float>()[c]) * s + beta->data<float>()[c]);
+      for (int64_t k = 0; k < per_channel; ++k) {
+        // Conv and transposed Gemm weights are channel-major; plain Gemm B has channels as columns.
+        const int64_t index = (conv || trans_b) ? c * per_channel + k : k * channels + c;
+        new_w.data<float>()[index] = static_cast<float>(new_w.data<float>()[index] * s);
+      }
+    }
+    const std::string w_name = layer.name + "/bn_folded_weight";
+    const std::string b_name = layer.name + "/bn_folded_bias";
+    graph.initializers[w_name] = std::move(new_w);
+    graph.initializers[b_name] = std::move(new_b);
+    layer.inputs.resize(3);
+    layer.inputs[1] = w_name;
+    layer.inputs[2] = b_name;
+    if (gemm) layer.attributes.erase("beta");
+    if (layer.covers.empty()) layer.covers.push_back(layer.name);
+    layer.covers.push_back(bn.name);
+    layer.outputs[0] = bn.outputs[0];
+    erased.insert(b);
+    ++folded;
+  }
+  if (folded) {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      if (!erased.contains(i)) kept.push_back(std::move(graph.nodes[i]));
+    }
+    graph.nodes = std::move(kept);
+    // Weights that only the folded pairs read are now unused.
+    const auto now_read = ReaderCounts(graph);
+    for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
+      it = now_read.contains(it->first) ? std::next(it) : graph.initializers.erase(it);
+    }
+  }
+  return folded;
+}
+
+}  // namespace chipfit

@@ -1,0 +1,59 @@
+// Small helpers to build ONNX models in tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+
+namespace chipfit::testing {
+
+inline void AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                     std::vector<int64_t> dims) {
+  auto* v = list->Add();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+inline onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                                std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& s : in) n->add_input(s);
+  for (auto& s : out) n->add_output(s);
+  return n;
+}
+
+// A float initializer filled by `f(i)`.
+template <typename F>
+void AddInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, F f) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i) t->add_float_data(static_cast<float>(f(i)));
+}
+
+inline void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+inline onnx::ModelProto NewModel(const std::string& name, int64_t opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  m.mutable_graph()->set_name(name);
+  return m;
+}
+
+}  // namespace chipfit::testing
