@@ -130,14 +130,15 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
                  {"target", "ref:fp32"},
                  {"kernels", st.kernels},
                  {"folded_nodes", st.folded_nodes},
+                 {"flops", st.flops},
                  {"dynamic_kernels", st.dynamic_kernels},
                  {"planned_peak_bytes", st.planned_arena_bytes},
                  {"unplanned_total_bytes", st.planned_total_bytes},
                  {"constant_bytes", st.constant_bytes}};
     execution_text = fmt::format(
-        "ref:fp32: {} kernels ({} nodes folded at compile time{}), activations {} planned "
+        "ref:fp32: {} kernels, {:.4f} GFLOP{} ({} nodes folded at compile time{}), activations {} planned "
         "in {} (without reuse: {})",
-        st.kernels, st.folded_nodes,
+        st.kernels, st.flops / 1e9, st.dynamic_kernels ? " in kernels with static shapes" : "", st.folded_nodes,
         st.dynamic_kernels ? fmt::format(", {} with run-time shapes", st.dynamic_kernels) : "",
         HumanBytes(st.planned_total_bytes), HumanBytes(st.planned_arena_bytes), HumanBytes(st.planned_total_bytes));
   }

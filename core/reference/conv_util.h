@@ -16,10 +16,6 @@
 
 namespace chipfit {
 
-template <typename T>
-constexpr bool kIsFloating =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-
 inline std::string JoinInts(const std::vector<int64_t>& values) {
   std::string s = "[";
   for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);

@@ -116,10 +116,9 @@ Status RunPool(KernelContext& ctx, PoolOp op) {
       if (op.kind == PoolKind::kMax) y[at] = best >= 0 ? acc : empty_max;
       if (op.kind == PoolKind::kAverage) y[at] = acc / static_cast<double>(count);
       if (op.kind == PoolKind::kLp) y[at] = std::pow(acc, 1.0 / p);
-      if (indices != nullptr && best >= 0) {
-        indices->data<int64_t>()[at] = plane * in_plane + (column_major ? ColumnMajor(best, w.in) : best);
-      } else if (indices != nullptr) {
-        indices->data<int64_t>()[at] = -1;
+      if (indices != nullptr) {
+        indices->data<int64_t>()[at] =
+            best < 0 ? -1 : plane * in_plane + (column_major ? ColumnMajor(best, w.in) : best);
       }
       NextIndex(coord, w.out);
     }

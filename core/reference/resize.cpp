@@ -280,7 +280,8 @@ Status RunResize(KernelContext& ctx) {
   bool missing = false;
   ASSIGN_OR_RETURN(ResizePlan p, PlanResize(ctx, x.shape(), &missing));
   const size_t rank = x.shape().size();
-  if (x.numel() == 0 && y.numel() > 0) return ctx.Error("cannot resize an empty input to a non-empty output");
+  if (y.numel() == 0) return Status::Ok();
+  if (x.numel() == 0) return ctx.Error("cannot resize an empty input to a non-empty output");
   // taps[d][o]: the taps of output coordinate o along axis d.
   std::vector<std::vector<std::vector<Tap>>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {

@@ -817,7 +817,11 @@ Status InferExpand(InferContext& ctx) {
   if (x == nullptr) return ctx.Error("missing input");
   const Tensor* shape = ctx.RequireValue(1);
   if (shape == nullptr) return ctx.ValueNeeded();
-  auto out = BroadcastShapes(x->shape, shape->ToInt64Vector());
+  const std::vector<int64_t> dims = shape->ToInt64Vector();
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) {
+    return ctx.Error("shape " + Join(dims) + " has a negative dim");
+  }
+  auto out = BroadcastShapes(x->shape, dims);
   if (!out.ok()) return ctx.Error(out.status().message());
   ctx.SetOutput(0, x->dtype, *out);
   return Status::Ok();

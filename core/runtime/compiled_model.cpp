@@ -198,6 +198,9 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       Status status = op->infer(ctx);
       if (!status.ok() && !ctx.value_missing()) return AtNode(status, node);
       if (status.ok()) {
+        KernelCost cost = EstimateCost(node, info_ptrs, ctx.outputs());
+        model->stats_.flops += cost.flops;
+        model->costs_.push_back(cost);
         for (size_t i = 0; i < step.out.size(); ++i) {
           if (step.out[i] < 0) continue;
           const ValueInfo& out = ctx.outputs()[i];
@@ -213,6 +216,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
         step.dynamic = true;
       }
     }
+    if (model->costs_.size() < im.steps.size() + 1) model->costs_.push_back({.known = false});
     const int index = static_cast<int>(im.steps.size());
     for (int id : step.out) {
       if (id >= 0) im.slots[static_cast<size_t>(id)].producer = index;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/runtime/cost.h"
 #include "core/runtime/kernel.h"
 #include "core/runtime/observer.h"
 #include "core/runtime/target.h"
@@ -42,6 +43,7 @@ struct CompileStats {
   size_t planned_arena_bytes = 0;  // peak of planned intermediate tensors
   size_t planned_total_bytes = 0;  // all planned intermediates without reuse
   size_t constant_bytes = 0;       // initializers and folded constants
+  int64_t flops = 0;               // sum over kernels with shapes known at compile time
 };
 
 class CompiledModel {
@@ -57,6 +59,8 @@ class CompiledModel {
 
   const Target& target() const { return target_; }
   const std::vector<KernelInfo>& kernels() const { return kernel_infos_; }
+  // Per kernel, from op formulas at the compiled shapes; cost.known is false for run-time shapes.
+  const std::vector<KernelCost>& costs() const { return costs_; }
   const std::vector<Fallback>& fallbacks() const { return fallbacks_; }
   const std::vector<ValueDesc>& inputs() const { return graph_->inputs; }
   const std::vector<ValueDesc>& outputs() const { return output_descs_; }
@@ -70,6 +74,7 @@ class CompiledModel {
   Target target_;
   std::shared_ptr<const Graph> graph_;
   std::vector<KernelInfo> kernel_infos_;
+  std::vector<KernelCost> costs_;
   std::vector<Fallback> fallbacks_;
   std::vector<ValueDesc> output_descs_;
   CompileStats stats_;

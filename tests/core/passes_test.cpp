@@ -126,3 +126,22 @@ TEST(PassesTest, DeadNodesAreRemovedTransitively) {
 
 }  // namespace
 }  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+TEST(CostTest, ConvAndGemmFollowTheirFormulas) {
+  auto conv = Compile(ImportOrDie(ConvBn(false)), Target{});
+  ASSERT_TRUE(conv.ok());
+  // Conv: y = 1·3·5·5 = 75 outputs, each (Cin/g)·kh·kw = 2·3·3 MACs, plus the bias add.
+  EXPECT_EQ((*conv)->costs()[0].flops, 2 * 75 * 18 + 75);
+  EXPECT_EQ((*conv)->costs()[0].bytes_read, (50 + 54 + 3) * 4);
+  EXPECT_EQ((*conv)->costs()[0].bytes_written, 75 * 4);
+  auto gemm = Compile(ImportOrDie(GemmBn(true)), Target{});
+  ASSERT_TRUE(gemm.ok());
+  EXPECT_EQ((*gemm)->costs()[0].flops, 2 * 2 * 3 * 4 + 2 * 3);  // 2·M·N·K + M·N for C
+  EXPECT_EQ((*gemm)->stats().flops, (*gemm)->costs()[0].flops + (*gemm)->costs()[1].flops);
+}
+
+}  // namespace
+}  // namespace chipfit

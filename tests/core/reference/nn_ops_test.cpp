@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reference/reference_kernels.h"
 #include "tests/core/reference/ref_test_util.h"
 
 namespace chipfit::testing {
@@ -538,6 +539,34 @@ TEST(SoftmaxTest, AxisOutOfRangeIsAnError) {
   ExpectError(MakeNode("Softmax", 1, 1, {{"axis", IntAttr(2)}}), {F32({2, 2}, {1, 2, 3, 4})},
               StatusCode::kInvalidArgument, "axis 2", 13);
   ExpectError(MakeNode("LogSoftmax", 1), {MakeTensor<int32_t>({2}, {1, 2})}, StatusCode::kUnsupported, "i32", 13);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Shape functions before dims are bound (compile time): unknown (-1) dims stay unknown, the rest is computed.
+
+Shape InferredShape(const Node& node, const std::vector<Shape>& shapes, size_t output = 0) {
+  std::vector<ValueInfo> infos;
+  for (const Shape& s : shapes) infos.push_back({DType::kF32, s, nullptr});
+  std::vector<const ValueInfo*> ptrs;
+  for (const ValueInfo& info : infos) ptrs.push_back(&info);
+  const OpEntry* op = FindReferenceOp(node.op_type, "");
+  if (op == nullptr) return {};
+  InferContext ctx(node, 17, ptrs);
+  const Status status = op->infer(ctx);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return ctx.outputs()[output].shape;
+}
+
+TEST(ShapeInferenceTest, UnknownDimsStayUnknown) {
+  EXPECT_EQ(InferredShape(MakeNode("Conv", 2), {{-1, 1, 3, 3}, {4, 1, 2, 2}}), (Shape{-1, 4, 2, 2}));
+  EXPECT_EQ(InferredShape(MakeNode("Conv", 2), {{1, 1, -1, 3}, {4, 1, 2, 2}}), (Shape{1, 4, -1, 2}));
+  EXPECT_EQ(InferredShape(MakeNode("ConvTranspose", 2), {{1, 1, -1, 3}, {1, 2, 2, 2}}), (Shape{1, 2, -1, 4}));
+  EXPECT_EQ(InferredShape(Pool("MaxPool", {{"kernel_shape", IntsAttr({2, 2})}}, 2), {{2, 3, -1, 4}}, 1),
+            (Shape{2, 3, -1, 3}));
+  EXPECT_EQ(InferredShape(MakeNode("GlobalAveragePool", 1), {{1, 2, -1, -1}}), (Shape{1, 2, 1, 1}));
+  EXPECT_EQ(InferredShape(MakeNode("MatMul", 2), {{-1, 3, 4}, {4, 5}}), (Shape{-1, 3, 5}));
+  EXPECT_EQ(InferredShape(MakeNode("MatMul", 2), {{-1, 4}, {-1, 4, 5}}), (Shape{-1, -1, 5}));
+  EXPECT_EQ(InferredShape(MakeNode("LayerNormalization", 2, 2), {{-1, 7, 8}, {8}}, 1), (Shape{-1, 7, 1}));
 }
 
 }  // namespace

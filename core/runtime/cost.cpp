@@ -1,0 +1,89 @@
+// Op formulas for FLOPs; bytes come straight from the shapes and dtypes.
+#include "core/runtime/cost.h"
+
+#include <set>
+#include <string>
+
+namespace chipfit {
+namespace {
+
+int64_t Elements(const ValueInfo* v) { return v ? NumElements(v->shape) : 0; }
+int64_t Bytes(const ValueInfo* v) { return v ? Elements(v) * static_cast<int64_t>(DTypeSize(v->dtype)) : 0; }
+
+int64_t Product(const Shape& shape, size_t from) {
+  int64_t p = 1;
+  for (size_t i = from; i < shape.size(); ++i) p *= shape[i];
+  return p;
+}
+
+bool IsDataMovement(const std::string& op) {
+  static const std::set<std::string> kOps = {"Reshape",      "Flatten",
+                                             "Squeeze",      "Unsqueeze",
+                                             "Transpose",    "Concat",
+                                             "Split",        "Slice",
+                                             "Gather",       "GatherElements",
+                                             "GatherND",     "Expand",
+                                             "Tile",         "Pad",
+                                             "Shape",        "Size",
+                                             "Identity",     "Dropout",
+                                             "Constant",     "ConstantOfShape",
+                                             "Range",        "DepthToSpace",
+                                             "SpaceToDepth", "Cast",
+                                             "CastLike",     "ScatterElements",
+                                             "ScatterND",    "Trilu",
+                                             "EyeLike",      "OneHot",
+                                             "NonZero",      "If"};
+  return kOps.contains(op);
+}
+
+// Ops per element for normalisations and softmax-like ops (subtract, square, sum, scale, shift …).
+int64_t OpsPerElement(const std::string& op) {
+  if (op == "BatchNormalization") return 2;  // inference: one multiply-add per element
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") return 4;
+  if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization") return 6;
+  if (op == "LRN" || op == "MeanVarianceNormalization") return 6;
+  return 1;
+}
+
+}  // namespace
+
+KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& inputs,
+                        const std::vector<ValueInfo>& outputs) {
+  KernelCost cost;
+  for (const ValueInfo* in : inputs) cost.bytes_read += Bytes(in);
+  int64_t out_elements = 0;
+  for (const ValueInfo& out : outputs) {
+    cost.bytes_written += NumElements(out.shape) * static_cast<int64_t>(DTypeSize(out.dtype));
+    out_elements += NumElements(out.shape);
+  }
+  const std::string& op = node.op_type;
+  const ValueInfo* x = inputs.empty() ? nullptr : inputs[0];
+  const ValueInfo* w = inputs.size() > 1 ? inputs[1] : nullptr;
+  const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);
+  if (IsDataMovement(op)) {
+    cost.flops = 0;
+  } else if (op == "Conv" && x && w && w->shape.size() >= 2) {
+    // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…].
+    cost.flops = 2 * y * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
+  } else if (op == "ConvTranspose" && x && w && w->shape.size() >= 2) {
+    // Every input element scatters into (Cout/g)·k outputs; W is [Cin, Cout/g, k…].
+    cost.flops = 2 * Elements(x) * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
+  } else if ((op == "MatMul" || op == "MatMulInteger") && x && !x->shape.empty()) {
+    cost.flops = 2 * y * x->shape.back();
+  } else if (op == "Gemm" && x && x->shape.size() == 2) {
+    const int64_t k = node.GetInt("transA", 0) ? x->shape[0] : x->shape[1];
+    cost.flops = 2 * y * k + (inputs.size() > 2 && inputs[2] ? y : 0);
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+    int64_t window = 1;
+    for (int64_t k : node.GetInts("kernel_shape")) window *= k;
+    cost.flops = y * window;
+  } else if (op.starts_with("Global") || op.starts_with("Reduce") || op == "ArgMax" || op == "ArgMin" ||
+             op == "CumSum" || op == "TopK") {
+    cost.flops = Elements(x);
+  } else {
+    cost.flops = out_elements * OpsPerElement(op);
+  }
+  return cost;
+}
+
+}  // namespace chipfit

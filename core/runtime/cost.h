@@ -1,0 +1,26 @@
+// Per-kernel cost from op formulas: FLOPs (multiply and add counted separately, so a MAC is 2) and
+// bytes each kernel reads and writes at its executed dtypes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/runtime/kernel.h"
+
+namespace chipfit {
+
+struct KernelCost {
+  int64_t flops = 0;
+  int64_t bytes_read = 0;
+  int64_t bytes_written = 0;
+  bool known = true;  // false when shapes are only known at run time
+};
+
+// Conv 2·N·Cout·Hout·Wout·(Cin/g)·kh·kw (+ bias), MatMul 2·M·N·K, Gemm 2·M·N·K (+ M·N for C),
+// pooling out·window, elementwise one op per output element (transcendental ones included),
+// normalisations a few ops per element, data movement 0.
+KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& inputs,
+                        const std::vector<ValueInfo>& outputs);
+
+}  // namespace chipfit
