@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job, from a fresh machine: install dependencies, build, and run chipfit on this machine's
-# devices and the bundled sample model. (Profiling on every target replaces `inspect` when the
-# profiler lands.)
+# The main job, from a fresh machine: install dependencies, build, then list this machine's devices
+# and targets, summarise the bundled sample model and run it on the reference path. (Profiling on
+# every available target replaces the last two steps when the profiler lands.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +10,10 @@ cmake --preset dev >/dev/null
 cmake --build --preset dev --target chipfit
 
 chipfit=build/dev/app/chipfit
+model=resources/models/cnn.onnx
 echo "== chipfit devices"
 "$chipfit" devices
-echo "== chipfit inspect resources/models/cnn.onnx"
-"$chipfit" inspect resources/models/cnn.onnx
+echo "== chipfit inspect $model"
+"$chipfit" inspect "$model"
+echo "== chipfit run $model --target ref:fp32 --seed 1"
+"$chipfit" run "$model" --target ref:fp32 --seed 1 --output-dir build/main-job
