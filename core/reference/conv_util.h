@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/reference/ref_util.h"
 #include "core/runtime/kernel.h"
 #include "core/status.h"
 #include "core/tensor/tensor.h"
@@ -55,15 +56,6 @@ inline std::vector<double> ToDoubles(const Tensor& t) {
     return 0;
   });
   return out;
-}
-
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
 }
 
 inline void StoreDoubles(const std::vector<double>& values, Tensor* out) {

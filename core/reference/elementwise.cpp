@@ -570,13 +570,40 @@ Status CheckBinaryAttributes(const BinaryDef& def, const Node& node, DType dtype
   return Status::Ok();
 }
 
+// Before opset 7, B broadcast to A only with broadcast=1, aligned at `axis` (default: trailing dims):
+// returns B's shape padded with 1s to A's rank so numpy broadcasting gives the same result.
+Result<Shape> LegacyAlignedB(const Node& node, const Shape& a, const Shape& b) {
+  if (node.GetInt("broadcast", 0) == 0) {
+    if (a != b) {
+      return InvalidArgument(node.Describe() + ": shapes " + ShapeToString(a) + " and " + ShapeToString(b) +
+                             " differ and broadcast=0 (opset < 7 broadcasts only with broadcast=1)");
+    }
+    return b;
+  }
+  const int64_t rank_a = static_cast<int64_t>(a.size());
+  const int64_t rank_b = static_cast<int64_t>(b.size());
+  const int64_t axis = node.GetInt("axis", rank_a - rank_b);
+  if (rank_b > rank_a || axis < 0 || axis + rank_b > rank_a) {
+    return InvalidArgument(node.Describe() + ": B of shape " + ShapeToString(b) + " cannot align with A of shape " +
+                           ShapeToString(a) + " at axis " + std::to_string(axis));
+  }
+  Shape aligned(a.size(), 1);
+  for (int64_t i = 0; i < rank_b; ++i) aligned[static_cast<size_t>(axis + i)] = b[static_cast<size_t>(i)];
+  return aligned;
+}
+
 Status InferBinary(InferContext& ctx) {
   const BinaryDef* def = FindBinary(ctx.node().op_type);
   if (def == nullptr) return ctx.Error("not a broadcasting binary op");
-  if (ctx.opset() < 7) {
-    return Unsupported(ctx.node().Describe() + ": opset " + std::to_string(ctx.opset()) +
-                       " is not supported: binary ops before opset 7 used the broadcast/axis attributes; chipfit "
-                       "supports opset >= 7");
+  if (ctx.opset() < 7 && ctx.input(0) && ctx.input(1)) {
+    ASSIGN_OR_RETURN(Shape aligned, LegacyAlignedB(ctx.node(), ctx.input(0)->shape, ctx.input(1)->shape));
+    ValueInfo b = *ctx.input(1);
+    b.shape = aligned;
+    b.value = nullptr;
+    InferContext aligned_ctx(ctx.node(), 7, {ctx.input(0), &b});
+    RETURN_IF_ERROR(InferBinary(aligned_ctx));
+    ctx.SetOutput(0, aligned_ctx.outputs()[0].dtype, aligned_ctx.outputs()[0].shape);
+    return Status::Ok();
   }
   RETURN_IF_ERROR(CheckOpset(ctx.node(), ctx.opset(), def->since));
   ASSIGN_OR_RETURN(Shape shape, BroadcastInputs(ctx, 0, 2));
@@ -728,6 +755,12 @@ Status RunBinaryTyped(KernelContext& ctx, Binary op) {
 Status RunBinary(KernelContext& ctx) {
   const BinaryDef* def = FindBinary(ctx.node().op_type);
   if (def == nullptr) return ctx.Error("not a broadcasting binary op");
+  if (ctx.opset() < 7) {
+    ASSIGN_OR_RETURN(Shape aligned, LegacyAlignedB(ctx.node(), ctx.input(0)->shape(), ctx.input(1)->shape()));
+    const Tensor b = ctx.input(1)->Reshaped(aligned);
+    KernelContext aligned_ctx(ctx.node(), 7, {ctx.input(0), &b}, {ctx.output(0)});
+    return RunBinary(aligned_ctx);
+  }
   const DType dtype = ctx.input(0)->dtype();
   RETURN_IF_ERROR(CheckDType(ctx.node(), "input A", dtype, def->types));
   RETURN_IF_ERROR(CheckBinaryAttributes(*def, ctx.node(), dtype));

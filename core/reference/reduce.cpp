@@ -12,27 +12,6 @@ namespace chipfit {
 namespace {
 
 template <typename T>
-constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-
-// Converts an accumulated double back to T; integers saturate (so ±inf of an empty Max/Min gives the
-// type's limits) instead of invoking undefined behaviour.
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T{0};
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return v;
-  } else {
-    return T(static_cast<float>(v));
-  }
-}
-
-template <typename T>
 bool IsNan(T v) {
   if constexpr (std::is_integral_v<T>) {
     return false;
@@ -41,11 +20,7 @@ bool IsNan(T v) {
   }
 }
 
-// Status for a dtype a kernel has no instantiation for (only strings reach here).
-Status DTypeError(const KernelContext& ctx, DType dtype) {
-  return Unsupported(ctx.node().Describe() + ": dtype " + std::string(DTypeName(dtype)) + " is not supported");
-}
-
+// VisitDType for kernels: f(T{}) for every stored dtype; strings fail naming the node and dtype.
 // ---------------------------------------------------------------------------------------------
 // Reduce*
 
@@ -103,22 +78,22 @@ Status InferReduce(InferContext& ctx) {
   return Status::Ok();
 }
 
-// For each flat index of `shape`, the flat index it maps to when every dim d advances by strides[d].
-std::vector<int64_t> MapOffsets(const Shape& shape, const std::vector<int64_t>& strides) {
-  std::vector<int64_t> offsets(static_cast<size_t>(NumElements(shape)));
+// Calls f(i, offset) for each flat index i of `shape`, where offset advances by strides[d] along dim d
+// (so no index table as large as the input is needed).
+template <typename F>
+void ForEachOffset(const Shape& shape, const std::vector<int64_t>& strides, F&& f) {
+  const int64_t n = NumElements(shape);
   std::vector<int64_t> coord(shape.size(), 0);
   int64_t offset = 0;
-  for (int64_t& o : offsets) {
-    o = offset;
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      offset += strides[ud];
-      if (++coord[ud] < shape[ud]) break;
-      offset -= coord[ud] * strides[ud];
-      coord[ud] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(static_cast<size_t>(i), offset);
+    for (size_t d = shape.size(); d-- > 0;) {
+      offset += strides[d];
+      if (++coord[d] < shape[d]) break;
+      offset -= coord[d] * strides[d];
+      coord[d] = 0;
     }
   }
-  return offsets;
 }
 
 template <ReduceKind K>
@@ -132,68 +107,60 @@ Status RunReduce(KernelContext& ctx) {
   for (size_t d = 0; d < kept.size(); ++d) kept[d] = plan.reduced[d] ? 1 : kept[d];
   std::vector<int64_t> strides = Strides(kept);
   for (size_t d = 0; d < kept.size(); ++d) strides[d] = plan.reduced[d] ? 0 : strides[d];
-  const std::vector<int64_t> out_index = MapOffsets(x.shape(), strides);
   const auto n_out = static_cast<size_t>(y.numel());
   const int64_t group = y.numel() == 0 ? 0 : x.numel() / y.numel();
 
-  return VisitDType(x.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx, x.dtype());
-    } else {
-      const T* in = x.data<T>();
-      T* out = y.data<T>();
-      if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
-        // Compared in T (not double) so int64 extremes stay exact; NaN wins, as in numpy.
-        constexpr bool kMax = K == ReduceKind::kMax;
-        T init;
-        if constexpr (std::is_integral_v<T>) {
-          init = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-        } else {
-          init = FromDouble<T>(kMax ? -INFINITY : INFINITY);
-        }
-        std::fill(out, out + n_out, init);
-        for (size_t i = 0; i < out_index.size(); ++i) {
-          T& best = out[out_index[i]];
-          const T v = in[i];
-          if (IsNan(best)) continue;
-          if (IsNan(v) || (kMax ? v > best : v < best)) best = v;
-        }
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
+      // Compared in T (not double) so int64 extremes stay exact; NaN wins, as in numpy.
+      constexpr bool kMax = K == ReduceKind::kMax;
+      T init;
+      if constexpr (std::is_integral_v<T>) {
+        init = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
       } else {
-        const double init = K == ReduceKind::kProd ? 1.0 : 0.0;
-        std::vector<double> acc(n_out, init);
-        std::vector<double> shift(n_out, 0.0);  // LogSumExp: per-output max, for stability
-        if constexpr (K == ReduceKind::kLogSumExp) {
-          std::fill(shift.begin(), shift.end(), -INFINITY);
-          for (size_t i = 0; i < out_index.size(); ++i) {
-            double& m = shift[out_index[i]];
-            m = std::max(m, static_cast<double>(in[i]));
-          }
-          for (double& m : shift) m = std::isfinite(m) ? m : 0.0;
-        }
-        for (size_t i = 0; i < out_index.size(); ++i) {
-          const double v = static_cast<double>(in[i]);
-          double& a = acc[out_index[i]];
-          switch (K) {
-            case ReduceKind::kProd: a *= v; break;
-            case ReduceKind::kL1: a += std::fabs(v); break;
-            case ReduceKind::kL2:
-            case ReduceKind::kSumSquare: a += v * v; break;
-            case ReduceKind::kLogSumExp: a += std::exp(v - shift[out_index[i]]); break;
-            default: a += v; break;
-          }
-        }
-        for (size_t o = 0; o < n_out; ++o) {
-          double r = acc[o];
-          if (K == ReduceKind::kMean) r /= static_cast<double>(group);
-          if (K == ReduceKind::kL2) r = std::sqrt(r);
-          if (K == ReduceKind::kLogSum) r = std::log(r);
-          if (K == ReduceKind::kLogSumExp) r = shift[o] + std::log(r);
-          out[o] = FromDouble<T>(r);
-        }
+        init = FromDouble<T>(kMax ? -INFINITY : INFINITY);
       }
-      return Status::Ok();
+      std::fill(out, out + n_out, init);
+      ForEachOffset(x.shape(), strides, [&](size_t i, int64_t o) {
+        T& best = out[o];
+        const T v = in[i];
+        if (!IsNan(best) && (IsNan(v) || (kMax ? v > best : v < best))) best = v;
+      });
+    } else {
+      const double init = K == ReduceKind::kProd ? 1.0 : 0.0;
+      std::vector<double> acc(n_out, init);
+      std::vector<double> shift(n_out, 0.0);  // LogSumExp: per-output max, for stability
+      if constexpr (K == ReduceKind::kLogSumExp) {
+        std::fill(shift.begin(), shift.end(), -INFINITY);
+        ForEachOffset(x.shape(), strides,
+                      [&](size_t i, int64_t o) { shift[o] = std::max(shift[o], static_cast<double>(in[i])); });
+        for (double& m : shift) m = std::isfinite(m) ? m : 0.0;
+      }
+      ForEachOffset(x.shape(), strides, [&](size_t i, int64_t o) {
+        const double v = static_cast<double>(in[i]);
+        double& a = acc[o];
+        switch (K) {
+          case ReduceKind::kProd: a *= v; break;
+          case ReduceKind::kL1: a += std::fabs(v); break;
+          case ReduceKind::kL2:
+          case ReduceKind::kSumSquare: a += v * v; break;
+          case ReduceKind::kLogSumExp: a += std::exp(v - shift[o]); break;
+          default: a += v; break;
+        }
+      });
+      for (size_t o = 0; o < n_out; ++o) {
+        double r = acc[o];
+        if (K == ReduceKind::kMean) r /= static_cast<double>(group);
+        if (K == ReduceKind::kL2) r = std::sqrt(r);
+        if (K == ReduceKind::kLogSum) r = std::log(r);
+        if (K == ReduceKind::kLogSumExp) r = shift[o] + std::log(r);
+        out[o] = FromDouble<T>(r);
+      }
     }
+    return Status::Ok();
   });
 }
 
@@ -239,27 +206,23 @@ Status RunArg(KernelContext& ctx) {
   const bool last = ctx.opset() >= 12 && ctx.node().GetInt("select_last_index", 0) != 0;
   const AxisView v = ViewAround(x.shape(), axis);
   int64_t* out = ctx.output(0)->data<int64_t>();
-  return VisitDType(x.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx, x.dtype());
-    } else {
-      const T* in = x.data<T>();
-      for (int64_t o = 0; o < v.outer; ++o) {
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const T* base = in + o * v.len * v.inner + i;
-          int64_t best = 0;
-          for (int64_t k = 1; k < v.len; ++k) {
-            const T a = base[k * v.inner];
-            const T b = base[best * v.inner];
-            const bool better = kMax ? a > b : a < b;
-            if (better || (last && !(kMax ? b > a : b < a))) best = k;
-          }
-          out[o * v.inner + i] = best;
+    const T* in = x.data<T>();
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const T* base = in + o * v.len * v.inner + i;
+        int64_t best = 0;
+        for (int64_t k = 1; k < v.len; ++k) {
+          const T a = base[k * v.inner];
+          const T b = base[best * v.inner];
+          const bool better = kMax ? a > b : a < b;
+          if (better || (last && !(kMax ? b > a : b < a))) best = k;
         }
+        out[o * v.inner + i] = best;
       }
-      return Status::Ok();
     }
+    return Status::Ok();
   });
 }
 
@@ -304,35 +267,31 @@ Status RunTopK(KernelContext& ctx) {
   const AxisView v = ViewAround(x.shape(), axis);
   Tensor* values = ctx.output(0);
   Tensor* indices = ctx.output(1);
-  return VisitDType(x.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx, x.dtype());
-    } else {
-      const T* in = x.data<T>();
-      std::vector<int64_t> order(static_cast<size_t>(v.len));
-      for (int64_t o = 0; o < v.outer; ++o) {
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const T* base = in + o * v.len * v.inner + i;
-          // NaN ranks above every number so the comparison stays a strict weak order; stable_sort keeps
-          // the lower index first among equal values, as the spec asks.
-          auto before = [&](int64_t a, int64_t b) {
-            const T va = base[a * v.inner];
-            const T vb = base[b * v.inner];
-            if (IsNan(va) || IsNan(vb)) return largest ? IsNan(va) && !IsNan(vb) : IsNan(vb) && !IsNan(va);
-            return largest ? va > vb : va < vb;
-          };
-          std::iota(order.begin(), order.end(), int64_t{0});
-          std::stable_sort(order.begin(), order.end(), before);
-          for (int64_t j = 0; j < k; ++j) {
-            const int64_t dst = (o * k + j) * v.inner + i;
-            if (values) values->data<T>()[dst] = base[order[static_cast<size_t>(j)] * v.inner];
-            if (indices) indices->data<int64_t>()[dst] = order[static_cast<size_t>(j)];
-          }
+    const T* in = x.data<T>();
+    std::vector<int64_t> order(static_cast<size_t>(v.len));
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const T* base = in + o * v.len * v.inner + i;
+        // NaN ranks above every number so the comparison stays a strict weak order; stable_sort keeps
+        // the lower index first among equal values, as the spec asks.
+        auto before = [&](int64_t a, int64_t b) {
+          const T va = base[a * v.inner];
+          const T vb = base[b * v.inner];
+          if (IsNan(va) || IsNan(vb)) return largest ? IsNan(va) && !IsNan(vb) : IsNan(vb) && !IsNan(va);
+          return largest ? va > vb : va < vb;
+        };
+        std::iota(order.begin(), order.end(), int64_t{0});
+        std::stable_sort(order.begin(), order.end(), before);
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t dst = (o * k + j) * v.inner + i;
+          if (values) values->data<T>()[dst] = base[order[static_cast<size_t>(j)] * v.inner];
+          if (indices) indices->data<int64_t>()[dst] = order[static_cast<size_t>(j)];
         }
       }
-      return Status::Ok();
     }
+    return Status::Ok();
   });
 }
 
@@ -360,35 +319,31 @@ Status RunCumSum(KernelContext& ctx) {
   const bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
   const bool reverse = ctx.node().GetInt("reverse", 0) != 0;
   const AxisView v = ViewAround(x.shape(), axis);
-  return VisitDType(x.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx, x.dtype());
-    } else {
-      // Integers accumulate exactly in 64 bits; floating types in double.
-      using Acc =
-          std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
-      const T* in = x.data<T>();
-      T* out = ctx.output(0)->data<T>();
-      for (int64_t o = 0; o < v.outer; ++o) {
-        for (int64_t i = 0; i < v.inner; ++i) {
-          Acc sum{};
-          for (int64_t step = 0; step < v.len; ++step) {
-            const int64_t k = reverse ? v.len - 1 - step : step;
-            const int64_t at = (o * v.len + k) * v.inner + i;
-            const Acc value = static_cast<Acc>(in[at]);
-            if (!exclusive) sum += value;
-            if constexpr (std::is_integral_v<T>) {
-              out[at] = static_cast<T>(sum);
-            } else {
-              out[at] = FromDouble<T>(sum);
-            }
-            if (exclusive) sum += value;
+    // Integers accumulate exactly in 64 bits; floating types in double.
+    using Acc =
+        std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
+    const T* in = x.data<T>();
+    T* out = ctx.output(0)->data<T>();
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        Acc sum{};
+        for (int64_t step = 0; step < v.len; ++step) {
+          const int64_t k = reverse ? v.len - 1 - step : step;
+          const int64_t at = (o * v.len + k) * v.inner + i;
+          const Acc value = static_cast<Acc>(in[at]);  // NOLINT(bugprone-signed-char-misuse): int8 is numeric
+          if (!exclusive) sum += value;
+          if constexpr (std::is_integral_v<T>) {
+            out[at] = static_cast<T>(sum);
+          } else {
+            out[at] = FromDouble<T>(sum);
           }
+          if (exclusive) sum += value;
         }
       }
-      return Status::Ok();
     }
+    return Status::Ok();
   });
 }
 

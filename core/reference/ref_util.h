@@ -1,8 +1,11 @@
 // Helpers shared by reference kernels: broadcasting, axis normalisation, attribute checks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/runtime/kernel.h"
@@ -35,6 +38,36 @@ Result<std::vector<int64_t>> NormalizeAxes(const std::vector<int64_t>& axes, int
 
 // For numeric kernels: true for the dtypes in `allowed`.
 bool IsOneOf(DType dtype, std::initializer_list<DType> allowed);
+
+// VisitDType for kernels: f(T{}) for every stored dtype; string/undefined fail naming node and dtype.
+template <typename F>
+Status VisitKernelDType(const Node& node, DType dtype, F&& f) {
+  return VisitDType(dtype, [&](auto tag) -> Status {
+    if constexpr (std::is_same_v<decltype(tag), std::nullptr_t>) {
+      return Unsupported(node.Describe() + ": dtype " + std::string(DTypeName(dtype)) + " is not supported");
+    } else {
+      return f(tag);
+    }
+  });
+}
+
+// A double computed by a kernel, stored as T. Integers saturate (NaN → 0) instead of invoking
+// undefined behaviour; floating types round once.
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T{0};
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return T(static_cast<float>(v));
+  }
+}
 
 // Shape function for ops whose single output has input 0's dtype and shape (unary math, activations).
 Status InferSameAsInput0(InferContext& ctx);

@@ -258,20 +258,9 @@ std::vector<Tap> AxisTaps(const ResizePlan& p, size_t d, int64_t o, int64_t in_l
 
 template <typename T>
 T Store(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    // Interpolated integers round to nearest and saturate.
-    const double r = std::round(v);
-    if (std::isnan(r)) return T{0};
-    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(r);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return v;
-  } else {
-    return T(static_cast<float>(v));
-  }
+  // Interpolated integers round to nearest, then saturate.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) v = std::round(v);
+  return FromDouble<T>(v);
 }
 
 Status RunResize(KernelContext& ctx) {

@@ -18,25 +18,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>) {
-    return static_cast<T>(v);
-  } else {
-    return T(static_cast<float>(v));
-  }
-}
-
 std::string Join(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-Status DTypeError(const Node& node, DType dtype) {
-  return Unsupported(node.Describe() + ": dtype " + std::string(DTypeName(dtype)) + " is not supported");
 }
 
 // Product of dims; -1 when any is unknown (shape inference before shapes are specialised).
@@ -282,14 +267,10 @@ Status RunDropout(KernelContext& ctx) {
   RETURN_IF_ERROR(RunCopy(ctx));
   Tensor* mask = ctx.output(1);
   if (mask == nullptr) return Status::Ok();
-  return VisitDType(mask->dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), mask->dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx.node(), mask->dtype());
-    } else {
-      std::fill(mask->data<T>(), mask->data<T>() + mask->numel(), FromDouble<T>(1.0));
-      return Status::Ok();
-    }
+    std::fill(mask->data<T>(), mask->data<T>() + mask->numel(), FromDouble<T>(1.0));
+    return Status::Ok();
   });
 }
 
@@ -525,11 +506,14 @@ Result<SliceSpec> PlanSlice(Ctx& ctx, const Shape& in, bool* missing) {
   return spec;
 }
 
-Status InferSlice(InferContext& ctx) {
+// Shape function of ops whose output is input 0's dtype in the shape a plan computes from the node's
+// value inputs (Slice, Pad).
+template <auto kPlan>
+Status InferPlanned(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);
-  if (x == nullptr) return ctx.Error("missing input");
+  if (x == nullptr) return ctx.Error("missing input 0");
   bool missing = false;
-  ASSIGN_OR_RETURN(SliceSpec spec, PlanSlice(ctx, x->shape, &missing));
+  ASSIGN_OR_RETURN(auto spec, kPlan(ctx, x->shape, &missing));
   if (missing) return ctx.ValueNeeded();
   ctx.SetOutput(0, x->dtype, spec.out);
   return Status::Ok();
@@ -745,21 +729,17 @@ Status ScatterInto(KernelContext& ctx, const std::vector<int64_t>& targets, int6
   RETURN_IF_ERROR(RunCopy(ctx));
   const Tensor& updates = *ctx.input(2);
   Tensor& y = *ctx.output(0);
-  return VisitDType(y.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), y.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx.node(), y.dtype());
-    } else {
-      const T* u = updates.data<T>();
-      T* out = y.data<T>();
-      for (size_t j = 0; j < targets.size(); ++j) {
-        for (int64_t e = 0; e < block; ++e) {
-          T& slot = out[targets[j] + e];
-          slot = Combine(reduction, slot, u[static_cast<int64_t>(j) * block + e]);
-        }
+    const T* u = updates.data<T>();
+    T* out = y.data<T>();
+    for (size_t j = 0; j < targets.size(); ++j) {
+      for (int64_t e = 0; e < block; ++e) {
+        T& slot = out[targets[j] + e];
+        slot = Combine(reduction, slot, u[static_cast<int64_t>(j) * block + e]);
       }
-      return Status::Ok();
     }
+    return Status::Ok();
   });
 }
 
@@ -908,16 +888,6 @@ Result<PadSpec> PlanPad(Ctx& ctx, const Shape& in, bool* missing) {
   return spec;
 }
 
-Status InferPad(InferContext& ctx) {
-  const ValueInfo* x = ctx.input(0);
-  if (x == nullptr) return ctx.Error("missing input");
-  bool missing = false;
-  ASSIGN_OR_RETURN(PadSpec spec, PlanPad(ctx, x->shape, &missing));
-  if (missing) return ctx.ValueNeeded();
-  ctx.SetOutput(0, x->dtype, spec.out);
-  return Status::Ok();
-}
-
 // Source coordinate for output coordinate `c` on a dim of size n padded by `begin`; -1 = constant.
 int64_t PadSource(const std::string& mode, int64_t c, int64_t begin, int64_t n) {
   int64_t i = c - begin;
@@ -943,32 +913,28 @@ Status RunPad(KernelContext& ctx) {
     value = v != nullptr && v->numel() > 0 ? v->GetAsDouble(0) : 0.0;
   }
   const std::vector<int64_t> strides = Strides(x.shape());
-  return VisitDType(x.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx.node(), x.dtype());
-    } else {
-      T fill = FromDouble<T>(value);
-      if constexpr (std::is_integral_v<T>) {
-        // Integer constants skip the double (int64 beyond 2^53 stays exact).
-        if (ctx.opset() >= 11 && ctx.input(2) != nullptr && ctx.input(2)->numel() > 0) {
-          fill = static_cast<T>(ctx.input(2)->GetAsInt64(0));
-        }
+    T fill = FromDouble<T>(value);
+    if constexpr (std::is_integral_v<T>) {
+      // Integer constants skip the double (int64 beyond 2^53 stays exact).
+      if (ctx.opset() >= 11 && ctx.input(2) != nullptr && ctx.input(2)->numel() > 0) {
+        fill = static_cast<T>(ctx.input(2)->GetAsInt64(0));
       }
-      MoveElements(
-          x, *ctx.output(0),
-          [&](const std::vector<int64_t>& c) {
-            int64_t from = 0;
-            for (size_t d = 0; d < c.size(); ++d) {
-              const int64_t i = PadSource(spec.mode, c[d], spec.begin[d], x.dim(static_cast<int64_t>(d)));
-              if (i < 0) return int64_t{-1};
-              from += i * strides[d];
-            }
-            return from;
-          },
-          &fill);
-      return Status::Ok();
     }
+    MoveElements(
+        x, *ctx.output(0),
+        [&](const std::vector<int64_t>& c) {
+          int64_t from = 0;
+          for (size_t d = 0; d < c.size(); ++d) {
+            const int64_t i = PadSource(spec.mode, c[d], spec.begin[d], x.dim(static_cast<int64_t>(d)));
+            if (i < 0) return int64_t{-1};
+            from += i * strides[d];
+          }
+          return from;
+        },
+        &fill);
+    return Status::Ok();
   });
 }
 
@@ -1081,8 +1047,8 @@ Result<int64_t> RangeCount(const Node& node, const Tensor& start, const Tensor& 
   if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1) {
     return InvalidArgument(node.Describe() + ": start, limit and delta must be scalars");
   }
-  if (start.dtype() != limit.dtype() || start.dtype() != delta.dtype()) {
-    return InvalidArgument(node.Describe() + ": start, limit and delta must share one dtype");
+  if (start.dtype() != limit.dtype() || start.dtype() != delta.dtype() || start.dtype() == DType::kBool) {
+    return InvalidArgument(node.Describe() + ": start, limit and delta must share one numeric dtype");
   }
   if (IsFloatingDType(start.dtype())) {
     const double d = delta.GetAsDouble(0);
@@ -1113,20 +1079,16 @@ Status RunRange(KernelContext& ctx) {
   Tensor& y = *ctx.output(0);
   const Tensor& start = *ctx.input(0);
   const Tensor& delta = *ctx.input(2);
-  return VisitDType(y.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), y.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t> || std::is_same_v<T, bool>) {
-      return DTypeError(ctx.node(), y.dtype());
-    } else {
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        if constexpr (std::is_integral_v<T>) {
-          y.data<T>()[i] = static_cast<T>(start.GetAsInt64(0) + i * delta.GetAsInt64(0));
-        } else {
-          y.data<T>()[i] = FromDouble<T>(start.GetAsDouble(0) + static_cast<double>(i) * delta.GetAsDouble(0));
-        }
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        y.data<T>()[i] = static_cast<T>(start.GetAsInt64(0) + i * delta.GetAsInt64(0));
+      } else {
+        y.data<T>()[i] = FromDouble<T>(start.GetAsDouble(0) + static_cast<double>(i) * delta.GetAsDouble(0));
       }
-      return Status::Ok();
     }
+    return Status::Ok();
   });
 }
 
@@ -1151,16 +1113,12 @@ Status InferEyeLike(InferContext& ctx) {
 Status RunEyeLike(KernelContext& ctx) {
   Tensor& y = *ctx.output(0);
   const int64_t k = ctx.node().GetInt("k", 0);
-  return VisitDType(y.dtype(), [&](auto tag) -> Status {
+  return VisitKernelDType(ctx.node(), y.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::nullptr_t>) {
-      return DTypeError(ctx.node(), y.dtype());
-    } else {
-      ForEachCoord(y.shape(), [&](int64_t i, const std::vector<int64_t>& c) {
-        y.data<T>()[i] = FromDouble<T>(c[1] - c[0] == k ? 1.0 : 0.0);
-      });
-      return Status::Ok();
-    }
+    ForEachCoord(y.shape(), [&](int64_t i, const std::vector<int64_t>& c) {
+      y.data<T>()[i] = FromDouble<T>(c[1] - c[0] == k ? 1.0 : 0.0);
+    });
+    return Status::Ok();
   });
 }
 
@@ -1335,7 +1293,7 @@ std::vector<OpEntry> TensorOps() {
       {"Transpose", InferTranspose, RunTranspose},
       {"Concat", InferConcat, RunConcat},
       {"Split", InferSplit, RunSplit},
-      {"Slice", InferSlice, RunSlice},
+      {"Slice", InferPlanned<PlanSlice<InferContext>>, RunSlice},
       {"Gather", InferGather, RunGather},
       {"GatherElements", InferGatherElements, RunGatherElements},
       {"GatherND", InferGatherND, RunGatherND},
@@ -1344,7 +1302,7 @@ std::vector<OpEntry> TensorOps() {
       {"ScatterND", InferScatterND, RunScatterND},
       {"Expand", InferExpand, RunExpand},
       {"Tile", InferTile, RunTile},
-      {"Pad", InferPad, RunPad},
+      {"Pad", InferPlanned<PlanPad<InferContext>>, RunPad},
       {"Shape", InferShape, RunShape},
       {"Size", InferSize, RunSize},
       {"Constant", InferConstant, RunConstant},

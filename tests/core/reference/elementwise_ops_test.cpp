@@ -278,8 +278,9 @@ TEST(ElementwiseBinary, IncompatibleShapesNameNodeAndShapes) {
               "same dtype");
 }
 
-TEST(ElementwiseBinary, OpsetsBefore7AreUnsupported) {
-  ExpectError(RunStatus(MakeNode("Add", 2), {F32({1.0f}), F32({1.0f})}, 6), StatusCode::kUnsupported, "opset 6");
+TEST(ElementwiseBinary, OpsetBoundsAreChecked) {
+  // Opset 6 Add of equal shapes is fine (legacy broadcasting is tested in LegacyBroadcastTest).
+  ExpectNear(RunOne(MakeNode("Add", 2), {F32({1.0f}), F32({1.0f})}, 6), {2.0f});
   ExpectError(RunStatus(MakeNode("LessOrEqual", 2), {F32({1.0f}), F32({1.0f})}, 11), StatusCode::kInvalidArgument,
               "opset 12");
 }
@@ -494,6 +495,27 @@ TEST(ElementwiseCast, CastLikeTakesTheSecondInputsDtype) {
   EXPECT_EQ(Values<int64_t>(y), (std::vector<int64_t>{1, -2}));
   ExpectError(RunStatus(MakeNode("CastLike", 2), {F32({1.0f}), F32({1.0f})}, 14), StatusCode::kInvalidArgument,
               "opset 15");
+}
+
+// Opset < 7: B broadcasts only with broadcast=1, aligned at `axis` (default: trailing dims).
+TEST(LegacyBroadcastTest, AlignsBAtAxis) {
+  const Node add = MakeNode("Add", 2, 1, {{"broadcast", IntAttr(1)}, {"axis", IntAttr(1)}});
+  const Tensor a = MakeTensor<float>({2, 3, 2}, std::vector<float>(12, 1.0f));
+  const Tensor b = MakeTensor<float>({3}, {10, 20, 30});
+  auto out = chipfit::testing::Run(add, {a, b}, /*opset=*/6);
+  ASSERT_EQ(out.size(), 1u);
+  ExpectNear(out[0], {11, 11, 21, 21, 31, 31, 11, 11, 21, 21, 31, 31});
+  const Node trailing = MakeNode("Mul", 2, 1, {{"broadcast", IntAttr(1)}});
+  out = chipfit::testing::Run(trailing, {a, MakeTensor<float>({2}, {2, 3})}, 6);
+  ASSERT_EQ(out.size(), 1u);
+  ExpectNear(out[0], {2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3});
+}
+
+TEST(LegacyBroadcastTest, DifferentShapesWithoutBroadcastAreAnError) {
+  const Node add = MakeNode("Add", 2);
+  auto out = RunNodeOnReference(add, 6, {MakeTensor<float>({2}, {1, 2}), MakeTensor<float>({1}, {1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("broadcast=0"), std::string::npos) << out.status().message();
 }
 
 }  // namespace
