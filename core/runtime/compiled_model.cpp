@@ -337,17 +337,8 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     for (int id : step.in) in_ptrs.push_back(id < 0 ? nullptr : get(id));
     out_ptrs.clear();
     if (step.dynamic && !step.op->self_allocating) {
-      std::vector<ValueInfo> infos(in_ptrs.size());
-      std::vector<const ValueInfo*> info_ptrs;
-      for (size_t k = 0; k < in_ptrs.size(); ++k) {
-        if (in_ptrs[k] == nullptr) {
-          info_ptrs.push_back(nullptr);
-          continue;
-        }
-        infos[k] = {in_ptrs[k]->dtype(), in_ptrs[k]->shape(), in_ptrs[k]};
-        info_ptrs.push_back(&infos[k]);
-      }
-      InferContext ctx(node, g.opset, info_ptrs);
+      const TensorInfos infos(in_ptrs);
+      InferContext ctx(node, g.opset, infos.pointers());
       RETURN_IF_ERROR(AtNode(step.op->infer(ctx), node));
       for (size_t k = 0; k < step.out.size(); ++k) {
         if (step.out[k] < 0) continue;

@@ -20,6 +20,29 @@ struct ValueInfo {
   const Tensor* value = nullptr;
 };
 
+// ValueInfos describing tensors whose contents are known (run time, constant folding): shapes,
+// dtypes and values for InferContext. Absent inputs (nullptr) stay absent.
+class TensorInfos {
+ public:
+  explicit TensorInfos(const std::vector<const Tensor*>& tensors) : infos_(tensors.size()) {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (tensors[i] == nullptr) {
+        pointers_.push_back(nullptr);
+        continue;
+      }
+      infos_[i] = {tensors[i]->dtype(), tensors[i]->shape(), tensors[i]};
+      pointers_.push_back(&infos_[i]);
+    }
+  }
+  TensorInfos(const TensorInfos&) = delete;
+  TensorInfos& operator=(const TensorInfos&) = delete;
+  const std::vector<const ValueInfo*>& pointers() const { return pointers_; }
+
+ private:
+  std::vector<ValueInfo> infos_;
+  std::vector<const ValueInfo*> pointers_;
+};
+
 class InferContext {
  public:
   InferContext(const Node& node, int64_t opset, std::vector<const ValueInfo*> inputs)

@@ -9,20 +9,10 @@ namespace chipfit {
 Result<std::vector<Tensor>> RunNodeOnReference(const Node& node, int64_t opset, const std::vector<Tensor>& inputs) {
   const OpEntry* op = FindReferenceOp(node.op_type, node.domain);
   if (op == nullptr) return Unsupported(node.Describe() + ": no reference kernel for op " + node.op_type);
-  std::vector<ValueInfo> infos(inputs.size());
-  std::vector<const ValueInfo*> info_ptrs;
   std::vector<const Tensor*> tensor_ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) {
-      info_ptrs.push_back(nullptr);
-      tensor_ptrs.push_back(nullptr);
-      continue;
-    }
-    infos[i] = {inputs[i].dtype(), inputs[i].shape(), &inputs[i]};
-    info_ptrs.push_back(&infos[i]);
-    tensor_ptrs.push_back(&inputs[i]);
-  }
-  InferContext infer(node, opset, info_ptrs);
+  for (const Tensor& t : inputs) tensor_ptrs.push_back(t.defined() ? &t : nullptr);
+  const TensorInfos infos(tensor_ptrs);
+  InferContext infer(node, opset, infos.pointers());
   RETURN_IF_ERROR(op->infer(infer));
   std::vector<Tensor> outputs(node.outputs.size());
   std::vector<Tensor*> output_ptrs;
