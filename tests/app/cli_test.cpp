@@ -1,6 +1,7 @@
 // The chipfit CLI as a user runs it: exit codes 0/2, messages that name the culprit, JSON that parses.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -65,12 +66,13 @@ TEST(CliTest, MissingModelFileExitsTwoAndNamesIt) {
 }
 
 TEST(CliTest, GarbageModelExitsTwoAndNamesIt) {
-  const auto path = std::filesystem::temp_directory_path() / "chipfit_cli_test_garbage.onnx";
+  const auto path =
+      std::filesystem::temp_directory_path() / ("chipfit_cli_test_garbage_" + std::to_string(getpid()) + ".onnx");
   std::ofstream(path) << "this is not a protobuf at all \x01\x02\x03";
   Outcome o = RunCli("inspect " + path.string());
   std::filesystem::remove(path);
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("chipfit_cli_test_garbage.onnx"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(path.filename().string()), std::string::npos) << o.out;
 }
 
 TEST(CliTest, DevicesJsonListsCpuAndOpenCl) {

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "core/graph/onnx_import.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/memory_plan.h"
@@ -200,7 +202,7 @@ TEST(ImportTest, DynamicInputsListEveryInput) {
 }
 
 TEST(ImportTest, ExternalDataIsReadAndCheckedAgainstItsFile) {
-  const auto dir = std::filesystem::temp_directory_path() / "chipfit_external_data_test";
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_external_data_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const float values[4] = {1, 2, 3, 4};
   std::ofstream(dir / "weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(values), sizeof values);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <limits>
 
+#include <unistd.h>
+
 #include "core/tensor/npy.h"
 #include "core/tensor/tensor.h"
 
@@ -42,7 +44,10 @@ TEST(TensorTest, OwnsZeroedStorageAndReshapesWithoutCopying) {
 
 class NpyTest : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() / "chipfit_npy_test";
+  // One folder per test and process: CTest runs the tests of this file in parallel processes.
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("chipfit_npy_test_" + std::to_string(getpid()) + "_" +
+                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 };
