@@ -208,7 +208,7 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   auto compiled = Compile(*graph, *target);
   if (!compiled.ok()) return Fail(compiled.status());
   for (const Fallback& f : (*compiled)->fallbacks()) {
-    fmt::print(stderr, "fallback: {} ({}): {}\n", f.node, f.op, f.reason);
+    fmt::print(stderr, "fallback to ref: {} ({}): {}\n", f.node, f.op, f.reason);
   }
   std::map<std::string, Tensor> inputs;
   for (const std::string& spec : input_files) {

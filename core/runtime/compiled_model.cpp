@@ -63,8 +63,9 @@ struct CompiledModel::Impl {
   struct Step {
     const Node* node = nullptr;
     const OpEntry* op = nullptr;
-    std::vector<int> in{};   // -1: omitted
-    std::vector<int> out{};  // -1: omitted
+    std::unique_ptr<IKernel> kernel{};  // the device kernel placement chose; null: the reference kernel
+    std::vector<int> in{};              // -1: omitted
+    std::vector<int> out{};             // -1: omitted
     bool dynamic = false;
   };
 
@@ -230,9 +231,41 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
                     .device = "ref",
                     .implementation = "reference"};
     if (target.kind != DeviceKind::kReference) {
-      info.fallback_reason = "no " + std::string(DeviceKindName(target.kind)) + " kernel for " + node.op_type +
-                             " yet: it runs on the reference kernels";
-      model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
+      // Placement: the first implementation whose Init accepts the node wins; the reference kernel
+      // is the implicit last entry, and every refusal becomes part of the fallback's reason.
+      std::vector<ValueInfo> placement_infos;
+      for (int id : step.in) {
+        if (id < 0) {
+          placement_infos.emplace_back();
+          continue;
+        }
+        const auto& slot = im.slots[static_cast<size_t>(id)];
+        placement_infos.push_back(
+            {slot.dtype, slot.shape_known ? slot.shape : Shape(slot.shape.size(), -1), slot.constant});
+      }
+      std::vector<const ValueInfo*> placement_ptrs;
+      for (size_t k = 0; k < placement_infos.size(); ++k) {
+        placement_ptrs.push_back(step.in[k] < 0 ? nullptr : &placement_infos[k]);
+      }
+      std::string refusals;
+      const std::vector<KernelImpl> none;
+      const auto& impls =
+          options.kernels ? options.kernels->Find(node.op_type, node.domain, target.kind, target.precision) : none;
+      for (const KernelImpl& impl : impls) {
+        auto created = impl.create(node, placement_ptrs, g.opset);
+        if (created.ok()) {
+          step.kernel = std::move(created).value();
+          info.device = target.DeviceId();
+          info.implementation = impl.name;
+          break;
+        }
+        if (created.status().code() != StatusCode::kUnsupported) return AtNode(created.status(), node);
+        refusals += (refusals.empty() ? "" : "; ") + std::string(impl.name) + ": " + created.status().message();
+      }
+      if (step.kernel == nullptr) {
+        info.fallback_reason = refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : refusals;
+        model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
+      }
     }
     model->stats_.dynamic_kernels += step.dynamic ? 1 : 0;
     model->kernel_infos_.push_back(std::move(info));
@@ -365,12 +398,12 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     }
     KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, subgraphs);
     if (observer == nullptr) {
-      RETURN_IF_ERROR(AtNode(step.op->run(ctx), node));
+      RETURN_IF_ERROR(AtNode(step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx), node));
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
       const auto t0 = std::chrono::steady_clock::now();
-      Status status = step.op->run(ctx);
+      Status status = step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx);
       const auto t1 = std::chrono::steady_clock::now();
       RETURN_IF_ERROR(AtNode(status, node));
       observer->KernelEnd(i, info, std::chrono::duration<double, std::milli>(t1 - t0).count());

@@ -12,6 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/runtime/cost.h"
 #include "core/runtime/kernel.h"
+#include "core/runtime/kernel_table.h"
 #include "core/runtime/observer.h"
 #include "core/runtime/target.h"
 #include "core/status.h"
@@ -24,6 +25,8 @@ struct CompileOptions {
   // Fold BatchNormalization into the Conv/Gemm before it. Never on ref: the reference path runs the
   // graph as written, since it is the oracle the devices are compared with.
   bool fold_batchnorm = true;
+  // Device kernels to place nodes on (nullptr: none, every node runs on the reference kernels).
+  const KernelTable* kernels = nullptr;
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).

@@ -122,6 +122,26 @@ class KernelContext {
   SubgraphRunner subgraphs_;
 };
 
+// A device kernel bound to one node: it may hold primitives, reordered weights, compiled programs.
+class IKernel {
+ public:
+  IKernel() = default;
+  IKernel(const IKernel&) = delete;
+  IKernel& operator=(const IKernel&) = delete;
+  virtual ~IKernel() = default;
+  virtual Status Run(KernelContext& ctx) = 0;
+};
+
+// Init of one implementation: a kernel for this node and these inputs (dtype, shape; dims < 0 when
+// known only at run time), or Unsupported with the reason a user reads ("group count 3 unsupported").
+using KernelFactory = Result<std::unique_ptr<IKernel>> (*)(const Node& node,
+                                                           const std::vector<const ValueInfo*>& inputs, int64_t opset);
+
+struct KernelImpl {
+  const char* name;  // "onednn:conv", shown as the kernel's implementation
+  KernelFactory create;
+};
+
 using ShapeFn = Status (*)(InferContext&);
 using RefKernelFn = Status (*)(KernelContext&);
 

@@ -124,7 +124,8 @@ TEST(RuntimeTest, NonReferenceTargetsRecordEveryFallback) {
   auto model = Compile(*graph, *ParseTarget("cpu:fp32"));
   ASSERT_TRUE(model.ok());
   ASSERT_EQ((*model)->fallbacks().size(), 2u);
-  EXPECT_NE((*model)->fallbacks()[0].reason.find("reference"), std::string::npos);
+  EXPECT_EQ((*model)->fallbacks()[0].reason, "no cpu:fp32 kernel for Add");
+  EXPECT_EQ((*model)->kernels()[0].implementation, "reference");
   auto bf16 = Compile(*graph, *ParseTarget("cpu:bf16"));
   ASSERT_FALSE(bf16.ok());
   EXPECT_EQ(bf16.status().code(), StatusCode::kUnsupported);
@@ -262,6 +263,71 @@ TEST(MemoryPlanTest, ReusesDeadBuffersAndNeverOverlapsLiveOnes) {
     }
   }
   EXPECT_EQ(plan.offsets[0] % 64, 0u);
+}
+
+}  // namespace
+}  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+// A device Relu that only takes rank-2 inputs, and one that refuses everything: enough to check
+// that placement tries implementations in order and records why each one refused.
+class DoublingRelu : public IKernel {
+ public:
+  Status Run(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    Tensor& y = *ctx.output(0);
+    // Deliberately different from Relu (2·max(x, 0)) so a test can see which kernel ran.
+    for (int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = 2 * std::max(0.0f, x.data<float>()[i]);
+    return Status::Ok();
+  }
+};
+
+Result<std::unique_ptr<IKernel>> CreateRank2Relu(const Node&, const std::vector<const ValueInfo*>& inputs, int64_t) {
+  if (inputs[0]->shape.size() != 2) {
+    return Unsupported("rank " + std::to_string(inputs[0]->shape.size()) + " unsupported");
+  }
+  return std::unique_ptr<IKernel>(new DoublingRelu());
+}
+
+Result<std::unique_ptr<IKernel>> CreateNever(const Node&, const std::vector<const ValueInfo*>&, int64_t) {
+  return Unsupported("never takes anything");
+}
+
+onnx::ModelProto ReluModel(std::vector<int64_t> dims) {
+  onnx::ModelProto m = testing::NewModel("relu");
+  AddValue(m.mutable_graph()->mutable_input(), "x", dims);
+  AddValue(m.mutable_graph()->mutable_output(), "y", dims);
+  AddNode(m.mutable_graph(), "Relu", {"x"}, {"y"}, "relu");
+  return m;
+}
+
+TEST(PlacementTest, FirstAcceptingImplementationWinsAndRefusalsAreRecorded) {
+  KernelTable table;
+  table.Add("Relu", "", DeviceKind::kCpu, Precision::kFp32, {"test:never", CreateNever});
+  table.Add("Relu", "", DeviceKind::kCpu, Precision::kFp32, {"test:rank2", CreateRank2Relu});
+  CompileOptions options;
+  options.kernels = &table;
+  const Target cpu = *ParseTarget("cpu:fp32");
+
+  auto rank2 = Compile(*Import(ReluModel({2, 3})), cpu, options);
+  ASSERT_TRUE(rank2.ok()) << rank2.status().ToString();
+  EXPECT_TRUE((*rank2)->fallbacks().empty());
+  EXPECT_EQ((*rank2)->kernels()[0].implementation, "test:rank2");
+  EXPECT_EQ((*rank2)->kernels()[0].device, "cpu");
+  auto out = (*rank2)->Run({{"x", Filled({2, 3}, 1.5f)}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 3.0f);  // the device kernel ran
+
+  auto rank3 = Compile(*Import(ReluModel({1, 2, 3})), cpu, options);
+  ASSERT_TRUE(rank3.ok()) << rank3.status().ToString();
+  ASSERT_EQ((*rank3)->fallbacks().size(), 1u);
+  EXPECT_EQ((*rank3)->fallbacks()[0].reason, "test:never: never takes anything; test:rank2: rank 3 unsupported");
+  EXPECT_EQ((*rank3)->kernels()[0].implementation, "reference");
+  out = (*rank3)->Run({{"x", Filled({1, 2, 3}, 1.5f)}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 1.5f);  // the reference kernel ran
 }
 
 }  // namespace
