@@ -18,12 +18,12 @@ std::string Node::GetString(const std::string& attr, const std::string& fallback
   return it == attributes.end() ? fallback : it->second.s;
 }
 
-std::vector<int64_t> Node::GetInts(const std::string& attr, std::vector<int64_t> fallback) const {
+std::vector<int64_t> Node::GetInts(const std::string& attr, const std::vector<int64_t>& fallback) const {
   auto it = attributes.find(attr);
   return it == attributes.end() ? fallback : it->second.ints;
 }
 
-std::vector<float> Node::GetFloats(const std::string& attr, std::vector<float> fallback) const {
+std::vector<float> Node::GetFloats(const std::string& attr, const std::vector<float>& fallback) const {
   auto it = attributes.find(attr);
   return it == attributes.end() ? fallback : it->second.floats;
 }

@@ -43,8 +43,8 @@ struct Node {
   int64_t GetInt(const std::string& attr, int64_t fallback) const;
   float GetFloat(const std::string& attr, float fallback) const;
   std::string GetString(const std::string& attr, const std::string& fallback) const;
-  std::vector<int64_t> GetInts(const std::string& attr, std::vector<int64_t> fallback = {}) const;
-  std::vector<float> GetFloats(const std::string& attr, std::vector<float> fallback = {}) const;
+  std::vector<int64_t> GetInts(const std::string& attr, const std::vector<int64_t>& fallback = {}) const;
+  std::vector<float> GetFloats(const std::string& attr, const std::vector<float>& fallback = {}) const;
   const Tensor* GetTensor(const std::string& attr) const;
   const Graph* GetGraph(const std::string& attr) const;
   // Input i is present (not past the end and not the empty name).
