@@ -14,6 +14,7 @@
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
 #include "core/tensor/npy.h"
+#include "core/tensor/random.h"
 #include "devices/device_json.h"
 #include "devices/registry.h"
 #include "fmt/format.h"
@@ -155,36 +156,11 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
   return kExitOk;
 }
 
-// Deterministic inputs for `run --seed`: floats uniform in [-1, 1), integers in [0, 10), bools 50/50.
+// Deterministic inputs for `run --seed`: each input draws its own stream, keyed by its name.
 Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
-  Tensor t(desc.dtype, desc.shape);
-  uint64_t state = seed;
-  for (char c : desc.name) state = state * 1099511628211ull ^ static_cast<unsigned char>(c);
-  auto next = [&]() {
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  VisitDType(desc.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, std::nullptr_t>) {
-      T* data = t.data<T>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        const double u = static_cast<double>(next() >> 11) / 9007199254740992.0;
-        if constexpr (std::is_same_v<T, bool>) {
-          data[i] = u < 0.5;
-        } else if constexpr (std::is_integral_v<T>) {
-          data[i] = static_cast<T>(u * 10);
-        } else {
-          data[i] = static_cast<T>(static_cast<float>(2 * u - 1));
-        }
-      }
-    }
-    return 0;
-  });
-  return t;
+  uint64_t key = seed;
+  for (char c : desc.name) key = key * 1099511628211ull ^ static_cast<unsigned char>(c);
+  return SeededTensor(desc.dtype, desc.shape, key);
 }
 
 std::string OutputFileName(const std::string& name) {

@@ -1,4 +1,4 @@
-// Builds the sample ONNX models node by node, with weights from a fixed-seed generator defined here.
+// Builds the sample ONNX models node by node, with weights from a fixed-seed SplitMix64 stream per tensor.
 #include "resources/models/sample_models.h"
 
 #include <bit>
@@ -7,6 +7,7 @@
 #include <functional>
 #include <utility>
 
+#include "core/tensor/random.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -17,28 +18,6 @@ constexpr int64_t kIrVersion = 8;
 constexpr int64_t kOpset = 13;
 // Changing this (or any tensor name) changes every committed weight; the byte-comparison test will say so.
 constexpr uint64_t kBaseSeed = 0x6368697066697431ULL;  // "chipfit1"
-
-// splitmix64: tiny, well-mixed, and its output is fully specified by the algorithm, unlike the
-// distributions in <random>, so the sample files are identical across standard libraries.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi). 24 random bits make the unit value exact in float; the rest is IEEE arithmetic
-  // with one rounding, which every conforming compiler reproduces.
-  float Uniform(double lo, double hi) {
-    const double unit = static_cast<double>(Next() >> 40) / 16777216.0;
-    return static_cast<float>(lo + (hi - lo) * unit);
-  }
-
- private:
-  uint64_t state_;
-};
 
 // FNV-1a: each tensor draws from its own stream keyed by model and tensor name, so adding or reordering a
 // tensor leaves the others' values unchanged.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/tensor/npy.h"
+#include "core/tensor/random.h"
 #include "core/tensor/tensor.h"
 
 namespace chipfit {
@@ -86,6 +87,22 @@ TEST_F(NpyTest, MalformedFilesNameTheFile) {
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.status().message().find("shorter"), std::string::npos);
   EXPECT_EQ(ReadNpy(dir_ / "missing.npy").status().code(), StatusCode::kNotFound);
+}
+
+TEST(RandomTest, SeededTensorsAreReproducibleAndInRange) {
+  // splitmix64's first output for seed 0 is fixed by the algorithm.
+  EXPECT_EQ(SplitMix64(0).Next(), 0xE220A8397B1DCDAFULL);
+  const Tensor a = SeededTensor(DType::kF32, {4, 8}, 7);
+  const Tensor b = SeededTensor(DType::kF32, {4, 8}, 7);
+  const Tensor c = SeededTensor(DType::kF32, {4, 8}, 8);
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
+  EXPECT_NE(std::memcmp(a.raw_data(), c.raw_data(), a.nbytes()), 0);
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    EXPECT_GE(a.data<float>()[i], -1.0f);
+    EXPECT_LT(a.data<float>()[i], 1.0f);
+  }
+  const Tensor ints = SeededTensor(DType::kI64, {100}, 1);
+  for (int64_t i = 0; i < ints.numel(); ++i) EXPECT_TRUE(ints.data<int64_t>()[i] >= 0 && ints.data<int64_t>()[i] < 10);
 }
 
 }  // namespace

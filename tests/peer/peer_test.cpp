@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor/npy.h"
+#include "core/tensor/random.h"
 
 namespace chipfit {
 namespace {
@@ -37,21 +38,6 @@ int Shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Uniform [-1, 1) from splitmix64: the same bytes on every machine.
-Tensor SeededInput(const Shape& shape, uint64_t seed) {
-  Tensor t(DType::kF32, shape);
-  uint64_t state = seed;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    t.data<float>()[i] = static_cast<float>(static_cast<double>(z >> 11) / 4503599627370496.0 - 1.0);
-  }
-  return t;
-}
-
 class PeerTest : public ::testing::TestWithParam<PeerModel> {};
 
 TEST_P(PeerTest, MatchesOnnxRuntime) {
@@ -66,7 +52,7 @@ TEST_P(PeerTest, MatchesOnnxRuntime) {
   uint64_t seed = 1;
   for (const auto& [name, shape] : model.inputs) {
     const fs::path file = work / (name + ".npy");
-    ASSERT_TRUE(WriteNpy(file, SeededInput(shape, seed++)).ok());
+    ASSERT_TRUE(WriteNpy(file, SeededTensor(DType::kF32, shape, seed++)).ok());
     std::string dims;
     for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
     shape_args += " --shape " + name + "=" + dims;
