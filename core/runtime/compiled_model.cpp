@@ -149,9 +149,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     for (const std::string& name : node.outputs) step.out.push_back(name.empty() ? -1 : im.SlotFor(name));
 
     // Fold what needs no input data: all-constant nodes, and Shape/Size of a static shape.
-    const auto& first = step.in.empty() || step.in[0] < 0 ? im.slots[0] : im.slots[static_cast<size_t>(step.in[0])];
-    const bool shape_only =
-        (node.op_type == "Shape" || node.op_type == "Size") && !step.in.empty() && step.in[0] >= 0 && first.shape_known;
+    const bool shape_only = (node.op_type == "Shape" || node.op_type == "Size") && !step.in.empty() &&
+                            step.in[0] >= 0 && im.slots[static_cast<size_t>(step.in[0])].shape_known;
     if (options.fold_constants && IsFoldable(node, *op) && (all_constant || shape_only)) {
       std::vector<Tensor> inputs;
       for (int id : step.in) {
@@ -301,10 +300,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     if (im.steps[static_cast<size_t>(slot.producer)].dynamic) continue;
     slot.plan_index = static_cast<int>(requests.size());
     im.planned_slots.push_back(static_cast<int>(id));
-    requests.push_back({NumElements(slot.shape) * DTypeSize(slot.dtype) > 0
-                            ? static_cast<size_t>(NumElements(slot.shape)) * DTypeSize(slot.dtype)
-                            : 0,
-                        slot.producer, std::max(slot.last_use, slot.producer)});
+    requests.push_back({static_cast<size_t>(NumElements(slot.shape)) * DTypeSize(slot.dtype), slot.producer,
+                        std::max(slot.last_use, slot.producer)});
   }
   im.plan = PlanMemory(requests);
   model->stats_.kernels = static_cast<int>(im.steps.size());

@@ -87,7 +87,8 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
   auto classify = [&](const Status& status) {
     return finish(status.code() == StatusCode::kUnsupported ? Outcome::kUnsupported : Outcome::kFail, status);
   };
-  auto loaded = LoadOnnxModel(dir / "model.onnx");
+  // Parsed once; checked and shape-inferred below, once per distinct set of input shapes.
+  auto loaded = LoadOnnxModel(dir / "model.onnx", {.run_checker = false, .infer_shapes = false});
   if (!loaded.ok()) return classify(loaded.status());
   for (const auto* list : {&loaded->proto.graph().input(), &loaded->proto.graph().output()}) {
     for (const auto& value : *list) {
@@ -107,15 +108,14 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
   std::map<std::string, Shape> compiled_shapes;
   std::unique_ptr<CompiledModel> compiled;
   std::vector<ValueDesc> outputs_desc;
+  std::set<std::string> initializer_names;
+  for (const auto& init : loaded->proto.graph().initializer()) initializer_names.insert(init.name());
+  std::vector<std::string> input_names;
+  for (const auto& in : loaded->proto.graph().input()) {
+    if (!initializer_names.contains(in.name())) input_names.push_back(in.name());
+  }
   for (const fs::path& set_dir : SortedEntries(dir, "test_data_set_")) {
     const auto input_files = SortedEntries(set_dir, "input_");
-    const auto& graph_inputs = loaded->proto.graph().input();
-    std::set<std::string> initializer_names;
-    for (const auto& init : loaded->proto.graph().initializer()) initializer_names.insert(init.name());
-    std::vector<std::string> input_names;
-    for (const auto& in : graph_inputs) {
-      if (!initializer_names.contains(in.name())) input_names.push_back(in.name());
-    }
     if (input_files.size() < input_names.size()) {
       return finish(Outcome::kFail, InvalidArgument(set_dir.string() + " has " + std::to_string(input_files.size()) +
                                                     " inputs, the model " + std::to_string(input_names.size())));
@@ -132,7 +132,7 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
       OnnxLoadOptions load_options;
       load_options.input_shapes = shapes;
       load_options.override_declared_shapes = true;
-      auto bound = LoadOnnxModel(dir / "model.onnx", load_options);
+      auto bound = CheckOnnxModel(loaded->proto, (dir / "model.onnx").string(), load_options);
       if (!bound.ok()) return classify(bound.status());
       auto graph = ImportModel(*bound, {.require_static_inputs = false});
       if (!graph.ok()) return classify(graph.status());
