@@ -4,10 +4,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "core/graph/passes.h"
 #include "core/reference/reference_kernels.h"
+#include "core/runtime/layout.h"
 #include "core/runtime/memory_plan.h"
 #include "core/runtime/node_runner.h"
 
@@ -59,6 +62,7 @@ struct CompiledModel::Impl {
     int producer = -1;
     int last_use = -1;
     int plan_index = -1;
+    Layout layout = Layout::kPlain;
   };
   struct Step {
     const Node* node = nullptr;
@@ -66,7 +70,11 @@ struct CompiledModel::Impl {
     std::unique_ptr<IKernel> kernel{};  // the device kernel placement chose; null: the reference kernel
     std::vector<int> in{};              // -1: omitted
     std::vector<int> out{};             // -1: omitted
+    std::vector<Layout> out_layouts{};  // the order each output is written in
     bool dynamic = false;
+    bool reorder = false;  // a reorder the executor inserted: in[0] (order from) → out[0] (order to)
+    Layout from = Layout::kPlain;
+    Layout to = Layout::kPlain;
   };
 
   std::vector<Slot> slots;
@@ -77,6 +85,7 @@ struct CompiledModel::Impl {
   MemoryPlan plan;
   std::vector<int> planned_slots;
   std::unique_ptr<void, decltype(&std::free)> arena{nullptr, &std::free};
+  std::map<std::pair<int, Layout>, int> reordered;  // (slot, order) → slot holding it in that order
 
   int SlotFor(const std::string& name) {
     auto [it, inserted] = ids.emplace(name, static_cast<int>(slots.size()));
@@ -99,9 +108,9 @@ CompiledModel::~CompiledModel() = default;
 
 Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target& target,
                                                const CompileOptions& options) {
-  if (target.precision != Precision::kFp32) {
-    return Unsupported("target " + target.ToString() + ": only fp32 runs so far (on the reference kernels); " +
-                       std::string(PrecisionName(target.precision)) + " kernels arrive with the device issues");
+  if (target.precision != Precision::kFp32 && (target.kind == DeviceKind::kReference || options.kernels == nullptr)) {
+    return Unsupported("target " + target.ToString() + ": " + std::string(PrecisionName(target.precision)) +
+                       " needs device kernels; the reference kernels compute in fp32 only");
   }
   std::unique_ptr<CompiledModel> model(new CompiledModel());
   model->target_ = target;
@@ -123,6 +132,103 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     slot.shape = in.shape;
     slot.shape_known = in.has_shape && FullyKnown(in.shape);
   }
+
+  // Placement: the first implementation whose Init accepts the node wins. For a precision other
+  // than fp32 the device's fp32 implementations come next (the node then computes in fp32, and the
+  // reason is kept); the reference kernel is the implicit last entry, and every refusal becomes part
+  // of the fallback's reason.
+  auto place = [&](CompiledModel::Impl::Step& step, KernelInfo& info) -> Status {
+    const Node& node = *step.node;
+    std::vector<ValueInfo> infos;
+    for (int id : step.in) {
+      if (id < 0) {
+        infos.emplace_back();
+        continue;
+      }
+      const auto& slot = im.slots[static_cast<size_t>(id)];
+      infos.push_back({slot.dtype, slot.shape_known ? slot.shape : Shape(slot.shape.size(), -1), slot.constant,
+                       slot.layout});
+    }
+    std::vector<const ValueInfo*> ptrs;
+    for (size_t k = 0; k < infos.size(); ++k) ptrs.push_back(step.in[k] < 0 ? nullptr : &infos[k]);
+    auto try_list = [&](Precision precision, std::string& refusals) -> Status {
+      for (const KernelImpl& impl : options.kernels->Find(node.op_type, node.domain, target.kind, precision)) {
+        auto created = impl.create(KernelInit{node, ptrs, g.opset, precision, options.quant});
+        if (created.ok()) {
+          step.kernel = std::move(created).value();
+          info.device = target.DeviceId();
+          info.implementation = impl.name;
+          info.precision = PrecisionName(precision);
+          return Status();
+        }
+        if (created.status().code() != StatusCode::kUnsupported) return AtNode(created.status(), node);
+        refusals += (refusals.empty() ? "" : "; ") + std::string(impl.name) + ": " + created.status().message();
+      }
+      return Status();
+    };
+    if (options.kernels == nullptr) {
+      info.fallback_reason = "no " + target.ToString() + " kernel for " + node.op_type;
+      model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
+      return Status();
+    }
+    std::string refusals;
+    RETURN_IF_ERROR(try_list(target.precision, refusals));
+    if (step.kernel == nullptr && target.precision != Precision::kFp32) {
+      info.precision_reason =
+          refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : std::move(refusals);
+      refusals.clear();
+      RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
+    }
+    if (step.kernel == nullptr) {
+      const std::string device_fp32 = target.DeviceId() + ":fp32";
+      std::string reason = refusals.empty() ? "no " + device_fp32 + " kernel for " + node.op_type : refusals;
+      if (!info.precision_reason.empty()) reason = info.precision_reason + "; " + reason;
+      info.fallback_reason = reason;
+      info.precision_reason.clear();
+      model->fallbacks_.push_back({node.name, node.op_type, std::move(reason)});
+    }
+    return Status();
+  };
+  // The slot holding value `id` in order `want`: itself, a constant reordered now, or the output
+  // of a reorder step inserted here (shared by every later reader that wants the same order).
+  auto slot_in_layout = [&](int id, Layout want, std::optional<std::reference_wrapper<const Node>> reader) -> Result<int> {
+    auto& src = im.slots[static_cast<size_t>(id)];
+    if (src.layout == want || !src.shape_known || LayoutsAgree(src.shape)) return id;
+    if (auto it = im.reordered.find({id, want}); it != im.reordered.end()) return it->second;
+    const std::string name = src.name + "@" + std::string(LayoutName(want));
+    const int out = im.SlotFor(name);
+    im.reordered[{id, want}] = out;
+    auto& src_slot = im.slots[static_cast<size_t>(id)];  // SlotFor may have grown `slots`
+    if (src_slot.constant != nullptr) {
+      Tensor converted(src_slot.dtype, src_slot.shape);
+      RETURN_IF_ERROR(ReorderTensor(*src_slot.constant, src_slot.layout, converted, want));
+      im.SetConstant(out, std::move(converted));
+      im.slots[static_cast<size_t>(out)].layout = want;
+      return out;
+    }
+    const Node& at = reader ? reader->get() : *im.steps[static_cast<size_t>(src_slot.producer)].node;
+    const int index = static_cast<int>(im.steps.size());
+    auto& dst = im.slots[static_cast<size_t>(out)];
+    dst.dtype = src_slot.dtype;
+    dst.shape = src_slot.shape;
+    dst.shape_known = true;
+    dst.layout = want;
+    dst.producer = index;
+    src_slot.last_use = index;
+    CompiledModel::Impl::Step step{.node = &at, .in = {id}, .out = {out}, .out_layouts = {want},
+                                   .reorder = true, .from = src_slot.layout, .to = want};
+    im.steps.push_back(std::move(step));
+    const auto bytes = static_cast<int64_t>(NumElements(dst.shape) * static_cast<int64_t>(DTypeSize(dst.dtype)));
+    model->costs_.push_back({.flops = 0, .bytes_read = bytes, .bytes_written = bytes});
+    model->kernel_infos_.push_back({.name = at.name + "/reorder:" + src_slot.name,
+                                    .op_type = "Reorder",
+                                    .onnx_nodes = {at.name},
+                                    .device = target.DeviceId(),
+                                    .implementation = "reorder:" + std::string(LayoutName(src_slot.layout)) + "->" +
+                                                      std::string(LayoutName(want)),
+                                    .outputs = {name}});
+    return out;
+  };
 
   std::vector<std::string> unsupported;
   model->stats_.graph_nodes = static_cast<int>(graph.nodes.size());
@@ -177,6 +283,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
 
     // Static shape inference; a node whose shapes need run-time data makes its outputs dynamic.
     step.dynamic = op->self_allocating;
+    KernelCost cost{.known = false};
     std::vector<CompiledModel::Impl::Slot*> in_slots;
     for (int id : step.in) {
       auto* slot = id < 0 ? nullptr : &im.slots[static_cast<size_t>(id)];
@@ -198,9 +305,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       Status status = op->infer(ctx);
       if (!status.ok() && !ctx.value_missing()) return AtNode(status, node);
       if (status.ok()) {
-        KernelCost cost = EstimateCost(node, info_ptrs, ctx.outputs());
+        cost = EstimateCost(node, info_ptrs, ctx.outputs());
         model->stats_.flops += cost.flops;
-        model->costs_.push_back(cost);
         for (size_t i = 0; i < step.out.size(); ++i) {
           if (step.out[i] < 0) continue;
           const ValueInfo& out = ctx.outputs()[i];
@@ -216,57 +322,37 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
         step.dynamic = true;
       }
     }
-    if (model->costs_.size() < im.steps.size() + 1) model->costs_.push_back({.known = false});
-    const int index = static_cast<int>(im.steps.size());
-    for (int id : step.out) {
-      if (id >= 0) im.slots[static_cast<size_t>(id)].producer = index;
-    }
-    for (int id : step.in) {
-      if (id >= 0) im.slots[static_cast<size_t>(id)].last_use = index;
-    }
     KernelInfo info{.name = node.name,
                     .op_type = node.op_type,
                     .onnx_nodes = node.covers.empty() ? std::vector<std::string>{node.name} : node.covers,
                     .device = "ref",
-                    .implementation = "reference"};
-    if (target.kind != DeviceKind::kReference) {
-      // Placement: the first implementation whose Init accepts the node wins; the reference kernel
-      // is the implicit last entry, and every refusal becomes part of the fallback's reason.
-      std::vector<ValueInfo> placement_infos;
-      for (int id : step.in) {
-        if (id < 0) {
-          placement_infos.emplace_back();
-          continue;
-        }
-        const auto& slot = im.slots[static_cast<size_t>(id)];
-        placement_infos.push_back(
-            {slot.dtype, slot.shape_known ? slot.shape : Shape(slot.shape.size(), -1), slot.constant});
-      }
-      std::vector<const ValueInfo*> placement_ptrs;
-      for (size_t k = 0; k < placement_infos.size(); ++k) {
-        placement_ptrs.push_back(step.in[k] < 0 ? nullptr : &placement_infos[k]);
-      }
-      std::string refusals;
-      const std::vector<KernelImpl> none;
-      const auto& impls =
-          options.kernels ? options.kernels->Find(node.op_type, node.domain, target.kind, target.precision) : none;
-      for (const KernelImpl& impl : impls) {
-        auto created = impl.create(node, placement_ptrs, g.opset);
-        if (created.ok()) {
-          step.kernel = std::move(created).value();
-          info.device = target.DeviceId();
-          info.implementation = impl.name;
-          break;
-        }
-        if (created.status().code() != StatusCode::kUnsupported) return AtNode(created.status(), node);
-        refusals += (refusals.empty() ? "" : "; ") + std::string(impl.name) + ": " + created.status().message();
-      }
-      if (step.kernel == nullptr) {
-        info.fallback_reason = refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : refusals;
-        model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
+                    .implementation = "reference",
+                    .outputs = node.outputs};
+    if (target.kind != DeviceKind::kReference) RETURN_IF_ERROR(place(step, info));
+    // Readers get their inputs in the order they asked for; reorders go in right before them.
+    for (size_t k = 0; k < step.in.size(); ++k) {
+      if (step.in[k] < 0) continue;
+      const Layout want = step.kernel ? step.kernel->InputLayout(k) : Layout::kPlain;
+      ASSIGN_OR_RETURN(step.in[k], slot_in_layout(step.in[k], want, node));
+    }
+    const int index = static_cast<int>(im.steps.size());
+    for (size_t k = 0; k < step.out.size(); ++k) {
+      const Layout layout = step.kernel ? step.kernel->OutputLayout(k) : Layout::kPlain;
+      step.out_layouts.push_back(layout);
+      if (step.out[k] < 0) continue;
+      auto& slot = im.slots[static_cast<size_t>(step.out[k])];
+      slot.producer = index;
+      slot.layout = layout;
+      if (layout != Layout::kPlain && (step.dynamic || !slot.shape_known)) {
+        return Internal(node.Describe() + ": a kernel wrote " + std::string(LayoutName(layout)) +
+                        " for an output whose shape is only known at run time");
       }
     }
+    for (int id : step.in) {
+      if (id >= 0) im.slots[static_cast<size_t>(id)].last_use = index;
+    }
     model->stats_.dynamic_kernels += step.dynamic ? 1 : 0;
+    model->costs_.push_back(cost);
     model->kernel_infos_.push_back(std::move(info));
     im.steps.push_back(std::move(step));
   }
@@ -278,7 +364,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   }
 
   for (const ValueDesc& out : g.outputs) {
-    const int id = im.SlotFor(out.name);
+    ASSIGN_OR_RETURN(const int id, slot_in_layout(im.SlotFor(out.name), Layout::kPlain, std::nullopt));
     auto& slot = im.slots[static_cast<size_t>(id)];
     slot.is_output = true;
     im.output_ids.push_back(id);
@@ -366,7 +452,8 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     in_ptrs.clear();
     for (int id : step.in) in_ptrs.push_back(id < 0 ? nullptr : get(id));
     out_ptrs.clear();
-    if (step.dynamic && !step.op->self_allocating) {
+    const bool self_allocating = step.op != nullptr && step.op->self_allocating;
+    if (step.dynamic && !self_allocating) {
       const TensorInfos infos(in_ptrs);
       InferContext ctx(node, g.opset, infos.pointers());
       RETURN_IF_ERROR(AtNode(step.op->infer(ctx), node));
@@ -383,7 +470,7 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       }
       Tensor& value = values[static_cast<size_t>(id)];
       const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
-      if (step.op->self_allocating) {
+      if (self_allocating) {
         value = Tensor();
       } else if (!step.dynamic) {
         value = slot.plan_index >= 0 ? Tensor::View(slot.dtype, slot.shape,
@@ -394,18 +481,33 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       out_ptrs.push_back(&value);
     }
     KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, subgraphs);
+    auto execute = [&]() -> Status {
+      if (step.reorder) return ReorderTensor(*in_ptrs[0], step.from, *out_ptrs[0], step.to);
+      return AtNode(step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx), node);
+    };
     if (observer == nullptr) {
-      RETURN_IF_ERROR(AtNode(step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx), node));
+      RETURN_IF_ERROR(execute());
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
       const auto t0 = std::chrono::steady_clock::now();
-      Status status = step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx);
+      Status status = execute();
       const auto t1 = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(AtNode(status, node));
+      RETURN_IF_ERROR(status);
       observer->KernelEnd(i, info, std::chrono::duration<double, std::milli>(t1 - t0).count());
       if (observer->WantsOutputs(i)) {
-        std::vector<const Tensor*> outs(out_ptrs.begin(), out_ptrs.end());
+        // Observers see ONNX's order: channels-last outputs are handed over as plain copies.
+        std::vector<Tensor> plain(out_ptrs.size());
+        std::vector<const Tensor*> outs;
+        for (size_t k = 0; k < out_ptrs.size(); ++k) {
+          const Tensor* t = out_ptrs[k];
+          if (t != nullptr && step.out_layouts[k] != Layout::kPlain && !LayoutsAgree(t->shape())) {
+            plain[k] = Tensor(t->dtype(), t->shape());
+            RETURN_IF_ERROR(ReorderTensor(*t, step.out_layouts[k], plain[k], Layout::kPlain));
+            t = &plain[k];
+          }
+          outs.push_back(t);
+        }
         observer->KernelOutputs(i, info, outs);
       }
     }

@@ -27,6 +27,8 @@ struct CompileOptions {
   bool fold_batchnorm = true;
   // Device kernels to place nodes on (nullptr: none, every node runs on the reference kernels).
   const KernelTable* kernels = nullptr;
+  // int8 targets: calibrated activation ranges by value name (core/quant makes them).
+  const QuantTable* quant = nullptr;
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/runtime/layout.h"
+#include "core/runtime/target.h"
 #include "core/status.h"
+#include "core/tensor/quant_params.h"
 #include "core/tensor/tensor.h"
 
 namespace chipfit {
@@ -18,6 +21,7 @@ struct ValueInfo {
   DType dtype = DType::kUndefined;
   Shape shape;
   const Tensor* value = nullptr;
+  Layout layout = Layout::kPlain;  // at placement: the order the producer writes
 };
 
 // ValueInfos describing tensors whose contents are known (run time, constant folding): shapes,
@@ -130,12 +134,26 @@ class IKernel {
   IKernel& operator=(const IKernel&) = delete;
   virtual ~IKernel() = default;
   virtual Status Run(KernelContext& ctx) = 0;
+  // The order Run expects input i in; the executor reorders when the producer wrote another.
+  virtual Layout InputLayout(size_t /*input*/) const { return Layout::kPlain; }
+  // The order Run writes output i in.
+  virtual Layout OutputLayout(size_t /*output*/) const { return Layout::kPlain; }
 };
 
-// Init of one implementation: a kernel for this node and these inputs (dtype, shape; dims < 0 when
-// known only at run time), or Unsupported with the reason a user reads ("group count 3 unsupported").
-using KernelFactory = Result<std::unique_ptr<IKernel>> (*)(const Node& node,
-                                                           const std::vector<const ValueInfo*>& inputs, int64_t opset);
+// What an implementation's Init sees: the node, its inputs (dtype, shape with dims < 0 when known
+// only at run time, constant contents, the order the producer writes), and the precision asked for.
+struct KernelInit {
+  const Node& node;
+  const std::vector<const ValueInfo*>& inputs;
+  int64_t opset = 0;
+  Precision precision = Precision::kFp32;
+  // int8: calibrated ranges of activations by value name (nullptr when there are none).
+  const QuantTable* quant = nullptr;
+};
+
+// Init of one implementation: a kernel for this node, or Unsupported with the reason a user reads
+// ("group count 3 unsupported").
+using KernelFactory = Result<std::unique_ptr<IKernel>> (*)(const KernelInit& init);
 
 struct KernelImpl {
   const char* name;  // "onednn:conv", shown as the kernel's implementation

@@ -17,6 +17,9 @@ struct KernelInfo {
   std::string device;                   // "ref", "cpu", "opencl:0"
   std::string implementation;           // "reference", "onednn:jit:avx2" …
   std::string fallback_reason{};        // non-empty when the target's device refused the node
+  std::vector<std::string> outputs{};   // value names of the kernel's outputs ("" when omitted)
+  std::string precision = "fp32";       // the precision it computes in
+  std::string precision_reason{};       // why it runs in another precision than the target's
 };
 
 class RunObserver {

@@ -284,14 +284,14 @@ class DoublingRelu : public IKernel {
   }
 };
 
-Result<std::unique_ptr<IKernel>> CreateRank2Relu(const Node&, const std::vector<const ValueInfo*>& inputs, int64_t) {
-  if (inputs[0]->shape.size() != 2) {
-    return Unsupported("rank " + std::to_string(inputs[0]->shape.size()) + " unsupported");
+Result<std::unique_ptr<IKernel>> CreateRank2Relu(const KernelInit& init) {
+  if (init.inputs[0]->shape.size() != 2) {
+    return Unsupported("rank " + std::to_string(init.inputs[0]->shape.size()) + " unsupported");
   }
   return std::unique_ptr<IKernel>(new DoublingRelu());
 }
 
-Result<std::unique_ptr<IKernel>> CreateNever(const Node&, const std::vector<const ValueInfo*>&, int64_t) {
+Result<std::unique_ptr<IKernel>> CreateNever(const KernelInit&) {
   return Unsupported("never takes anything");
 }
 
