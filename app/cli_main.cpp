@@ -17,6 +17,7 @@
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
 #include "devices/registry.h"
+#include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -181,7 +182,7 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   if (!model.ok()) return Fail(model.status());
   auto graph = ImportModel(*model);
   if (!graph.ok()) return Fail(graph.status());
-  auto compiled = Compile(*graph, *target);
+  auto compiled = CompileForTarget(*graph, *target);
   if (!compiled.ok()) return Fail(compiled.status());
   for (const Fallback& f : (*compiled)->fallbacks()) {
     fmt::print(stderr, "fallback to ref: {} ({}): {}\n", f.node, f.op, f.reason);

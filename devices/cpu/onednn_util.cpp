@@ -1,0 +1,94 @@
+// oneDNN engine, stream, descriptors and post-op helpers for the CPU kernels.
+#include "devices/cpu/onednn_util.h"
+
+namespace chipfit::cpu {
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& Stream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
+dnnl::memory::data_type ToDnnl(DType dtype) {
+  using dt = dnnl::memory::data_type;
+  switch (dtype) {
+    case DType::kF32: return dt::f32;
+    case DType::kF16: return dt::f16;
+    case DType::kBF16: return dt::bf16;
+    case DType::kI8: return dt::s8;
+    case DType::kU8: return dt::u8;
+    case DType::kI32: return dt::s32;
+    default: return dt::undef;
+  }
+}
+
+dnnl::memory::dims ToDims(const Shape& shape) { return {shape.begin(), shape.end()}; }
+
+dnnl::memory::desc Describe(const Shape& shape, dnnl::memory::data_type type, Layout layout) {
+  const auto dims = ToDims(shape);
+  if (layout == Layout::kChannelsLast && shape.size() == 4) {
+    return {dims, type, dnnl::memory::format_tag::nhwc};
+  }
+  // Row-major strides for any rank (a scalar becomes a one-element 1-D tensor).
+  if (dims.empty()) return {{1}, type, dnnl::memory::format_tag::a};
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+  return {dims, type, strides};
+}
+
+dnnl::memory::desc Describe(const Shape& shape, DType dtype, Layout layout) {
+  return Describe(shape, ToDnnl(dtype), layout);
+}
+
+Status RequireStaticF32(const KernelInit& init, std::initializer_list<size_t> inputs) {
+  for (size_t i : inputs) {
+    const ValueInfo* in = i < init.inputs.size() ? init.inputs[i] : nullptr;
+    if (in == nullptr) return Unsupported("input " + std::to_string(i) + " is missing");
+    for (int64_t d : in->shape) {
+      if (d < 0) return Unsupported("shapes known only at run time");
+      if (d == 0) return Unsupported("empty tensor");
+    }
+    if (in->dtype != DType::kF32) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
+  }
+  return Status();
+}
+
+bool HasVnni() {
+  const auto isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni ||
+         isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+bool IsReferenceImpl(const std::string& impl_info) { return impl_info.rfind("ref", 0) == 0; }
+
+Status AppendActivation(dnnl::post_ops& ops, const std::string& activation, const std::vector<float>& params) {
+  using alg = dnnl::algorithm;
+  auto param = [&](size_t i, float fallback) { return i < params.size() ? params[i] : fallback; };
+  if (activation.empty()) return Status();
+  if (activation == "Relu") {
+    ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+  } else if (activation == "LeakyRelu") {
+    ops.append_eltwise(1.0f, alg::eltwise_relu, param(0, 0.01f), 0.0f);
+  } else if (activation == "Clip") {
+    ops.append_eltwise(1.0f, alg::eltwise_clip_v2, param(0, -3.402823466e38f), param(1, 3.402823466e38f));
+  } else if (activation == "Sigmoid") {
+    ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+  } else if (activation == "Tanh") {
+    ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f);
+  } else if (activation == "HardSigmoid") {
+    // oneDNN 2.6 has no hardsigmoid: max(0, min(1, alpha·x + beta)) as linear then clip.
+    ops.append_eltwise(1.0f, alg::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
+    ops.append_eltwise(1.0f, alg::eltwise_clip_v2, 0.0f, 1.0f);
+  } else if (activation == "HardSwish") {
+    ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+  } else {
+    return Unsupported("activation " + activation + " has no oneDNN post-op");
+  }
+  return Status();
+}
+
+}  // namespace chipfit::cpu

@@ -1,0 +1,73 @@
+// Shared oneDNN plumbing for the CPU kernels: engine and stream, memory descriptors for chipfit
+// tensors, exception → Status conversion, and the checks every kernel's Init makes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/runtime/kernel.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace chipfit::cpu {
+
+// The process-wide CPU engine, and a stream for the calling thread (kernels run on the thread that
+// calls CompiledModel::Run; oneDNN parallelises inside a primitive with OpenMP).
+dnnl::engine& Engine();
+dnnl::stream& Stream();
+
+// oneDNN's data type for a chipfit dtype; data_type::undef when oneDNN has none.
+dnnl::memory::data_type ToDnnl(DType dtype);
+dnnl::memory::dims ToDims(const Shape& shape);
+
+// A descriptor for a tensor of this shape and dtype in this order (channels-last only for rank 4).
+dnnl::memory::desc Describe(const Shape& shape, dnnl::memory::data_type type, Layout layout);
+dnnl::memory::desc Describe(const Shape& shape, DType dtype, Layout layout);
+
+// Unsupported unless every listed input is present with a static shape ("shape known only at run
+// time"), and the dtype is f32 (the only activation dtype the fp32/int8 kernels take).
+Status RequireStaticF32(const KernelInit& init, std::initializer_list<size_t> inputs);
+
+// Runs `body`, turning a dnnl::error into a Status that names the node and oneDNN's status.
+template <typename Body>
+Status Guard(const Node& node, const char* what, Body&& body) {
+  try {
+    body();
+    return Status();
+  } catch (const dnnl::error& e) {
+    return Unsupported(std::string(what) + ": oneDNN refused (" + e.what() + ")");
+  } catch (const std::bad_alloc&) {
+    return Internal(node.Describe() + ": out of memory in " + what);
+  }
+}
+
+// True when oneDNN's int8 kernels have VNNI (vpdpbusd) here. Without it they multiply u8·s8 pairs
+// with vpmaddubsw, whose 16-bit sums saturate when weights use the full int8 range.
+bool HasVnni();
+
+// oneDNN's reference implementations are orders of magnitude slower than its JIT ones; a kernel
+// that only got one refuses with this reason, so placement moves on.
+bool IsReferenceImpl(const std::string& impl_info);
+
+// Holds a primitive with its argument map; Run only swaps data handles.
+class PrimitiveCall {
+ public:
+  PrimitiveCall() = default;
+  PrimitiveCall(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args)
+      : primitive_(std::move(primitive)), args_(std::move(args)) {}
+  void SetHandle(int arg, const void* data) { args_.at(arg).set_data_handle(const_cast<void*>(data)); }
+  void Execute() {
+    primitive_.execute(Stream(), args_);
+    Stream().wait();
+  }
+  dnnl::memory& arg(int id) { return args_.at(id); }
+
+ private:
+  dnnl::primitive primitive_;
+  std::unordered_map<int, dnnl::memory> args_;
+};
+
+// Activations oneDNN can apply as eltwise post-ops, from a FusedConv's `activation` attribute or a
+// plain activation node. Unsupported names the activation.
+Status AppendActivation(dnnl::post_ops& ops, const std::string& activation, const std::vector<float>& params);
+
+}  // namespace chipfit::cpu

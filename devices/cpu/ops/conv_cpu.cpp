@@ -1,0 +1,250 @@
+// Conv and FusedConv (Conv + Z + activation) on oneDNN: fp32, and int8 with calibrated activation
+// scales and per-channel weight scales. Activations stay channels-last between convolutions.
+#include "devices/cpu/ops/cpu_ops.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/reference/conv_util.h"
+#include "devices/cpu/onednn_util.h"
+
+namespace chipfit::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct ConvGeometry {
+  Shape x, w, y;
+  int64_t groups = 1;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
+  const Node& node = init.node;
+  ConvGeometry g;
+  g.x = init.inputs[0]->shape;
+  if (g.x.size() != 4) return Unsupported(std::to_string(g.x.size() - 2) + "-D convolution: only 2-D runs on oneDNN here");
+  const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
+  if (w == nullptr || w->value == nullptr) return Unsupported("weights are not a constant");
+  if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  g.w = w->shape;
+  g.groups = node.GetInt("group", 1);
+  if (g.groups < 1 || g.x[1] % g.groups != 0 || g.w[0] % g.groups != 0 || g.x[1] / g.groups != g.w[1]) {
+    return Unsupported("channels do not match the group count");
+  }
+  ASSIGN_OR_RETURN(Window win, ReadWindow(node, {g.x[2], g.x[3]}, {g.w[2], g.w[3]}));
+  RETURN_IF_ERROR(ResolveForwardWindow(node, win, false));
+  g.y = {g.x[0], g.w[0], win.out[0], win.out[1]};
+  g.strides = {win.strides[0], win.strides[1]};
+  g.dilates = {win.dilations[0] - 1, win.dilations[1] - 1};
+  g.pad_l = {win.pad_begin[0], win.pad_begin[1]};
+  g.pad_r = {win.pad_end[0], win.pad_end[1]};
+  return g;
+}
+
+// Weights as oneDNN sees them: oihw, or goihw for grouped convolutions (same bytes as ONNX's).
+memory::dims WeightDims(const ConvGeometry& g) {
+  if (g.groups == 1) return ToDims(g.w);
+  return {g.groups, g.w[0] / g.groups, g.w[1], g.w[2], g.w[3]};
+}
+
+// Symmetric range of a calibrated activation: u8 when it never goes negative (after Relu, Clip …),
+// else s8. Returns the scale (real = scale · q).
+struct ActivationQuant {
+  dt type = dt::u8;
+  float scale = 1.0f;
+};
+
+ActivationQuant ChooseActivationQuant(const QuantParams& p) {
+  ActivationQuant q;
+  if (p.min >= 0.0f) {
+    q.type = dt::u8;
+    q.scale = p.max > 0.0f ? p.max / 255.0f : 1.0f;
+  } else {
+    q.type = dt::s8;
+    const float bound = std::max(std::fabs(p.min), std::fabs(p.max));
+    q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
+  }
+  return q;
+}
+
+class ConvKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool int8) {
+    RETURN_IF_ERROR(RequireStaticF32(init, {0}));
+    ASSIGN_OR_RETURN(ConvGeometry geo, ReadGeometry(init));
+    const Node& node = init.node;
+    auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
+    const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
+    if (bias != nullptr && (bias->value == nullptr || bias->dtype != DType::kF32 || bias->value->numel() != geo.w[0])) {
+      return Unsupported("bias is not a constant f32 vector of " + std::to_string(geo.w[0]));
+    }
+    const ValueInfo* z = init.inputs.size() > 3 ? init.inputs[3] : nullptr;
+    if (z != nullptr) {
+      RETURN_IF_ERROR(RequireStaticF32(init, {3}));
+      if (z->shape != geo.y) return Unsupported("the added input Z broadcasts (" + ShapeToString(z->shape) + ")");
+      kernel->has_z_ = true;
+    }
+    const ValueInfo* x = init.inputs[0];
+
+    ActivationQuant aq;
+    std::vector<float> w_scales;
+    if (int8) {
+      if (init.quant == nullptr) return Unsupported("no calibration ranges");
+      auto it = init.quant->find(node.inputs[0]);
+      if (it == init.quant->end()) return Unsupported("no calibrated range for input '" + node.inputs[0] + "'");
+      aq = ChooseActivationQuant(it->second);
+      // Without VNNI, 7-bit weights keep oneDNN's pairwise 16-bit sums from saturating.
+      const float w_max = HasVnni() ? 127.0f : 63.0f;
+      const Tensor& w = *init.inputs[1]->value;
+      const int64_t per = w.numel() / geo.w[0];
+      for (int64_t m = 0; m < geo.w[0]; ++m) {
+        float amax = 0.0f;
+        for (int64_t k = 0; k < per; ++k) amax = std::max(amax, std::fabs(w.data<float>()[m * per + k]));
+        w_scales.push_back(amax > 0.0f ? amax / w_max : 1.0f);
+      }
+    }
+
+    dnnl::post_ops ops;
+    if (kernel->has_z_) ops.append_binary(dnnl::algorithm::binary_add, Describe(geo.y, dt::f32, Layout::kChannelsLast));
+    RETURN_IF_ERROR(AppendActivation(ops, node.GetString("activation", ""), node.GetFloats("activation_params")));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    std::vector<float> out_scales;
+    if (int8) {
+      for (float s : w_scales) out_scales.push_back(aq.scale * s);
+      attr.set_output_scales(1 << 1, out_scales);
+    }
+
+    // Source order: what the producer wrote when oneDNN has a fast kernel for it; small-channel
+    // plain inputs (the first layer) have one, other plain inputs are reordered to channels-last.
+    std::vector<Layout> candidates;
+    if (int8 || x->layout == Layout::kChannelsLast) {
+      candidates = {Layout::kChannelsLast};
+    } else {
+      if (geo.x[1] <= 4) candidates.push_back(Layout::kPlain);
+      candidates.push_back(Layout::kChannelsLast);
+    }
+    const dt src_type = int8 ? aq.type : dt::f32;
+    const memory::desc w_any(WeightDims(geo), int8 ? dt::s8 : dt::f32, tag::any);
+    const memory::desc b_md = bias ? memory::desc({geo.w[0]}, dt::f32, tag::a) : memory::desc();
+    const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
+    std::string refusals;
+    dnnl::convolution_forward::primitive_desc pd;
+    bool found = false;
+    for (Layout layout : candidates) {
+      const memory::desc src_md = Describe(geo.x, src_type, layout);
+      Status status = Guard(node, "convolution", [&] {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             src_md, w_any, b_md, dst_md, geo.strides, geo.dilates, geo.pad_l,
+                                             geo.pad_r);
+        pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+      });
+      const std::string impl = status.ok() ? pd.impl_info_str() : "";
+      if (status.ok() && !IsReferenceImpl(impl)) {
+        kernel->src_layout_ = layout;
+        found = true;
+        break;
+      }
+      refusals += (refusals.empty() ? "" : "; ") + std::string(LayoutName(layout)) + ": " +
+                  (status.ok() ? "only oneDNN's reference implementation" : status.message());
+    }
+    if (!found) return Unsupported(refusals);
+    kernel->impl_ = pd.impl_info_str();
+
+    // Weights: reordered (and for int8 quantised per output channel) once, into oneDNN's layout.
+    const Tensor& w = *init.inputs[1]->value;
+    Status status = Guard(node, "weight reorder", [&] {
+      const memory::desc user_md(WeightDims(geo), dt::f32, geo.groups == 1 ? tag::oihw : tag::goihw);
+      memory user(user_md, Engine(), const_cast<void*>(w.raw_data()));
+      kernel->weights_ = memory(pd.weights_desc(), Engine());
+      dnnl::primitive_attr reorder_attr;
+      if (int8) {
+        std::vector<float> inv;
+        for (float s : w_scales) inv.push_back(1.0f / s);
+        reorder_attr.set_output_scales(geo.groups == 1 ? 1 : 3, inv);
+      }
+      dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_md, Engine(), pd.weights_desc(), reorder_attr))
+          .execute(Stream(), user, kernel->weights_);
+      Stream().wait();
+    });
+    RETURN_IF_ERROR(status);
+
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_WEIGHTS] = kernel->weights_;
+    args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
+    if (bias) {
+      kernel->bias_ = memory(b_md, Engine());
+      auto* b = static_cast<float*>(kernel->bias_.get_data_handle());
+      std::memcpy(b, bias->value->raw_data(), bias->value->nbytes());
+      // oneDNN 2.x int8: dst = output_scale · (Σ src·wei + bias), so the bias goes in unscaled units.
+      for (size_t m = 0; m < out_scales.size(); ++m) b[m] /= out_scales[m];
+      args[DNNL_ARG_BIAS] = kernel->bias_;
+    }
+    if (kernel->has_z_) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+          memory(Describe(geo.y, dt::f32, Layout::kChannelsLast), Engine(), DNNL_MEMORY_NONE);
+    }
+    kernel->conv_ = PrimitiveCall(dnnl::convolution_forward(pd), std::move(args));
+
+    if (int8) {
+      // Quantise the f32 input (whatever its order) into channels-last u8/s8 before each run.
+      const memory::desc f32_md = Describe(geo.x, dt::f32, x->layout);
+      dnnl::primitive_attr q_attr;
+      q_attr.set_output_scales(0, {1.0f / aq.scale});
+      kernel->quantized_.resize(static_cast<size_t>(NumElements(geo.x)) + 64);
+      status = Guard(node, "input quantisation", [&] {
+        dnnl::reorder::primitive_desc rpd(Engine(), f32_md, Engine(), pd.src_desc(), q_attr);
+        std::unordered_map<int, memory> q_args;
+        q_args[DNNL_ARG_FROM] = memory(f32_md, Engine(), DNNL_MEMORY_NONE);
+        q_args[DNNL_ARG_TO] = memory(pd.src_desc(), Engine(), kernel->quantized_.data());
+        kernel->quantize_ = PrimitiveCall(dnnl::reorder(rpd), std::move(q_args));
+      });
+      RETURN_IF_ERROR(status);
+      kernel->src_layout_ = x->layout;
+      kernel->int8_ = true;
+    }
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (int8_) {
+      quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
+      quantize_.Execute();
+      conv_.SetHandle(DNNL_ARG_SRC, quantized_.data());
+    } else {
+      conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    }
+    conv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
+    if (has_z_) conv_.SetHandle(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, ctx.input(3)->raw_data());
+    conv_.Execute();
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override {
+    if (i == 0) return src_layout_;
+    return i == 3 ? Layout::kChannelsLast : Layout::kPlain;
+  }
+  Layout OutputLayout(size_t) const override { return Layout::kChannelsLast; }
+
+ private:
+  ConvKernel() = default;
+  PrimitiveCall conv_;
+  PrimitiveCall quantize_;
+  memory weights_;
+  memory bias_;
+  std::vector<uint8_t> quantized_;
+  Layout src_layout_ = Layout::kChannelsLast;
+  bool has_z_ = false;
+  bool int8_ = false;
+  std::string impl_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init) { return ConvKernel::Create(init, false); }
+Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init) { return ConvKernel::Create(init, true); }
+
+}  // namespace chipfit::cpu
