@@ -1,31 +1,27 @@
-// Dead-node elimination and BatchNormalization folding.
+// Dead-node elimination, Constant promotion and BatchNormalization folding.
 #include "core/graph/passes.h"
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace chipfit {
 namespace {
 
-std::map<std::string, int> ReaderCounts(const Graph& graph) {
-  std::map<std::string, int> readers;
+// Nested subgraphs read outer values by name; their reads count like the outer graph's own.
+void CountReads(const Graph& graph, std::map<std::string, int>& readers) {
   for (const Node& node : graph.nodes) {
     for (const std::string& in : node.inputs) {
       if (!in.empty()) ++readers[in];
     }
-    // Subgraphs read outer values by name; count those reads too.
     for (const auto& [name, attr] : node.attributes) {
-      if (attr.graph == nullptr) continue;
-      for (const Node& inner : attr.graph->nodes) {
-        for (const std::string& in : inner.inputs) {
-          if (!in.empty()) ++readers[in];
-        }
-      }
+      if (attr.graph != nullptr) CountReads(*attr.graph, readers);
     }
   }
-  for (const ValueDesc& out : graph.outputs) ++readers[out.name];
-  return readers;
 }
 
 // Float32 initializer of exactly `count` elements, or nullptr.
@@ -35,12 +31,66 @@ const Tensor* F32Constant(const Graph& graph, const std::string& name, int64_t c
   return it->second.numel() == count ? &it->second : nullptr;
 }
 
+// The tensor a Constant node holds, or nullopt for forms that stay nodes (sparse, strings, none).
+std::optional<Tensor> ConstantNodeValue(const Node& node) {
+  auto filled = [](DType dtype, Shape shape, const auto& values) {
+    Tensor t(dtype, std::move(shape));
+    using V = std::decay_t<decltype(values[0])>;
+    for (size_t i = 0; i < values.size(); ++i) t.data<V>()[i] = values[i];
+    return t;
+  };
+  if (const Tensor* t = node.GetTensor("value")) {
+    if (t->dtype() == DType::kString || t->dtype() == DType::kUndefined) return std::nullopt;
+    return t->Clone();
+  }
+  if (node.Has("value_float")) return filled(DType::kF32, {}, std::vector<float>{node.GetFloat("value_float", 0)});
+  if (node.Has("value_int")) return filled(DType::kI64, {}, std::vector<int64_t>{node.GetInt("value_int", 0)});
+  if (node.Has("value_floats")) {
+    const std::vector<float> v = node.GetFloats("value_floats");
+    return filled(DType::kF32, {static_cast<int64_t>(v.size())}, v);
+  }
+  if (node.Has("value_ints")) {
+    const std::vector<int64_t> v = node.GetInts("value_ints");
+    return filled(DType::kI64, {static_cast<int64_t>(v.size())}, v);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::map<std::string, int> CountValueReaders(const Graph& graph) {
+  std::map<std::string, int> readers;
+  CountReads(graph, readers);
+  for (const ValueDesc& out : graph.outputs) ++readers[out.name];
+  return readers;
+}
+
+int PromoteConstantNodes(Graph& graph) {
+  std::set<std::string> graph_outputs;
+  for (const ValueDesc& out : graph.outputs) graph_outputs.insert(out.name);
+  int promoted = 0;
+  std::vector<Node> kept;
+  for (Node& node : graph.nodes) {
+    const bool constant = node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
+    // Graph outputs stay produced by nodes, so the output list keeps naming computed values only.
+    if (constant && node.outputs.size() == 1 && !node.outputs[0].empty() && !graph_outputs.contains(node.outputs[0]) &&
+        !graph.initializers.contains(node.outputs[0])) {
+      if (std::optional<Tensor> value = ConstantNodeValue(node)) {
+        graph.initializers[node.outputs[0]] = std::move(*value);
+        ++promoted;
+        continue;
+      }
+    }
+    kept.push_back(std::move(node));
+  }
+  graph.nodes = std::move(kept);
+  return promoted;
+}
 
 int EliminateDeadNodes(Graph& graph) {
   int removed = 0;
   while (true) {
-    const auto readers = ReaderCounts(graph);
+    const auto readers = CountValueReaders(graph);
     std::vector<Node> kept;
     for (Node& node : graph.nodes) {
       bool live = false;
@@ -59,7 +109,7 @@ int EliminateDeadNodes(Graph& graph) {
 
 Result<int> FoldBatchNorm(Graph& graph) {
   int folded = 0;
-  auto readers = ReaderCounts(graph);
+  auto readers = CountValueReaders(graph);
   std::map<std::string, size_t> producer;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
@@ -128,7 +178,7 @@ Result<int> FoldBatchNorm(Graph& graph) {
     }
     graph.nodes = std::move(kept);
     // Weights that only the folded pairs read are now unused.
-    const auto now_read = ReaderCounts(graph);
+    const auto now_read = CountValueReaders(graph);
     for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
       it = now_read.contains(it->first) ? std::next(it) : graph.initializers.erase(it);
     }

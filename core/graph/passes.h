@@ -1,19 +1,53 @@
-// Graph passes that keep semantics: dead-node elimination and BatchNormalization folding.
-// (Constant folding runs inside Compile, where every value's shape is known.)
+// Graph passes that keep semantics: dead-node elimination, Constant promotion, BatchNormalization
+// folding and Conv + Add + activation fusion. (Constant folding runs inside Compile, where every
+// value's shape is known.)
 #pragma once
+
+#include <map>
+#include <string>
 
 #include "core/graph/graph.h"
 #include "core/status.h"
 
 namespace chipfit {
 
+// The domain of the ops passes create (FusedConv); chipfit's reference kernels implement them.
+inline constexpr const char* kChipfitDomain = "com.chipfit";
+
+// How many times each value is read: every input slot of every node, of this graph and of nested
+// subgraphs (they read outer values by name), plus one per graph output. A value absent from the
+// map has no reader.
+std::map<std::string, int> CountValueReaders(const Graph& graph);
+
 // Removes nodes none of whose outputs reach a graph output. Returns how many were removed.
 int EliminateDeadNodes(Graph& graph);
+
+// Moves the tensor of each main-graph Constant node (attribute value, value_float(s) or
+// value_int(s)) into graph.initializers under the node's output name and drops the node, so passes
+// that need initializer weights (FoldBatchNorm, FuseConvActivations) also work on exporters that
+// keep weights in Constant nodes (paddle2onnx). A Constant whose output is a graph output stays a
+// node; nested subgraphs are not touched. Returns how many nodes were promoted.
+int PromoteConstantNodes(Graph& graph);
 
 // Folds BatchNormalization (inference form, constant statistics) into the Conv or Gemm that feeds
 // it when that node's output has no other reader and its weights are initializers:
 //   W' = W · s,  b' = (b − mean) · s + beta,  s = gamma / sqrt(var + eps)   (per output channel).
 // The merged node keeps the Conv/Gemm name and lists both ONNX nodes in `covers`.
 Result<int> FoldBatchNorm(Graph& graph);
+
+// Rewrites Conv [→ Add(conv, Z)] [→ activation] into one com.chipfit FusedConv node:
+//   Y = activation(Conv(X, W, B) + Z)
+// with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for
+// none) and `activation_params` (Clip {min, max}, LeakyRelu {alpha}, HardSigmoid {alpha, beta}).
+// Activations: those ops, and hard-swish written as x · HardSigmoid(x, 1/6, 1/2) or as
+// x · Clip(x + 3, 0, 6) / 6 (or · 1/6). Constants (Clip bounds from opset 11, the 3 and 6) must be
+// initializers: run PromoteConstantNodes first on models that keep them in Constant nodes.
+// A pattern fuses only when its intermediate values have no reader outside it and are not graph
+// outputs, the Conv (ai.onnx) has initializer weights, Z is not a constant (a bias-like add stays a
+// separate node) and the graph's value descriptions show that adding Z keeps the Conv's output
+// shape. The fused node keeps the Conv's name, lists every merged ONNX node in `covers` (after those
+// the Conv already covered) and writes the pattern's last output, so readers are unchanged.
+// Returns the number of FusedConv nodes created.
+int FuseConvActivations(Graph& graph);
 
 }  // namespace chipfit

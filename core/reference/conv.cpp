@@ -1,5 +1,7 @@
-// Reference kernels: Conv, ConvInteger and ConvTranspose over any number of spatial dims.
+// Reference kernels: Conv, ConvInteger and ConvTranspose over any number of spatial dims, and chipfit's FusedConv.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -221,7 +223,9 @@ std::vector<double> ConvTransposed(const ConvGeometry& g, const std::vector<doub
   return y;
 }
 
-Status RunConvLike(KernelContext& ctx, bool transposed, bool integer) {
+// The convolution in double, before the single rounding to the output dtype (FusedConv adds its
+// epilogue first).
+Result<std::vector<double>> ComputeConvLike(const KernelContext& ctx, bool transposed, bool integer) {
   const Tensor& x = *ctx.input(0);
   const Tensor& w = *ctx.input(1);
   ASSIGN_OR_RETURN(ConvGeometry g, ReadConvGeometry(ctx.node(), x.shape(), w.shape(), transposed));
@@ -236,7 +240,12 @@ Status RunConvLike(KernelContext& ctx, bool transposed, bool integer) {
   } else {
     bias = PerChannel(ctx.input(2), g.out_channels);
   }
-  StoreDoubles(transposed ? ConvTransposed(g, xs, ws, bias) : ConvForward(g, xs, ws, bias), ctx.output(0));
+  return transposed ? ConvTransposed(g, xs, ws, bias) : ConvForward(g, xs, ws, bias);
+}
+
+Status RunConvLike(KernelContext& ctx, bool transposed, bool integer) {
+  ASSIGN_OR_RETURN(const std::vector<double> y, ComputeConvLike(ctx, transposed, integer));
+  StoreDoubles(y, ctx.output(0));
   return Status::Ok();
 }
 
@@ -244,7 +253,108 @@ Status RunConv(KernelContext& ctx) { return RunConvLike(ctx, false, false); }
 Status RunConvInteger(KernelContext& ctx) { return RunConvLike(ctx, false, true); }
 Status RunConvTranspose(KernelContext& ctx) { return RunConvLike(ctx, true, false); }
 
+// ---------------------------------------------------------------------------------------------------------------
+// FusedConv (com.chipfit, written by FuseConvActivations): Y = activation(Conv(X, W, B) + Z).
+
+enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish, kSigmoid, kTanh };
+
+struct FusedActivation {
+  Activation kind = Activation::kNone;
+  double a = 0, b = 0;  // Clip {min, max}, LeakyRelu {alpha}, HardSigmoid {alpha, beta}
+};
+
+struct ActivationDef {
+  const char* name;
+  Activation kind;
+  size_t params;
+  float a = 0, b = 0;  // what absent activation_params mean: the ONNX op's defaults
+};
+
+constexpr ActivationDef kActivations[] = {
+    {"", Activation::kNone, 0},
+    {"Relu", Activation::kRelu, 0},
+    {"Clip", Activation::kClip, 2, -std::numeric_limits<float>::max(), std::numeric_limits<float>::max()},
+    {"LeakyRelu", Activation::kLeakyRelu, 1, 0.01f},
+    {"HardSigmoid", Activation::kHardSigmoid, 2, 0.2f, 0.5f},
+    {"HardSwish", Activation::kHardSwish, 0},
+    {"Sigmoid", Activation::kSigmoid, 0},
+    {"Tanh", Activation::kTanh, 0},
+};
+
+Result<FusedActivation> ReadFusedActivation(const Node& node) {
+  const std::string name = node.GetString("activation", "");
+  const std::vector<float> params = node.GetFloats("activation_params");
+  for (const ActivationDef& def : kActivations) {
+    if (name != def.name) continue;
+    if (!params.empty() && params.size() != def.params) {
+      return InvalidArgument(node.Describe() + ": activation '" + name + "' takes " + std::to_string(def.params) +
+                             " activation_params, got " + std::to_string(params.size()));
+    }
+    return FusedActivation{def.kind, params.empty() ? def.a : params[0], params.size() < 2 ? def.b : params[1]};
+  }
+  return InvalidArgument(node.Describe() + ": activation '" + name +
+                         "' is not one of Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh");
+}
+
+// The same formulas (and NaN behaviour) as the separate reference ops, so fusing changes only rounding.
+double Activate(const FusedActivation& act, double x) {
+  switch (act.kind) {
+    case Activation::kNone: return x;
+    case Activation::kRelu: return x < 0 ? 0.0 : x;
+    case Activation::kClip: return x < act.a ? act.a : x;
+    case Activation::kLeakyRelu: return x < 0 ? 0.01 * x : x;
+    case Activation::kHardSigmoid: return std::clamp(act.a * x + act.b, 0.0, 1.0);
+    case Activation::kHardSwish: return x * std::clamp(x / 6.0 + 0.49, 0.0, 1.0);
+    case Activation::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case Activation::kTanh: return std::tanh(x);
+  }
+  return x;
+}
+
+// Z broadcasts to the conv output without growing it (a larger sum would not be the conv's shape,
+// which is what FusedConv writes). Unknown dims (< 0) pass until shapes are bound.
+Status CheckResidual(const Node& node, const Shape& out, const Shape& z) {
+  bool ok = z.size() <= out.size();
+  for (size_t i = 0; ok && i < z.size(); ++i) {
+    const int64_t zd = z[i], od = out[out.size() - z.size() + i];
+    ok = zd == 1 || zd == od || zd < 0 || od < 0;
+  }
+  if (ok) return Status::Ok();
+  return InvalidArgument(node.Describe() + ": input Z of shape " + ShapeToString(z) +
+                         " does not broadcast to the conv output shape " + ShapeToString(out) +
+                         " (the sum must keep the conv's shape)");
+}
+
 }  // namespace
+
+Status InferFusedConv(InferContext& ctx) {
+  RETURN_IF_ERROR(InferConvLike(ctx, false, false));
+  RETURN_IF_ERROR(ReadFusedActivation(ctx.node()).status());
+  const ValueInfo* z = ctx.input(3);
+  if (z == nullptr) return Status::Ok();
+  if (z->dtype != ctx.input(0)->dtype) {
+    return ctx.Error("Z has dtype " + std::string(DTypeName(z->dtype)) + " but X has " +
+                     std::string(DTypeName(ctx.input(0)->dtype)));
+  }
+  return CheckResidual(ctx.node(), ctx.outputs()[0].shape, z->shape);
+}
+
+Status RunFusedConv(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(const FusedActivation act, ReadFusedActivation(ctx.node()));
+  ASSIGN_OR_RETURN(std::vector<double> y, ComputeConvLike(ctx, false, false));
+  Tensor& out = *ctx.output(0);
+  if (const Tensor* z = ctx.input(3)) {
+    RETURN_IF_ERROR(CheckResidual(ctx.node(), out.shape(), z->shape()));
+    const std::vector<double> zs = ToDoubles(*z);
+    const BroadcastIndexer index(z->shape(), out.shape());
+    for (size_t i = 0; i < y.size(); ++i) y[i] -= zs[static_cast<size_t>(index(static_cast<int64_t>(i)))];
+  }
+  if (act.kind != Activation::kNone) {
+    for (double& v : y) v = Activate(act, v);
+  }
+  StoreDoubles(y, &out);
+  return Status::Ok();
+}
 
 std::vector<OpEntry> ConvOps() {
   return {

@@ -18,4 +18,8 @@ std::vector<OpEntry> TensorOps();         // tensor_ops.cpp: Reshape … Gather,
 std::vector<OpEntry> ResizeOps();         // resize.cpp: Resize, Upsample
 std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If
 
+// com.chipfit ops that graph passes create (core/graph/passes.h), one row each in the table.
+Status InferFusedConv(InferContext& ctx);  // conv.cpp: activation(Conv(X, W, B) + Z)
+Status RunFusedConv(KernelContext& ctx);
+
 }  // namespace chipfit

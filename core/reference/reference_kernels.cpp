@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "core/graph/passes.h"
 #include "core/reference/ops.h"
 
 namespace chipfit {
@@ -15,6 +16,7 @@ const std::vector<OpEntry>& ReferenceOps() {
                         ControlFlowOps}) {
       for (OpEntry& entry : family()) all.push_back(entry);
     }
+    all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});
     return all;
   }();
   return table;

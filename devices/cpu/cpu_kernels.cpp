@@ -17,6 +17,10 @@ KernelTable BuildTable() {
   t.Add("FusedConv", kFused, kCpu, kFp32, {"onednn:conv", cpu::CreateConvF32});
   t.Add("Conv", "", kCpu, kInt8, {"onednn:conv:int8", cpu::CreateConvInt8});
   t.Add("FusedConv", kFused, kCpu, kInt8, {"onednn:conv:int8", cpu::CreateConvInt8});
+  // --- elementwise, binary, softmax, normalisation, reductions
+
+  // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize
+
   return t;
 }
 

@@ -1,12 +1,18 @@
-// Graph passes: dead-node elimination and BatchNormalization folding keep the model's results.
+// Graph passes: dead-node elimination, Constant promotion, BatchNormalization folding and Conv fusion keep
+// the model's results.
 #include "core/graph/passes.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "core/graph/onnx_import.h"
 #include "core/runtime/compiled_model.h"
+#include "core/tensor/random.h"
 #include "tests/core/onnx_builder.h"
 
 namespace chipfit {
@@ -141,6 +147,462 @@ TEST(CostTest, ConvAndGemmFollowTheirFormulas) {
   ASSERT_TRUE(gemm.ok());
   EXPECT_EQ((*gemm)->costs()[0].flops, 2 * 2 * 3 * 4 + 2 * 3);  // 2·M·N·K + M·N for C
   EXPECT_EQ((*gemm)->stats().flops, (*gemm)->costs()[0].flops + (*gemm)->costs()[1].flops);
+}
+
+}  // namespace
+}  // namespace chipfit
+
+// ---------------------------------------------------------------------------------------------------------------
+// PromoteConstantNodes and FuseConvActivations.
+
+namespace chipfit {
+namespace {
+
+using testing::AddInitializer;
+using testing::AddNode;
+using testing::AddValue;
+
+void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+void SetFloatsAttr(onnx::NodeProto* n, const std::string& name, const std::vector<float>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOATS);
+  for (float f : v) a->add_floats(f);
+}
+
+void SetIntsAttr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t i : v) a->add_ints(i);
+}
+
+// A Constant node holding a float tensor attribute `value` filled by f(i), as paddle2onnx writes weights.
+template <typename F>
+void AddConstantNode(onnx::GraphProto* g, const std::string& out, const std::vector<int64_t>& dims, F f) {
+  auto* n = AddNode(g, "Constant", {}, {out}, out + "_const");
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    count *= d;
+  }
+  for (int64_t i = 0; i < count; ++i) t->add_float_data(static_cast<float>(f(i)));
+}
+
+// Compiles both graphs on the reference target, runs them on the same seeded inputs and expects
+// every output to agree within 1e-5.
+void ExpectSameResults(const Graph& original, const Graph& rewritten) {
+  auto a = Compile(original, Target{});
+  auto b = Compile(rewritten, Target{});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  std::map<std::string, Tensor> inputs;
+  uint64_t seed = 7;
+  for (const ValueDesc& in : original.inputs) inputs[in.name] = SeededTensor(in.dtype, in.shape, seed++);
+  auto ya = (*a)->Run(inputs);
+  auto yb = (*b)->Run(inputs);
+  ASSERT_TRUE(ya.ok()) << ya.status().ToString();
+  ASSERT_TRUE(yb.ok()) << yb.status().ToString();
+  ASSERT_EQ(ya->size(), yb->size());
+  for (size_t k = 0; k < ya->size(); ++k) {
+    const Tensor& ta = (*ya)[k];
+    const Tensor& tb = (*yb)[k];
+    ASSERT_EQ(ta.shape(), tb.shape());
+    double max_abs = 0;
+    for (int64_t i = 0; i < ta.numel(); ++i) {
+      max_abs = std::max(max_abs, std::fabs(ta.GetAsDouble(i) - tb.GetAsDouble(i)));
+    }
+    EXPECT_LE(max_abs, 1e-5) << "output " << k;
+  }
+}
+
+// x [1, 2, 5, 5] → Conv "conv" (3 output channels, pads 1) → "c" [1, 3, 5, 5]; the caller adds the
+// nodes after it and the graph output `out`. Weights large enough that activations see both sides
+// of their kinks (|c| reaches past 3).
+onnx::ModelProto ConvModel(const std::string& name, int64_t opset, bool residual_input = false) {
+  onnx::ModelProto m = testing::NewModel(name, opset);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 2, 5, 5});
+  if (residual_input) AddValue(g->mutable_input(), "r", {1, 3, 5, 5});
+  AddInitializer(g, "w", {3, 2, 3, 3}, [](int64_t i) { return Wave(i, 1.5); });
+  AddInitializer(g, "b", {3}, [](int64_t i) { return 0.3 * i - 0.2; });
+  auto* conv = AddNode(g, "Conv", {"x", "w", "b"}, {"c"}, "conv");
+  SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  return m;
+}
+
+void AddOutput(onnx::ModelProto& m, const std::string& name) {
+  AddValue(m.mutable_graph()->mutable_output(), name, {1, 3, 5, 5});
+}
+
+struct Fused {
+  Graph original;
+  Graph graph;
+  int count = 0;
+};
+
+// Imports, promotes Constant nodes, fuses; checks the results did not change.
+Fused FuseAndCompare(const onnx::ModelProto& m) {
+  Fused f;
+  f.original = ImportOrDie(m);
+  f.graph = f.original;
+  PromoteConstantNodes(f.graph);
+  f.count = FuseConvActivations(f.graph);
+  ExpectSameResults(f.original, f.graph);
+  return f;
+}
+
+const Node* FindOp(const Graph& graph, const std::string& op_type) {
+  for (const Node& node : graph.nodes) {
+    if (node.op_type == op_type) return &node;
+  }
+  return nullptr;
+}
+
+// Exactly one FusedConv with the given activation, params and covers; `nodes` nodes remain.
+void ExpectOneFused(const Fused& f, size_t nodes, const std::string& activation, const std::vector<float>& params,
+                    const std::vector<std::string>& covers, const std::string& z = "") {
+  EXPECT_EQ(f.count, 1);
+  ASSERT_EQ(f.graph.nodes.size(), nodes);
+  const Node* fused = FindOp(f.graph, "FusedConv");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->name, "conv");
+  EXPECT_EQ(fused->domain, "com.chipfit");
+  EXPECT_EQ(fused->GetString("activation", ""), activation);
+  const std::vector<float> got = fused->GetFloats("activation_params");
+  ASSERT_EQ(got.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT_NEAR(got[i], params[i], 1e-6f * std::max(1.0f, std::fabs(params[i])));
+  EXPECT_EQ(fused->covers, covers);
+  EXPECT_EQ(fused->inputs.size() > 3 ? fused->inputs[3] : "", z);
+  EXPECT_EQ(fused->GetInts("pads"), (std::vector<int64_t>{1, 1, 1, 1}));  // the Conv's attributes travel along
+}
+
+TEST(PromoteConstantNodesTest, ConstantWeightsBecomeInitializersAndBatchNormFolds) {
+  onnx::ModelProto m = testing::NewModel("paddle_style", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 2, 5, 5});
+  AddValue(g->mutable_output(), "y", {1, 3, 5, 5});
+  AddConstantNode(g, "w", {3, 2, 3, 3}, [](int64_t i) { return Wave(i, 0.5); });
+  AddConstantNode(g, "gamma", {3}, [](int64_t i) { return 1.0 + 0.1 * i; });
+  AddConstantNode(g, "beta", {3}, [](int64_t i) { return 0.05 * i - 0.1; });
+  AddConstantNode(g, "mean", {3}, [](int64_t i) { return Wave(i, 0.2); });
+  // value_floats (opset >= 12) instead of a tensor attribute.
+  auto* var = AddNode(g, "Constant", {}, {"var"}, "var_const");
+  SetFloatsAttr(var, "value_floats", {0.5f, 0.75f, 1.0f});
+  auto* conv = AddNode(g, "Conv", {"x", "w"}, {"c"}, "conv");
+  SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  AddNode(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"y"}, "bn");
+  const Graph original = ImportOrDie(m);
+
+  Graph graph = original;
+  auto not_folded = FoldBatchNorm(graph);
+  ASSERT_TRUE(not_folded.ok());
+  EXPECT_EQ(*not_folded, 0);  // weights in Constant nodes are invisible to the fold
+
+  EXPECT_EQ(PromoteConstantNodes(graph), 5);
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  ASSERT_TRUE(graph.initializers.contains("var"));
+  EXPECT_EQ(graph.initializers.at("var").shape(), (Shape{3}));
+  EXPECT_EQ(graph.initializers.at("var").data<float>()[1], 0.75f);
+  EXPECT_EQ(graph.initializers.at("w").shape(), (Shape{3, 2, 3, 3}));
+  auto folded = FoldBatchNorm(graph);
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ(*folded, 1);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].covers, (std::vector<std::string>{"conv", "bn"}));
+  ExpectSameResults(original, graph);
+}
+
+TEST(PromoteConstantNodesTest, ScalarFormsArePromotedAndGraphOutputsStayNodes) {
+  onnx::ModelProto m = testing::NewModel("scalars", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {4});
+  AddValue(g->mutable_output(), "y", {4});
+  AddValue(g->mutable_output(), "k", {1});
+  auto* f = AddNode(g, "Constant", {}, {"f"}, "f_const");
+  SetFloatAttr(f, "value_float", 2.5f);
+  auto* k = AddNode(g, "Constant", {}, {"k"}, "k_const");  // a graph output: must stay a node
+  SetFloatsAttr(k, "value_floats", {1.0f});
+  AddNode(g, "Mul", {"x", "f"}, {"y"}, "mul");
+  const Graph original = ImportOrDie(m);
+  Graph graph = original;
+  EXPECT_EQ(PromoteConstantNodes(graph), 1);
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(graph.nodes[0].name, "k_const");
+  ASSERT_TRUE(graph.initializers.contains("f"));
+  EXPECT_EQ(graph.initializers.at("f").rank(), 0);
+  EXPECT_EQ(graph.initializers.at("f").data<float>()[0], 2.5f);
+  EXPECT_FALSE(graph.initializers.contains("k"));
+  ExpectSameResults(original, graph);
+}
+
+struct SingleActivationCase {
+  std::string op;
+  int64_t opset;
+  std::vector<float> attrs;  // alpha[, beta] where the op has them
+  std::vector<float> params;
+};
+
+class FuseSingleActivationTest : public ::testing::TestWithParam<SingleActivationCase> {};
+
+TEST_P(FuseSingleActivationTest, ConvThenActivationFuses) {
+  const SingleActivationCase& p = GetParam();
+  onnx::ModelProto m = ConvModel("conv_act", p.opset);
+  auto* act = AddNode(m.mutable_graph(), p.op, {"c"}, {"y"}, "act");
+  if (!p.attrs.empty()) SetFloatAttr(act, "alpha", p.attrs[0]);
+  if (p.attrs.size() > 1) SetFloatAttr(act, "beta", p.attrs[1]);
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m), 1, p.op, p.params, {"conv", "act"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, FuseSingleActivationTest,
+                         ::testing::Values(SingleActivationCase{"Relu", 13, {}, {}},
+                                           SingleActivationCase{"LeakyRelu", 13, {0.2f}, {0.2f}},
+                                           SingleActivationCase{"LeakyRelu", 13, {}, {0.01f}},
+                                           SingleActivationCase{"Sigmoid", 13, {}, {}},
+                                           SingleActivationCase{"Tanh", 13, {}, {}},
+                                           SingleActivationCase{"HardSigmoid", 13, {0.3f, 0.4f}, {0.3f, 0.4f}},
+                                           SingleActivationCase{"HardSwish", 14, {}, {}}),
+                         [](const auto& info) { return info.param.op + std::to_string(info.index); });
+
+TEST(FuseConvActivationsTest, ClipWithAttributesBeforeOpset11) {
+  onnx::ModelProto m = ConvModel("relu6", 9);
+  auto* clip = AddNode(m.mutable_graph(), "Clip", {"c"}, {"y"}, "clip");
+  SetFloatAttr(clip, "min", 0.0f);
+  SetFloatAttr(clip, "max", 2.0f);
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m), 1, "Clip", {0.0f, 2.0f}, {"conv", "clip"});
+}
+
+TEST(FuseConvActivationsTest, ClipWithInitializerBoundsAndAnAbsentMin) {
+  onnx::ModelProto m = ConvModel("clip13", 13);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "hi", {}, [](int64_t) { return 1.5; });
+  AddNode(g, "Clip", {"c", "", "hi"}, {"y"}, "clip");
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m), 1, "Clip", {-FLT_MAX, 1.5f}, {"conv", "clip"});
+}
+
+TEST(FuseConvActivationsTest, ClipBoundsFromConstantNodesFuseAfterPromotion) {
+  onnx::ModelProto m = ConvModel("clip_const", 13);
+  auto* g = m.mutable_graph();
+  AddConstantNode(g, "lo", {}, [](int64_t) { return -0.5; });
+  AddConstantNode(g, "hi", {}, [](int64_t) { return 0.8; });
+  AddNode(g, "Clip", {"c", "lo", "hi"}, {"y"}, "clip");
+  AddOutput(m, "y");
+  Graph graph = ImportOrDie(m);
+  EXPECT_EQ(FuseConvActivations(graph), 0);  // the pass reads only initializers
+  ExpectOneFused(FuseAndCompare(m), 1, "Clip", {-0.5f, 0.8f}, {"conv", "clip"});
+}
+
+TEST(FuseConvActivationsTest, ResidualAddThenReluEitherOperandOrder) {
+  for (bool conv_first : {true, false}) {
+    onnx::ModelProto m = ConvModel("residual", 13, true);
+    auto* g = m.mutable_graph();
+    AddNode(g, "Add", conv_first ? std::vector<std::string>{"c", "r"} : std::vector<std::string>{"r", "c"}, {"s"},
+            "add");
+    AddNode(g, "Relu", {"s"}, {"y"}, "relu");
+    AddOutput(m, "y");
+    ExpectOneFused(FuseAndCompare(m), 1, "Relu", {}, {"conv", "add", "relu"}, "r");
+  }
+}
+
+TEST(FuseConvActivationsTest, ResidualAddWithoutActivationAndBroadcastZ) {
+  onnx::ModelProto m = ConvModel("residual_bcast", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "r", {3, 1, 1});  // per-channel, broadcast over N, H and W
+  AddNode(g, "Add", {"c", "r"}, {"y"}, "add");
+  AddOutput(m, "y");
+  const Fused f = FuseAndCompare(m);
+  ExpectOneFused(f, 1, "", {}, {"conv", "add"}, "r");
+  EXPECT_FALSE(f.graph.nodes[0].Has("activation"));
+}
+
+TEST(FuseConvActivationsTest, HardSwishAsHardSigmoidTimesX) {
+  onnx::ModelProto m = ConvModel("hs_mul", 13);
+  auto* g = m.mutable_graph();
+  auto* hs = AddNode(g, "HardSigmoid", {"c"}, {"h"}, "hsig");
+  SetFloatAttr(hs, "alpha", 1.0f / 6.0f);
+  SetFloatAttr(hs, "beta", 0.5f);
+  AddNode(g, "Mul", {"c", "h"}, {"y"}, "mul");
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m), 1, "HardSwish", {}, {"conv", "hsig", "mul"});
+}
+
+// PaddleOCR MobileNetV3 at opset 9: Add(x, 3) → Clip(0, 6) → Mul(x, clip) → Div(mul, 6), constants in
+// Constant nodes.
+TEST(FuseConvActivationsTest, PaddleHardSwishDecompositionAtOpset9) {
+  onnx::ModelProto m = ConvModel("paddle_hswish", 9);
+  auto* g = m.mutable_graph();
+  AddConstantNode(g, "three", {1}, [](int64_t) { return 3.0; });
+  AddConstantNode(g, "six", {1}, [](int64_t) { return 6.0; });
+  AddNode(g, "Add", {"c", "three"}, {"a"}, "add3");
+  auto* clip = AddNode(g, "Clip", {"a"}, {"cl"}, "clip");
+  SetFloatAttr(clip, "min", 0.0f);
+  SetFloatAttr(clip, "max", 6.0f);
+  AddNode(g, "Mul", {"c", "cl"}, {"p"}, "mul");
+  AddNode(g, "Div", {"p", "six"}, {"y"}, "div");
+  AddOutput(m, "y");
+  const Fused f = FuseAndCompare(m);
+  ExpectOneFused(f, 1, "HardSwish", {}, {"conv", "add3", "clip", "mul", "div"});
+  EXPECT_FALSE(f.graph.initializers.contains("three"));  // constants the pattern used are gone
+  EXPECT_FALSE(f.graph.initializers.contains("six"));
+}
+
+// The variant with Mul(clip, x) and · 1/6, Clip bounds as inputs (opset 13), after a residual Add.
+TEST(FuseConvActivationsTest, ResidualThenHardSwishDecompositionWithOneSixth) {
+  onnx::ModelProto m = ConvModel("hswish13", 13, true);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "three", {}, [](int64_t) { return 3.0; });
+  AddInitializer(g, "zero", {}, [](int64_t) { return 0.0; });
+  AddInitializer(g, "six", {}, [](int64_t) { return 6.0; });
+  AddInitializer(g, "sixth", {}, [](int64_t) { return 1.0 / 6.0; });
+  AddNode(g, "Add", {"r", "c"}, {"s"}, "add");
+  AddNode(g, "Add", {"three", "s"}, {"a"}, "add3");
+  AddNode(g, "Clip", {"a", "zero", "six"}, {"cl"}, "clip");
+  AddNode(g, "Mul", {"cl", "s"}, {"p"}, "mul");
+  AddNode(g, "Mul", {"sixth", "p"}, {"y"}, "scale");
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m), 1, "HardSwish", {}, {"conv", "add", "add3", "clip", "mul", "scale"}, "r");
+}
+
+TEST(FuseConvActivationsTest, FoldedBatchNormCoversAreKept) {
+  onnx::ModelProto m = ConvModel("conv_bn_relu", 13);
+  auto* g = m.mutable_graph();
+  AddBatchNorm(g, "c", "n", 3);
+  AddNode(g, "Relu", {"n"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  const Graph original = ImportOrDie(m);
+  Graph graph = original;
+  auto folded = FoldBatchNorm(graph);
+  ASSERT_TRUE(folded.ok());
+  ASSERT_EQ(*folded, 1);
+  EXPECT_EQ(FuseConvActivations(graph), 1);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].covers, (std::vector<std::string>{"conv", "bn", "relu"}));
+  ExpectSameResults(original, graph);
+}
+
+TEST(FuseConvActivationsTest, FusedNodesStayTopologicallySorted) {
+  // conv1 → relu1 → conv2, whose residual Add reads a value computed after conv2.
+  onnx::ModelProto m = ConvModel("chain", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "Relu", {"c"}, {"r1"}, "relu1");
+  AddInitializer(g, "w2", {3, 3, 1, 1}, [](int64_t i) { return Wave(i, 0.9); });
+  AddNode(g, "Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  AddNode(g, "Neg", {"r1"}, {"late"}, "late");
+  AddNode(g, "Add", {"c2", "late"}, {"s"}, "add");
+  AddNode(g, "Sigmoid", {"s"}, {"y"}, "sig");
+  AddOutput(m, "y");
+  const Fused f = FuseAndCompare(m);
+  EXPECT_EQ(f.count, 2);
+  ASSERT_EQ(f.graph.nodes.size(), 3u);
+  EXPECT_EQ(f.graph.nodes[0].name, "conv");
+  EXPECT_EQ(f.graph.nodes[1].name, "late");
+  EXPECT_EQ(f.graph.nodes[2].name, "conv2");
+  EXPECT_EQ(f.graph.nodes[2].covers, (std::vector<std::string>{"conv2", "add", "sig"}));
+}
+
+TEST(FuseConvActivationsTest, NoFusionWhenTheConvOutputHasAnotherReader) {
+  onnx::ModelProto m = ConvModel("two_readers", 13);
+  AddNode(m.mutable_graph(), "Relu", {"c"}, {"y"}, "relu");
+  AddNode(m.mutable_graph(), "Neg", {"c"}, {"z"}, "neg");
+  AddOutput(m, "y");
+  AddOutput(m, "z");
+  const Fused f = FuseAndCompare(m);
+  EXPECT_EQ(f.count, 0);
+  EXPECT_EQ(f.graph.nodes.size(), 3u);
+}
+
+TEST(FuseConvActivationsTest, NoFusionWhenTheConvOutputIsAGraphOutput) {
+  onnx::ModelProto m = ConvModel("conv_out", 13);
+  AddNode(m.mutable_graph(), "Relu", {"c"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  AddOutput(m, "c");
+  const Fused f = FuseAndCompare(m);
+  EXPECT_EQ(f.count, 0);
+  EXPECT_EQ(f.graph.nodes.size(), 2u);
+}
+
+TEST(FuseConvActivationsTest, AddSumThatIsAGraphOutputFusesWithoutTheActivation) {
+  onnx::ModelProto m = ConvModel("sum_out", 13, true);
+  AddNode(m.mutable_graph(), "Add", {"c", "r"}, {"s"}, "add");
+  AddNode(m.mutable_graph(), "Relu", {"s"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  AddOutput(m, "s");
+  ExpectOneFused(FuseAndCompare(m), 2, "", {}, {"conv", "add"}, "r");
+}
+
+TEST(FuseConvActivationsTest, ConstantAddIsNotAResidual) {
+  for (bool constant_node : {false, true}) {
+    onnx::ModelProto m = ConvModel("bias_add", 13);
+    auto* g = m.mutable_graph();
+    if (constant_node) {
+      AddConstantNode(g, "k", {3, 1, 1}, [](int64_t i) { return 0.1 * i; });
+    } else {
+      AddInitializer(g, "k", {3, 1, 1}, [](int64_t i) { return 0.1 * i; });
+    }
+    AddNode(g, "Add", {"c", "k"}, {"s"}, "add");
+    AddNode(g, "Relu", {"s"}, {"y"}, "relu");
+    AddOutput(m, "y");
+    Graph graph = ImportOrDie(m);  // no promotion: a Constant node's output is a constant too
+    EXPECT_EQ(FuseConvActivations(graph), 0) << constant_node;
+    EXPECT_EQ(FindOp(graph, "FusedConv"), nullptr);
+  }
+}
+
+TEST(FuseConvActivationsTest, ResidualThatWouldGrowTheOutputIsNotFused) {
+  onnx::ModelProto m = ConvModel("grow", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "r", {2, 3, 5, 5});  // the sum is 2x3x5x5, not the conv's 1x3x5x5
+  AddNode(g, "Add", {"c", "r"}, {"y"}, "add");
+  AddValue(g->mutable_output(), "y", {2, 3, 5, 5});
+  const Fused f = FuseAndCompare(m);
+  EXPECT_EQ(f.count, 0);
+}
+
+TEST(FuseConvActivationsTest, HardSwishDecompositionWithAnOutsideReaderIsNotFused) {
+  onnx::ModelProto m = ConvModel("hswish_leak", 13);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "three", {}, [](int64_t) { return 3.0; });
+  AddInitializer(g, "zero", {}, [](int64_t) { return 0.0; });
+  AddInitializer(g, "six", {}, [](int64_t) { return 6.0; });
+  AddNode(g, "Add", {"c", "three"}, {"a"}, "add3");
+  AddNode(g, "Clip", {"a", "zero", "six"}, {"cl"}, "clip");
+  AddNode(g, "Mul", {"c", "cl"}, {"p"}, "mul");
+  AddNode(g, "Div", {"p", "six"}, {"y"}, "div");
+  AddOutput(m, "y");
+  AddOutput(m, "cl");  // the Clip's result is read outside the pattern
+  const Fused f = FuseAndCompare(m);
+  EXPECT_EQ(f.count, 0);
+  EXPECT_EQ(f.graph.nodes.size(), 5u);
+}
+
+TEST(FuseConvActivationsTest, WrongHardSwishConstantsAreNotFused) {
+  onnx::ModelProto m = ConvModel("not_hswish", 13);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "three", {}, [](int64_t) { return 3.0; });
+  AddInitializer(g, "zero", {}, [](int64_t) { return 0.0; });
+  AddInitializer(g, "six", {}, [](int64_t) { return 6.0; });
+  AddInitializer(g, "five", {}, [](int64_t) { return 5.0; });
+  AddNode(g, "Add", {"c", "three"}, {"a"}, "add3");
+  AddNode(g, "Clip", {"a", "zero", "six"}, {"cl"}, "clip");
+  AddNode(g, "Mul", {"c", "cl"}, {"p"}, "mul");
+  AddNode(g, "Div", {"p", "five"}, {"y"}, "div");
+  AddOutput(m, "y");
+  EXPECT_EQ(FuseAndCompare(m).count, 0);
 }
 
 }  // namespace

@@ -9,4 +9,8 @@ namespace chipfit::cpu {
 Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init);
 
+// --- elementwise, binary, softmax, normalisation, reductions (eltwise/binary/softmax/norm/reduce_cpu.cpp)
+
+// --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize (pool/matmul/concat/conv_transpose/resize_cpu.cpp)
+
 }  // namespace chipfit::cpu
