@@ -157,6 +157,18 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
   return kExitOk;
 }
 
+// "a,b,,c" → {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 // Deterministic inputs for `run --seed`: each input draws its own stream, keyed by its name.
 Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
   uint64_t key = seed;
@@ -214,71 +226,113 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   return kExitOk;
 }
 
+// Tolerances per precision: fp32 as the ONNX backend runner; bf16 keeps 8 mantissa bits (rel.
+// error ≤ 2^-8 per rounding, a few roundings per op); int8 is judged by output SQNR instead.
+void SetConformanceTolerances(const Target& target, ConformanceOptions& options) {
+  if (target.precision == Precision::kBf16 || target.precision == Precision::kFp16) {
+    options.rtol = 2e-2;
+    options.atol = 1e-2;
+  } else if (target.precision == Precision::kInt8) {
+    options.min_sqnr_db = 20;
+  }
+}
+
 int RunConformanceCommand(const std::vector<std::string>& suites, const std::string& filter,
-                          const std::string& target_text, bool json, bool verbose) {
-  ConformanceOptions options;
-  for (const std::string& s : suites) options.suites.emplace_back(s);
-  if (options.suites.empty()) options.suites = DefaultConformanceSuites();
-  if (options.suites.empty()) {
+                          const std::string& targets_text, bool json, bool verbose) {
+  std::vector<std::filesystem::path> suite_paths;
+  for (const std::string& s : suites) suite_paths.emplace_back(s);
+  if (suite_paths.empty()) suite_paths = DefaultConformanceSuites();
+  if (suite_paths.empty()) {
     return Fail(NotFound("no ONNX backend test data under /usr/share/libonnx-testdata (install libonnx-testdata)"));
   }
-  auto target = ParseTarget(target_text);
-  if (!target.ok()) return Fail(target.status());
-  options.target = *target;
-  options.filter = filter;
-  auto cases = RunConformance(options, [&](const ConformanceCase& c) {
-    if (verbose && !json) fmt::print("{:<12} {}/{}  {}\n", OutcomeName(c.outcome), c.suite, c.name, c.detail);
-  });
-  if (!cases.ok()) return Fail(cases.status());
-  struct Counts {
-    int pass = 0, fail = 0, unsupported = 0;
-  };
-  std::map<std::string, Counts> by_suite, by_op;
-  Counts total;
-  nlohmann::json list = nlohmann::json::array();
-  for (const ConformanceCase& c : *cases) {
-    for (Counts* counts : {&total, &by_suite[c.suite], &by_op[c.ops]}) {
-      (c.outcome == ConformanceCase::Outcome::kPass   ? counts->pass
-       : c.outcome == ConformanceCase::Outcome::kFail ? counts->fail
-                                                      : counts->unsupported)++;
-    }
-    list.push_back({{"name", c.name},
-                    {"suite", c.suite},
-                    {"ops", c.ops},
-                    {"outcome", OutcomeName(c.outcome)},
-                    {"detail", c.detail},
-                    {"max_abs_error", c.max_abs_error},
-                    {"data_sets", c.data_sets}});
+  std::vector<Target> targets;
+  for (const std::string& text : SplitList(targets_text)) {
+    auto target = ParseTarget(text);
+    if (!target.ok()) return Fail(target.status());
+    targets.push_back(*target);
   }
-  auto counts_json = [](const Counts& c) {
-    return nlohmann::json{{"pass", c.pass}, {"fail", c.fail}, {"unsupported", c.unsupported}};
+  if (targets.empty()) return Fail(InvalidArgument("--targets: no target given"));
+  struct Counts {
+    int pass = 0, fail = 0, unsupported = 0, kernels = 0, device_kernels = 0;
   };
-  if (json) {
-    nlohmann::json suites_json = nlohmann::json::object(), ops_json = nlohmann::json::object();
-    for (const auto& [name, c] : by_suite) suites_json[name] = counts_json(c);
-    for (const auto& [name, c] : by_op) ops_json[name] = counts_json(c);
-    std::cout << nlohmann::json{{"schema", "chipfit.conformance/1"},
-                                {"target", options.target.ToString()},
-                                {"total", counts_json(total)},
-                                {"suites", suites_json},
-                                {"ops", ops_json},
-                                {"cases", list}}
-                     .dump(2)
-              << "\n";
-  } else {
-    fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "op(s)", "pass", "fail", "unsupported");
-    for (const auto& [name, c] : by_op) fmt::print("{:<40} {:>6} {:>6} {:>12}\n", name, c.pass, c.fail, c.unsupported);
-    fmt::print("\n");
-    for (const auto& [name, c] : by_suite) {
-      fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "suite " + name, c.pass, c.fail, c.unsupported);
+  auto counts_json = [](const Counts& c) {
+    return nlohmann::json{{"pass", c.pass},       {"fail", c.fail},
+                          {"unsupported", c.unsupported}, {"kernels", c.kernels},
+                          {"device_kernels", c.device_kernels}};
+  };
+  nlohmann::json targets_json = nlohmann::json::array();
+  bool any_failure = false;
+  for (const Target& target : targets) {
+    ConformanceOptions options;
+    options.suites = suite_paths;
+    options.target = target;
+    options.filter = filter;
+    SetConformanceTolerances(target, options);
+    options.compile = [](const Graph& graph, const Target& t, const std::map<std::string, Tensor>& sample) {
+      Int8Options int8;
+      int8.samples = {sample};
+      return CompileForTarget(graph, t, {}, int8);
+    };
+    auto cases = RunConformance(options, [&](const ConformanceCase& c) {
+      if (verbose && !json) {
+        fmt::print("{:<12} {:<10} {}/{}  {}\n", OutcomeName(c.outcome), target.ToString(), c.suite, c.name, c.detail);
+      }
+    });
+    if (!cases.ok()) return Fail(cases.status());
+    std::map<std::string, Counts> by_suite, by_op;
+    Counts total;
+    nlohmann::json list = nlohmann::json::array();
+    for (const ConformanceCase& c : *cases) {
+      for (Counts* counts : {&total, &by_suite[c.suite], &by_op[c.ops]}) {
+        (c.outcome == ConformanceCase::Outcome::kPass   ? counts->pass
+         : c.outcome == ConformanceCase::Outcome::kFail ? counts->fail
+                                                        : counts->unsupported)++;
+        counts->kernels += c.kernels;
+        counts->device_kernels += c.device_kernels;
+      }
+      list.push_back({{"name", c.name},
+                      {"suite", c.suite},
+                      {"ops", c.ops},
+                      {"outcome", OutcomeName(c.outcome)},
+                      {"detail", c.detail},
+                      {"max_abs_error", c.max_abs_error},
+                      {"min_sqnr_db", c.min_sqnr_db},
+                      {"kernels", c.kernels},
+                      {"device_kernels", c.device_kernels},
+                      {"data_sets", c.data_sets}});
     }
-    fmt::print("{:<40} {:>6} {:>6} {:>12}\n", "total (" + options.target.ToString() + ")", total.pass, total.fail,
-               total.unsupported);
+    any_failure |= total.fail > 0;
+    if (json) {
+      nlohmann::json suites_json = nlohmann::json::object(), ops_json = nlohmann::json::object();
+      for (const auto& [name, c] : by_suite) suites_json[name] = counts_json(c);
+      for (const auto& [name, c] : by_op) ops_json[name] = counts_json(c);
+      targets_json.push_back({{"target", target.ToString()},
+                              {"total", counts_json(total)},
+                              {"suites", suites_json},
+                              {"ops", ops_json},
+                              {"cases", list}});
+      continue;
+    }
+    // "on device": kernels the target's device ran (the rest fell back to the reference).
+    fmt::print("{:<40} {:>6} {:>6} {:>12} {:>10}\n", "op(s) on " + target.ToString(), "pass", "fail", "unsupported",
+               "on device");
+    auto row = [](const std::string& name, const Counts& c) {
+      fmt::print("{:<40} {:>6} {:>6} {:>12} {:>10}\n", name, c.pass, c.fail, c.unsupported,
+                 fmt::format("{}/{}", c.device_kernels, c.kernels));
+    };
+    for (const auto& [name, c] : by_op) row(name, c);
+    fmt::print("\n");
+    for (const auto& [name, c] : by_suite) row("suite " + name, c);
+    row("total (" + target.ToString() + ")", total);
     for (const ConformanceCase& c : *cases) {
       if (c.outcome == ConformanceCase::Outcome::kFail) fmt::print("FAIL {}/{}: {}\n", c.suite, c.name, c.detail);
     }
+    fmt::print("\n");
   }
-  return total.fail > 0 ? 1 : kExitOk;
+  if (json) {
+    std::cout << nlohmann::json{{"schema", "chipfit.conformance/2"}, {"targets", targets_json}}.dump(2) << "\n";
+  }
+  return any_failure ? 1 : kExitOk;
 }
 
 int Main(int argc, char** argv) {
@@ -317,7 +371,8 @@ int Main(int argc, char** argv) {
   auto* conformance = app.add_subcommand("conformance", "Run the ONNX backend test suite; exit 1 on any failure");
   conformance->add_option("--suite", suites, "A folder of test_* cases (repeatable; default: libonnx-testdata)");
   conformance->add_option("--filter", filter, "Only cases whose name contains this text");
-  conformance->add_option("--target", target, "Target to check")->capture_default_str();
+  conformance->add_option("--targets,--target", target, "Targets to check, comma-separated (ref, cpu:fp32, cpu:int8 …)")
+      ->capture_default_str();
   conformance->add_flag("--json", json, "Print JSON instead of text");
   conformance->add_flag("-v,--verbose", verbose, "Print every case as it finishes");
 

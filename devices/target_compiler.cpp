@@ -1,9 +1,128 @@
-// CompileForTarget: kernel table per device kind.
+// CompileForTarget: kernel table per device kind; calibration and the accuracy search for int8.
 #include "devices/target_compiler.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/quant/calibration_data.h"
 #include "devices/cpu/cpu_kernels.h"
 
 namespace chipfit {
+namespace {
+
+// Feeds every f32 kernel output (by value name) to the calibrator.
+class CalibrationObserver final : public RunObserver {
+ public:
+  explicit CalibrationObserver(Calibrator& calibrator) : calibrator_(calibrator) {}
+  bool WantsOutputs(size_t) override { return true; }
+  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
+      if (outputs[k] != nullptr && !kernel.outputs[k].empty()) calibrator_.Observe(kernel.outputs[k], *outputs[k]);
+    }
+  }
+
+ private:
+  Calibrator& calibrator_;
+};
+
+// Keeps each kernel's first output by value name (to compare int8 layers with fp32 ones).
+class OutputCollector final : public RunObserver {
+ public:
+  bool WantsOutputs(size_t) override { return true; }
+  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    if (!outputs.empty() && outputs[0] != nullptr && !kernel.outputs.empty()) {
+      values[kernel.outputs[0]] = outputs[0]->Clone();
+    }
+  }
+  std::map<std::string, Tensor> values;
+};
+
+double SqnrDb(const Tensor& actual, const Tensor& reference) {
+  if (actual.shape() != reference.shape() || actual.dtype() != DType::kF32 || reference.dtype() != DType::kF32) {
+    return -200.0;
+  }
+  double signal = 0, noise = 0;
+  for (int64_t i = 0; i < reference.numel(); ++i) {
+    const double r = reference.data<float>()[i], d = actual.data<float>()[i] - r;
+    signal += r * r;
+    noise += d * d;
+  }
+  if (noise == 0) return 200.0;
+  return signal == 0 ? -200.0 : 10.0 * std::log10(signal / noise);
+}
+
+// Lowest SQNR over the float outputs and samples.
+Result<double> OutputSqnr(CompiledModel& quantized, CompiledModel& reference,
+                          const std::vector<std::map<std::string, Tensor>>& samples) {
+  double worst = 200.0;
+  for (const auto& sample : samples) {
+    ASSIGN_OR_RETURN(auto a, quantized.Run(sample));
+    ASSIGN_OR_RETURN(auto b, reference.Run(sample));
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (b[i].dtype() == DType::kF32) worst = std::min(worst, SqnrDb(a[i], b[i]));
+    }
+  }
+  return worst;
+}
+
+Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Target& target, CompileOptions options,
+                                                   const Int8Options& int8, QuantReport& report) {
+  Target fp32_target = target;
+  fp32_target.precision = Precision::kFp32;
+  ASSIGN_OR_RETURN(auto fp32, Compile(graph, fp32_target, options));
+
+  std::vector<std::map<std::string, Tensor>> samples = int8.samples;
+  report.random_calibration = samples.empty();
+  if (samples.empty()) samples = RandomCalibrationData(fp32->inputs(), int8.random_samples, int8.seed);
+  report.samples = static_cast<int>(samples.size());
+  report.method = std::string(CalibrationMethodName(int8.calibration.method));
+
+  Calibrator calibrator(int8.calibration);
+  CalibrationObserver observer(calibrator);
+  for (const auto& sample : samples) {
+    for (const auto& [name, tensor] : sample) calibrator.Observe(name, tensor);
+    auto run = fp32->Run(sample, &observer);
+    if (!run.ok()) return Status(run.status().code(), "calibration run: " + run.status().message());
+  }
+  report.table = calibrator.ComputeAll();
+  options.quant = &report.table;
+  report.kept_fp32.assign(options.keep_fp32.begin(), options.keep_fp32.end());
+
+  ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
+  ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
+  // The accuracy search: revert the int8 kernel whose output drifts most from fp32, recompile,
+  // until the outputs reach the target SQNR.
+  while (int8.target_sqnr_db > 0 && report.output_sqnr_db < int8.target_sqnr_db &&
+         static_cast<int>(report.auto_reverted.size()) < int8.max_reverted) {
+    OutputCollector fp32_values, int8_values;
+    RETURN_IF_ERROR(fp32->Run(samples.front(), &fp32_values).status());
+    RETURN_IF_ERROR(model->Run(samples.front(), &int8_values).status());
+    std::string worst;
+    double worst_sqnr = 1e9;
+    for (const KernelInfo& k : model->kernels()) {
+      if (k.precision != "int8" || k.outputs.empty()) continue;
+      auto a = int8_values.values.find(k.outputs[0]);
+      auto b = fp32_values.values.find(k.outputs[0]);
+      if (a == int8_values.values.end() || b == fp32_values.values.end()) continue;
+      const double sqnr = SqnrDb(a->second, b->second);
+      if (sqnr < worst_sqnr) {
+        worst_sqnr = sqnr;
+        worst = k.name;
+      }
+    }
+    if (worst.empty()) break;
+    for (const KernelInfo& k : model->kernels()) {
+      if (k.name == worst) options.keep_fp32.insert(k.onnx_nodes.begin(), k.onnx_nodes.end());
+    }
+    report.auto_reverted.push_back(worst);
+    ASSIGN_OR_RETURN(model, Compile(graph, target, options));
+    ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
+  }
+  for (const KernelInfo& k : model->kernels()) report.int8_kernels += k.precision == "int8" ? 1 : 0;
+  return model;
+}
+
+}  // namespace
 
 const KernelTable* KernelsFor(DeviceKind kind) {
   switch (kind) {
@@ -13,9 +132,14 @@ const KernelTable* KernelsFor(DeviceKind kind) {
 }
 
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
-                                                        CompileOptions options) {
+                                                        CompileOptions options, Int8Options int8,
+                                                        QuantReport* report) {
   options.kernels = KernelsFor(target.kind);
-  return Compile(graph, target, options);
+  if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
+  QuantReport local;
+  auto model = CompileInt8(graph, target, std::move(options), int8, report ? *report : local);
+  // The table the kernels point at lives in the report; kernels copy what they need at Init.
+  return model;
 }
 
 }  // namespace chipfit

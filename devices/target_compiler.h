@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/quant/calibration.h"
 #include "core/runtime/compiled_model.h"
 
 namespace chipfit {
@@ -15,7 +16,36 @@ namespace chipfit {
 // without kernels yet (every node then falls back to the reference, each with its reason).
 const KernelTable* KernelsFor(DeviceKind kind);
 
+struct Int8Options {
+  CalibrationOptions calibration{};
+  // Calibration inputs (the user's --data); empty: `random_samples` seeded random inputs, and every
+  // output says "random calibration".
+  std::vector<std::map<std::string, Tensor>> samples{};
+  int random_samples = 8;
+  uint64_t seed = 1;
+  // > 0: after calibrating, revert the layers with the worst int8 error to fp32, one at a time,
+  // until the outputs' SQNR against fp32 on the calibration inputs reaches this (or none is left).
+  double target_sqnr_db = 0;
+  int max_reverted = 16;
+};
+
+// What an int8 compile did, for every report to show.
+struct QuantReport {
+  bool random_calibration = false;
+  int samples = 0;
+  std::string method;
+  QuantTable table{};
+  std::vector<std::string> kept_fp32{};      // by request (CompileOptions::keep_fp32)
+  std::vector<std::string> auto_reverted{};  // by the SQNR search, worst first
+  double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
+  int int8_kernels = 0;
+};
+
+// Compiles `graph` for `target` with its device's kernels. int8 first compiles the same device in
+// fp32, runs the calibration inputs through it (every kernel's outputs feed the calibrator), then
+// compiles with the calibrated ranges. `report` (optional) receives what calibration did.
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
-                                                        CompileOptions options = {});
+                                                        CompileOptions options = {}, Int8Options int8 = {},
+                                                        QuantReport* report = nullptr);
 
 }  // namespace chipfit

@@ -172,12 +172,19 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       return Status();
     }
     std::string refusals;
-    RETURN_IF_ERROR(try_list(target.precision, refusals));
-    if (step.kernel == nullptr && target.precision != Precision::kFp32) {
-      info.precision_reason =
-          refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : std::move(refusals);
-      refusals.clear();
+    bool kept = false;
+    for (const std::string& name : info.onnx_nodes) kept |= options.keep_fp32.contains(name);
+    if (kept && target.precision != Precision::kFp32) {
+      info.precision_reason = "kept in fp32 by request";
       RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
+    } else {
+      RETURN_IF_ERROR(try_list(target.precision, refusals));
+      if (step.kernel == nullptr && target.precision != Precision::kFp32) {
+        info.precision_reason =
+            refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : std::move(refusals);
+        refusals.clear();
+        RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
+      }
     }
     if (step.kernel == nullptr) {
       const std::string device_fp32 = target.DeviceId() + ":fp32";

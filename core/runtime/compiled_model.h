@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct CompileOptions {
   const KernelTable* kernels = nullptr;
   // int8 targets: calibrated activation ranges by value name (core/quant makes them).
   const QuantTable* quant = nullptr;
+  // Nodes that compute in fp32 whatever the target's precision (the user's --keep-fp32, or the
+  // layers an automatic accuracy search reverted), by ONNX node name.
+  std::set<std::string> keep_fp32{};
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).

@@ -75,6 +75,22 @@ Result<double> Compare(const Tensor& actual, const Tensor& expected, const std::
   return max_error;
 }
 
+// 10·log10(Σe² / Σ(a−e)²); 200 dB for an exact match (NaN/inf pairs must match exactly).
+double SqnrDb(const Tensor& actual, const Tensor& expected) {
+  double signal = 0, noise = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double a = actual.GetAsDouble(i), e = expected.GetAsDouble(i);
+    if (!std::isfinite(e) || !std::isfinite(a)) {
+      if (!(a == e || (std::isnan(a) && std::isnan(e)))) return -200.0;
+      continue;
+    }
+    signal += e * e;
+    noise += (a - e) * (a - e);
+  }
+  if (noise == 0) return 200.0;
+  return signal == 0 ? -200.0 : 10.0 * std::log10(signal / noise);
+}
+
 ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const ConformanceOptions& options) {
   ConformanceCase result;
   result.name = dir.filename().string();
@@ -145,13 +161,21 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
           }
         }
       }
-      auto model = Compile(*graph, options.target);
+      // The test data stores bfloat16 tensors as uint16 bit patterns (numpy has no bfloat16).
+      for (const ValueDesc& desc : graph->inputs) {
+        Tensor& t = inputs[desc.name];
+        if (desc.dtype == DType::kBF16 && t.dtype() == DType::kU16)
+          t = Tensor::View(DType::kBF16, t.shape(), t.raw_data()).Clone();
+      }
+      auto model = options.compile ? options.compile(*graph, options.target, inputs) : Compile(*graph, options.target);
       if (!model.ok()) return classify(model.status());
       compiled = std::move(model).value();
       compiled_shapes = shapes;
+      result.kernels = static_cast<int>(compiled->kernels().size());
+      result.device_kernels = 0;
+      for (const KernelInfo& k : compiled->kernels()) result.device_kernels += k.device != "ref" ? 1 : 0;
       outputs_desc = graph->outputs;
     }
-    // The test data stores bfloat16 tensors as uint16 bit patterns (numpy has no bfloat16).
     for (const ValueDesc& desc : compiled->inputs()) {
       Tensor& t = inputs[desc.name];
       if (desc.dtype == DType::kBF16 && t.dtype() == DType::kU16)
@@ -169,6 +193,17 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
       if (!expected.ok()) return classify(expected.status());
       if ((*outputs)[i].dtype() == DType::kBF16 && expected->dtype() == DType::kU16) {
         *expected = Tensor::View(DType::kBF16, expected->shape(), expected->raw_data()).Clone();
+      }
+      if (options.min_sqnr_db > 0 && IsFloatingDType(expected->dtype()) && (*outputs)[i].shape() == expected->shape() &&
+          (*outputs)[i].dtype() == expected->dtype()) {
+        const double sqnr = SqnrDb((*outputs)[i], *expected);
+        result.min_sqnr_db = result.data_sets == 0 && i == 0 ? sqnr : std::min(result.min_sqnr_db, sqnr);
+        if (sqnr < options.min_sqnr_db) {
+          return finish(Outcome::kFail, InvalidArgument("output '" + outputs_desc[i].name + "': SQNR " +
+                                                        std::to_string(sqnr) + " dB < " +
+                                                        std::to_string(options.min_sqnr_db) + " dB"));
+        }
+        continue;
       }
       auto error = Compare((*outputs)[i], *expected, outputs_desc[i].name, options.rtol, options.atol);
       if (!error.ok()) return finish(Outcome::kFail, error.status());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/compiled_model.h"
 #include "core/runtime/target.h"
 #include "core/status.h"
 
@@ -19,8 +20,16 @@ struct ConformanceCase {
   Outcome outcome = Outcome::kPass;
   std::string detail;  // why it failed or is unsupported
   double max_abs_error = 0;
+  double min_sqnr_db = 0;  // lowest output SQNR over the data sets (when SQNR decides)
   int data_sets = 0;
+  int kernels = 0;         // kernels of the compiled case
+  int device_kernels = 0;  // of those, kernels on the target's device (not the reference fallback)
 };
+
+// Compiles a case's graph for the target; `sample` is the case's first data set (int8 calibrates
+// on it). The default compiles with the reference kernels only.
+using ConformanceCompiler = std::function<Result<std::unique_ptr<CompiledModel>>(
+    const Graph& graph, const Target& target, const std::map<std::string, Tensor>& sample)>;
 
 struct ConformanceOptions {
   std::vector<std::filesystem::path> suites;  // folders holding test_* case folders
@@ -29,6 +38,9 @@ struct ConformanceOptions {
   // Tolerances of the ONNX backend runner for floating outputs; integers and bool are exact.
   double rtol = 1e-3;
   double atol = 1e-5;
+  // When > 0, floating outputs pass by output SQNR ≥ this many dB instead of rtol/atol (int8).
+  double min_sqnr_db = 0;
+  ConformanceCompiler compile{};
 };
 
 // The four suites of Debian's libonnx-testdata that exist on this machine.

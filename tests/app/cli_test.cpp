@@ -225,11 +225,19 @@ TEST_F(CliRunTest, UnsupportedPrecisionSaysWhy) {
 }
 
 TEST(CliConformanceTest, CountsAndExitCode) {
-  Outcome o = RunCli("conformance --filter test_relu --json", /*stdout_only=*/true);
+  Outcome o = RunCli("conformance --filter test_conv_with --targets ref,cpu:fp32 --json", /*stdout_only=*/true);
   ASSERT_EQ(o.exit_code, 0) << o.out;
   nlohmann::json j = nlohmann::json::parse(o.out);
-  EXPECT_GE(j["total"]["pass"].get<int>(), 1);
-  EXPECT_EQ(j["total"]["fail"].get<int>(), 0);
+  ASSERT_EQ(j["targets"].size(), 2u);
+  EXPECT_EQ(j["targets"][0]["target"], "ref:fp32");
+  EXPECT_EQ(j["targets"][1]["target"], "cpu:fp32");
+  for (const auto& t : j["targets"]) {
+    EXPECT_GE(t["total"]["pass"].get<int>(), 1);
+    EXPECT_EQ(t["total"]["fail"].get<int>(), 0);
+  }
+  // The Conv cases run on oneDNN on cpu:fp32, never on the reference path.
+  EXPECT_EQ(j["targets"][0]["total"]["device_kernels"].get<int>(), 0);
+  EXPECT_GE(j["targets"][1]["total"]["device_kernels"].get<int>(), 1);
   EXPECT_EQ(RunCli("conformance --suite /nonexistent/suite").exit_code, 2);
 }
 

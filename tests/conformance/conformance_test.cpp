@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/runtime/conformance.h"
+#include "devices/target_compiler.h"
 
 namespace chipfit {
 namespace {
@@ -58,6 +59,32 @@ TEST(ConformanceTest, ReferencePathMatchesTheOnnxBackendSuite) {
   }
   std::printf("conformance (ref:fp32): %d pass, %d fail, %d unsupported of %zu cases\n", counts["pass"], counts["fail"],
               counts["unsupported"], cases->size());
+}
+
+// The CPU device must pass everything the reference passes: the same outcome for every case (a
+// node the device refuses runs on the reference, so only a wrong device kernel can differ).
+TEST(ConformanceTest, CpuFp32PassesWhatTheReferencePasses) {
+  ConformanceOptions options;
+  options.suites = DefaultConformanceSuites();
+  ASSERT_FALSE(options.suites.empty());
+  auto reference = RunConformance(options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  options.target = *ParseTarget("cpu:fp32");
+  options.compile = [](const Graph& graph, const Target& target, const std::map<std::string, Tensor>&) {
+    return CompileForTarget(graph, target);
+  };
+  auto cpu = RunConformance(options);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  ASSERT_EQ(cpu->size(), reference->size());
+  int device_kernels = 0;
+  for (size_t i = 0; i < cpu->size(); ++i) {
+    const ConformanceCase& c = (*cpu)[i];
+    device_kernels += c.device_kernels;
+    EXPECT_EQ(OutcomeName(c.outcome), std::string(OutcomeName((*reference)[i].outcome)))
+        << c.suite << "/" << c.name << " (" << c.ops << ") on cpu:fp32: " << c.detail;
+  }
+  EXPECT_GT(device_kernels, 0) << "no case ran a CPU kernel";
+  std::printf("conformance (cpu:fp32): %d kernels ran on the CPU device\n", device_kernels);
 }
 
 }  // namespace

@@ -27,8 +27,11 @@ Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
   g.x = init.inputs[0]->shape;
   if (g.x.size() != 4) return Unsupported(std::to_string(g.x.size() - 2) + "-D convolution: only 2-D runs on oneDNN here");
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
-  if (w == nullptr || w->value == nullptr) return Unsupported("weights are not a constant");
+  if (w == nullptr) return Unsupported("weights are missing");
   if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  for (int64_t d : w->shape) {
+    if (d < 0) return Unsupported("weight shape known only at run time");
+  }
   g.w = w->shape;
   g.groups = node.GetInt("group", 1);
   if (g.groups < 1 || g.x[1] % g.groups != 0 || g.w[0] % g.groups != 0 || g.x[1] / g.groups != g.w[1]) {
@@ -78,8 +81,11 @@ class ConvKernel final : public IKernel {
     const Node& node = init.node;
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
-    if (bias != nullptr && (bias->value == nullptr || bias->dtype != DType::kF32 || bias->value->numel() != geo.w[0])) {
-      return Unsupported("bias is not a constant f32 vector of " + std::to_string(geo.w[0]));
+    const bool runtime_weights = init.inputs[1]->value == nullptr;
+    if (runtime_weights && int8) return Unsupported("int8 needs constant weights (they are computed at run time)");
+    if (bias != nullptr && (bias->dtype != DType::kF32 || bias->shape != Shape{geo.w[0]} ||
+                            (int8 && bias->value == nullptr))) {
+      return Unsupported("bias is not an f32 vector of " + std::to_string(geo.w[0]) + (int8 ? " known at compile time" : ""));
     }
     const ValueInfo* z = init.inputs.size() > 3 ? init.inputs[3] : nullptr;
     if (z != nullptr) {
@@ -98,7 +104,7 @@ class ConvKernel final : public IKernel {
       aq = ChooseActivationQuant(it->second);
       // Without VNNI, 7-bit weights keep oneDNN's pairwise 16-bit sums from saturating.
       const float w_max = HasVnni() ? 127.0f : 63.0f;
-      const Tensor& w = *init.inputs[1]->value;
+      const Tensor& w = *init.inputs[1]->value;  // int8 refused runtime weights above
       const int64_t per = w.numel() / geo.w[0];
       for (int64_t m = 0; m < geo.w[0]; ++m) {
         float amax = 0.0f;
@@ -154,12 +160,23 @@ class ConvKernel final : public IKernel {
     if (!found) return Unsupported(refusals);
     kernel->impl_ = pd.impl_info_str();
 
-    // Weights: reordered (and for int8 quantised per output channel) once, into oneDNN's layout.
-    const Tensor& w = *init.inputs[1]->value;
+    // Weights: reordered (and for int8 quantised per output channel) once, into oneDNN's layout;
+    // weights computed at run time are reordered before every run.
     Status status = Guard(node, "weight reorder", [&] {
       const memory::desc user_md(WeightDims(geo), dt::f32, geo.groups == 1 ? tag::oihw : tag::goihw);
-      memory user(user_md, Engine(), const_cast<void*>(w.raw_data()));
       kernel->weights_ = memory(pd.weights_desc(), Engine());
+      if (runtime_weights) {
+        std::unordered_map<int, memory> w_args;
+        w_args[DNNL_ARG_FROM] = memory(user_md, Engine(), DNNL_MEMORY_NONE);
+        w_args[DNNL_ARG_TO] = kernel->weights_;
+        kernel->weight_reorder_ = PrimitiveCall(
+            dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_md, Engine(), pd.weights_desc())),
+            std::move(w_args));
+        kernel->runtime_weights_ = true;
+        return;
+      }
+      const Tensor& w = *init.inputs[1]->value;
+      memory user(user_md, Engine(), const_cast<void*>(w.raw_data()));
       dnnl::primitive_attr reorder_attr;
       if (int8) {
         std::vector<float> inv;
@@ -176,7 +193,10 @@ class ConvKernel final : public IKernel {
     args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
     args[DNNL_ARG_WEIGHTS] = kernel->weights_;
     args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
-    if (bias) {
+    if (bias && bias->value == nullptr) {
+      args[DNNL_ARG_BIAS] = memory(b_md, Engine(), DNNL_MEMORY_NONE);
+      kernel->runtime_bias_ = true;
+    } else if (bias) {
       kernel->bias_ = memory(b_md, Engine());
       auto* b = static_cast<float*>(kernel->bias_.get_data_handle());
       std::memcpy(b, bias->value->raw_data(), bias->value->nbytes());
@@ -218,6 +238,11 @@ class ConvKernel final : public IKernel {
     } else {
       conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
     }
+    if (runtime_weights_) {
+      weight_reorder_.SetHandle(DNNL_ARG_FROM, ctx.input(1)->raw_data());
+      weight_reorder_.Execute();
+    }
+    if (runtime_bias_) conv_.SetHandle(DNNL_ARG_BIAS, ctx.input(2)->raw_data());
     conv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
     if (has_z_) conv_.SetHandle(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, ctx.input(3)->raw_data());
     conv_.Execute();
@@ -233,12 +258,15 @@ class ConvKernel final : public IKernel {
   ConvKernel() = default;
   PrimitiveCall conv_;
   PrimitiveCall quantize_;
+  PrimitiveCall weight_reorder_;
   memory weights_;
   memory bias_;
   std::vector<uint8_t> quantized_;
   Layout src_layout_ = Layout::kChannelsLast;
   bool has_z_ = false;
   bool int8_ = false;
+  bool runtime_weights_ = false;
+  bool runtime_bias_ = false;
   std::string impl_;
 };
 

@@ -63,13 +63,26 @@ TEST(ConvCpuTest, Fp32MatchesReference) {
   }
 }
 
+TEST(ConvCpuTest, WeightsComputedAtRunTimeAreReorderedEachRun) {
+  for (size_t n : {0u, 2u}) {
+    KernelCase c = MakeConv(kSpecs[n], 7, Layout::kPlain);
+    c.constant = {false, false, false};
+    auto out = RunCpuKernel(cpu::CreateConvF32, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
+  }
+}
+
 TEST(ConvCpuTest, RefusesWhatItCannotRunWithAReason) {
   KernelCase c = MakeConv(kSpecs[1], 7, Layout::kPlain);
   c.constant = {false, false, false};  // weights computed at run time
-  auto out = RunCpuKernel(cpu::CreateConvF32, c);
+  const QuantTable table = {{c.node.inputs[0], QuantParams{.min = -1, .max = 1}}};
+  c.precision = Precision::kInt8;
+  c.quant = &table;
+  auto out = RunCpuKernel(cpu::CreateConvInt8, c);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("weights are not a constant"), std::string::npos);
+  EXPECT_NE(out.status().message().find("int8 needs constant weights"), std::string::npos);
 
   KernelCase conv1d{.node = MakeNode("Conv", 2)};
   conv1d.inputs = {RandomF32({1, 4, 9}, 1), RandomF32({4, 4, 3}, 2)};
