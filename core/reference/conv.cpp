@@ -301,10 +301,10 @@ double Activate(const FusedActivation& act, double x) {
   switch (act.kind) {
     case Activation::kNone: return x;
     case Activation::kRelu: return x < 0 ? 0.0 : x;
-    case Activation::kClip: return x < act.a ? act.a : x;
-    case Activation::kLeakyRelu: return x < 0 ? 0.01 * x : x;
+    case Activation::kClip: return x < act.a ? act.a : (x > act.b ? act.b : x);
+    case Activation::kLeakyRelu: return x < 0 ? act.a * x : x;
     case Activation::kHardSigmoid: return std::clamp(act.a * x + act.b, 0.0, 1.0);
-    case Activation::kHardSwish: return x * std::clamp(x / 6.0 + 0.49, 0.0, 1.0);
+    case Activation::kHardSwish: return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
     case Activation::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case Activation::kTanh: return std::tanh(x);
   }
@@ -347,7 +347,7 @@ Status RunFusedConv(KernelContext& ctx) {
     RETURN_IF_ERROR(CheckResidual(ctx.node(), out.shape(), z->shape()));
     const std::vector<double> zs = ToDoubles(*z);
     const BroadcastIndexer index(z->shape(), out.shape());
-    for (size_t i = 0; i < y.size(); ++i) y[i] -= zs[static_cast<size_t>(index(static_cast<int64_t>(i)))];
+    for (size_t i = 0; i < y.size(); ++i) y[i] += zs[static_cast<size_t>(index(static_cast<int64_t>(i)))];
   }
   if (act.kind != Activation::kNone) {
     for (double& v : y) v = Activate(act, v);

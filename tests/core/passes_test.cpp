@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -354,6 +355,9 @@ struct SingleActivationCase {
   std::vector<float> attrs;  // alpha[, beta] where the op has them
   std::vector<float> params;
 };
+
+// Names the case in gtest's messages instead of dumping its bytes.
+void PrintTo(const SingleActivationCase& c, std::ostream* os) { *os << c.op << " at opset " << c.opset; }
 
 class FuseSingleActivationTest : public ::testing::TestWithParam<SingleActivationCase> {};
 

@@ -1,4 +1,4 @@
-// Reference kernel tests: Conv/ConvTranspose, MatMul/Gemm, pooling, normalization and Softmax ops,
+// Reference kernel tests: Conv/ConvTranspose/FusedConv, MatMul/Gemm, pooling, normalization and Softmax ops,
 // each against values computed by hand.
 #include <gtest/gtest.h>
 
@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/reference/reference_kernels.h"
+#include "core/tensor/random.h"
 #include "tests/core/reference/ref_test_util.h"
 
 namespace chipfit::testing {
@@ -193,6 +195,120 @@ TEST(ConvTransposeTest, ChannelMismatchIsAnError) {
               "channels");
   ExpectError(MakeNode("ConvTranspose", 2, 1, {{"output_padding", IntsAttr({1, 1})}}), {kTx, kTw},
               StatusCode::kInvalidArgument, "output_padding");
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// FusedConv (com.chipfit): activation(Conv(X, W, B) + Z) must equal the separate reference ops.
+
+Node FusedConvNode(size_t inputs, const std::string& activation, const std::vector<float>& params) {
+  Attrs attrs = {{"pads", IntsAttr({1, 1, 1, 1})}};
+  if (!activation.empty()) attrs["activation"] = StringAttr(activation);
+  if (!params.empty()) attrs["activation_params"] = FloatsAttr(params);
+  Node node = MakeNode("FusedConv", inputs, 1, attrs);
+  node.domain = "com.chipfit";
+  return node;
+}
+
+// Conv, then Add(conv, z), then the activation op, each a separate reference node.
+Tensor ComposedConv(const std::vector<Tensor>& conv_inputs, const Tensor* z, const std::string& activation,
+                    const std::vector<float>& params) {
+  Tensor y = RunOne(MakeNode("Conv", 3, 1, {{"pads", IntsAttr({1, 1, 1, 1})}}), conv_inputs);
+  if (z != nullptr) y = RunOne(MakeNode("Add", 2), {y, *z});
+  if (activation.empty()) return y;
+  if (activation == "Clip") {
+    return RunOne(MakeNode("Clip", 3), {y, F32({}, {params[0]}), F32({}, {params[1]})});
+  }
+  Attrs attrs;
+  if (!params.empty()) attrs["alpha"] = FloatAttr(params[0]);
+  if (params.size() > 1) attrs["beta"] = FloatAttr(params[1]);
+  return RunOne(MakeNode(activation, 1, 1, attrs), {y});
+}
+
+TEST(FusedConvTest, EachActivationAndZBroadcastMatchTheSeparateOps) {
+  // X 1x2x4x4 → conv output 1x3x5x5; weights scaled so outputs reach past ±3 (HardSwish's kinks).
+  const Tensor x = SeededTensor(DType::kF32, {1, 2, 4, 4}, 1);
+  Tensor w = SeededTensor(DType::kF32, {3, 2, 2, 2}, 2);
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= 3.0f;
+  const Tensor b = SeededTensor(DType::kF32, {3}, 3);
+  const std::vector<Shape> z_shapes = {{1, 3, 5, 5}, {3, 1, 1}, {5}, {}};
+  const std::vector<std::pair<std::string, std::vector<float>>> activations = {{"", {}},
+                                                                               {"Relu", {}},
+                                                                               {"Clip", {-0.5f, 0.7f}},
+                                                                               {"LeakyRelu", {0.2f}},
+                                                                               {"HardSigmoid", {0.3f, 0.4f}},
+                                                                               {"HardSwish", {}},
+                                                                               {"Sigmoid", {}},
+                                                                               {"Tanh", {}}};
+  bool saw_negative = false, saw_large = false;
+  for (const auto& [activation, params] : activations) {
+    // Without Z (3 inputs), then with each Z shape.
+    const Tensor fused = RunOne(FusedConvNode(3, activation, params), {x, w, b});
+    ExpectShape(fused, {1, 3, 5, 5});
+    ExpectNear(fused, Values<float>(ComposedConv({x, w, b}, nullptr, activation, params)));
+    for (size_t k = 0; k < z_shapes.size(); ++k) {
+      SCOPED_TRACE("activation '" + activation + "', Z " + ShapeToString(z_shapes[k]));
+      const Tensor z = SeededTensor(DType::kF32, z_shapes[k], 10 + k);
+      const Tensor y = RunOne(FusedConvNode(4, activation, params), {x, w, b, z});
+      ExpectShape(y, {1, 3, 5, 5});
+      const Tensor expected = ComposedConv({x, w, b}, &z, activation, params);
+      ExpectNear(y, Values<float>(expected));
+      if (activation.empty()) {
+        for (float v : Values<float>(expected)) {
+          saw_negative |= v < -3.0f;
+          saw_large |= v > 3.0f;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(saw_negative && saw_large);  // the activations were tested on both sides of their kinks
+}
+
+TEST(FusedConvTest, AbsentParamsMeanTheOnnxDefaults) {
+  const Tensor x = SeededTensor(DType::kF32, {1, 1, 3, 3}, 4);
+  const Tensor w = F32({1, 1, 2, 2}, {2, -3, 1, 4});
+  const Tensor b = F32({1}, {-0.5f});
+  ExpectNear(RunOne(FusedConvNode(3, "LeakyRelu", {}), {x, w, b}),
+             Values<float>(ComposedConv({x, w, b}, nullptr, "LeakyRelu", {0.01f})));
+  ExpectNear(RunOne(FusedConvNode(3, "HardSigmoid", {}), {x, w, b}),
+             Values<float>(ComposedConv({x, w, b}, nullptr, "HardSigmoid", {0.2f, 0.5f})));
+}
+
+TEST(FusedConvTest, BiasMayBeOmittedBeforeZ) {
+  const Tensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = F32({1, 1, 1, 1}, {2});
+  Node node = FusedConvNode(4, "Relu", {});
+  node.inputs[2] = "";
+  node.attributes.erase("pads");
+  ExpectNear(RunOne(node, {x, w, Tensor(), F32({1}, {-5})}), {0, 0, 1, 3});  // relu(2x − 5)
+}
+
+TEST(FusedConvTest, BadResidualShapesAndActivationsAreErrors) {
+  const Tensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = F32({1, 1, 1, 1}, {1});
+  const Tensor b = F32({1}, {0});
+  Node plain = FusedConvNode(4, "", {});
+  plain.attributes.erase("pads");
+  // A Z that would grow the output (2x1x2x2 or rank 5) is not a residual of this conv.
+  ExpectError(plain, {x, w, b, F32({2, 1, 2, 2}, std::vector<float>(8, 0))}, StatusCode::kInvalidArgument,
+              "does not broadcast to the conv output shape");
+  ExpectError(plain, {x, w, b, F32({1, 1, 1, 2, 2}, std::vector<float>(4, 0))}, StatusCode::kInvalidArgument,
+              "does not broadcast");
+  ExpectError(FusedConvNode(3, "Gelu", {}), {x, w, b}, StatusCode::kInvalidArgument, "activation 'Gelu'");
+  ExpectError(FusedConvNode(3, "LeakyRelu", {0.1f, 0.2f}), {x, w, b}, StatusCode::kInvalidArgument,
+              "takes 1 activation_params");
+}
+
+TEST(FusedConvTest, ShapeFunctionIsConvsAndAcceptsUnknownDims) {
+  const OpEntry* op = FindReferenceOp("FusedConv", "com.chipfit");
+  ASSERT_NE(op, nullptr);
+  const ValueInfo x{DType::kF32, {-1, 2, -1, 6}, nullptr}, w{DType::kF32, {4, 2, 3, 3}, nullptr};
+  const ValueInfo z{DType::kF32, {1, 4, 1, 1}, nullptr}, z_f16{DType::kF16, {4, 1, 1}, nullptr};
+  const Node node = FusedConvNode(4, "Relu", {});
+  InferContext ctx(node, 17, {&x, &w, nullptr, &z});
+  ASSERT_TRUE(op->infer(ctx).ok());
+  EXPECT_EQ(ctx.outputs()[0].shape, (Shape{-1, 4, -1, 6}));
+  InferContext mixed(node, 17, {&x, &w, nullptr, &z_f16});
+  EXPECT_EQ(op->infer(mixed).code(), StatusCode::kInvalidArgument);
 }
 
 // ----------------------------------------------------------------------------------------------------------------
