@@ -17,6 +17,7 @@
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
 #include "devices/registry.h"
+#include "core/quant/calibration_data.h"
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -110,7 +111,106 @@ Result<OnnxLoadOptions> LoadOptionsFor(const std::vector<std::string>& shapes) {
   return options;
 }
 
-int RunInspect(const std::string& path, const std::vector<std::string>& shapes, bool json) {
+// "a,b,,c" → {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// int8 calibration flags shared by the commands that compile for a target.
+struct QuantFlags {
+  std::string data_dir;
+  std::string method = "minmax";
+  double percentile = 99.99;
+  int samples = 8;
+  std::string keep_fp32;
+  double auto_fp32_sqnr = 0;
+};
+
+void AddQuantFlags(CLI::App* command, QuantFlags& flags) {
+  command->add_option("--data", flags.data_dir,
+                      "int8 calibration inputs: a folder of <input>.npy, or of sub-folders each holding a set");
+  command->add_option("--calibration", flags.method, "int8 calibration: minmax, entropy or percentile")
+      ->capture_default_str();
+  command->add_option("--percentile", flags.percentile, "Percentile for --calibration percentile")
+      ->capture_default_str();
+  command->add_option("--calibration-samples", flags.samples, "Seeded random samples when --data is not given")
+      ->capture_default_str();
+  command->add_option("--keep-fp32", flags.keep_fp32, "Nodes to keep in fp32 on int8 targets: NODE,NODE");
+  command->add_option("--auto-fp32-sqnr", flags.auto_fp32_sqnr,
+                      "Revert the worst int8 layers to fp32 until the outputs reach this SQNR (dB) vs fp32");
+}
+
+Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph, CompileOptions& compile) {
+  Int8Options int8;
+  auto method = ParseCalibrationMethod(flags.method);
+  if (!method) return InvalidArgument("--calibration '" + flags.method + "': expected minmax, entropy or percentile");
+  int8.calibration.method = *method;
+  if (!(flags.percentile > 50 && flags.percentile <= 100)) {
+    return InvalidArgument("--percentile " + std::to_string(flags.percentile) + ": expected a value in (50, 100]");
+  }
+  int8.calibration.percentile = flags.percentile;
+  if (flags.samples < 1) return InvalidArgument("--calibration-samples must be at least 1");
+  int8.random_samples = flags.samples;
+  if (!flags.data_dir.empty()) {
+    ASSIGN_OR_RETURN(int8.samples, LoadCalibrationData(flags.data_dir, graph.inputs));
+  }
+  int8.target_sqnr_db = flags.auto_fp32_sqnr;
+  for (const std::string& name : SplitList(flags.keep_fp32)) {
+    if (graph.FindNode(name) == nullptr) return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
+    compile.keep_fp32.insert(name);
+  }
+  return int8;
+}
+
+std::string DescribeQuantReport(const QuantReport& q) {
+  std::string text = fmt::format(
+      "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
+      q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
+  if (q.random_calibration) text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
+  if (!q.kept_fp32.empty()) text += "\n      kept in fp32 by request: " + Join(q.kept_fp32, ", ");
+  if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + Join(q.auto_reverted, ", ");
+  return text;
+}
+
+// Where each kernel runs on a target: device, implementation, precision and every reason.
+void PrintPlacement(const CompiledModel& model) {
+  fmt::print("{:>4}  {:<28} {:<16} {:<9} {:<28} {:<5} {}\n", "#", "kernel", "op", "device", "implementation", "prec",
+             "note");
+  for (size_t i = 0; i < model.kernels().size(); ++i) {
+    const KernelInfo& k = model.kernels()[i];
+    std::string note = !k.fallback_reason.empty() ? "fallback: " + k.fallback_reason : k.precision_reason;
+    if (k.onnx_nodes.size() > 1) note = "covers " + Join(k.onnx_nodes, "+") + (note.empty() ? "" : "; " + note);
+    fmt::print("{:>4}  {:<28} {:<16} {:<9} {:<28} {:<5} {}\n", i, k.name.substr(0, 28), k.op_type.substr(0, 16),
+               k.device, k.implementation.substr(0, 28), k.precision, note);
+  }
+}
+
+nlohmann::json PlacementJson(const CompiledModel& model) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const KernelInfo& k : model.kernels()) {
+    kernels.push_back({{"name", k.name},
+                       {"op", k.op_type},
+                       {"onnx_nodes", k.onnx_nodes},
+                       {"device", k.device},
+                       {"implementation", k.implementation},
+                       {"precision", k.precision},
+                       {"precision_reason", k.precision_reason},
+                       {"fallback_reason", k.fallback_reason}});
+  }
+  nlohmann::json fallbacks = nlohmann::json::array();
+  for (const Fallback& f : model.fallbacks()) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
+  return {{"target", model.target().ToString()}, {"kernels", kernels}, {"fallbacks", fallbacks}};
+}
+
+int RunInspect(const std::string& path, const std::vector<std::string>& shapes, bool json,
+               const std::string& target_text, const QuantFlags& quant_flags) {
   auto options = LoadOptionsFor(shapes);
   if (!options.ok()) return Fail(options.status());
   auto model = LoadOnnxModel(path, *options);
@@ -127,6 +227,34 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
     execution = {{"status", "unsupported"}, {"reason", compiled.status().message()}};
     execution_text = compiled.status().message();
   } else {
+    if (!target_text.empty()) {
+      auto target = ParseTarget(target_text);
+      if (!target.ok()) return Fail(target.status());
+      CompileOptions compile;
+      auto int8 = MakeInt8Options(quant_flags, *graph, compile);
+      if (!int8.ok()) return Fail(int8.status());
+      QuantReport quant;
+      auto placed = CompileForTarget(*graph, *target, compile, *int8, &quant);
+      if (!placed.ok()) return Fail(placed.status());
+      const bool is_int8 = target->precision == Precision::kInt8;
+      if (json) {
+        nlohmann::json j = PlacementJson(**placed);
+        if (is_int8) {
+          j["quantization"] = {{"method", quant.method},           {"samples", quant.samples},
+                               {"random_calibration", quant.random_calibration},
+                               {"output_sqnr_db", quant.output_sqnr_db}, {"int8_kernels", quant.int8_kernels},
+                               {"kept_fp32", quant.kept_fp32},     {"auto_reverted", quant.auto_reverted}};
+        }
+        std::cout << nlohmann::json{{"schema", "chipfit.placement/1"}, {"model", path}, {"placement", j}}.dump(2)
+                  << "\n";
+      } else {
+        fmt::print("model        {}\ntarget       {}: {} kernels, {} fell back to the reference\n", path,
+                   target->ToString(), (*placed)->kernels().size(), (*placed)->fallbacks().size());
+        if (is_int8) fmt::print("      {}\n", DescribeQuantReport(quant));
+        PrintPlacement(**placed);
+      }
+      return kExitOk;
+    }
     const CompileStats& st = (*compiled)->stats();
     execution = {{"status", "ok"},
                  {"target", "ref:fp32"},
@@ -157,18 +285,6 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
   return kExitOk;
 }
 
-// "a,b,,c" → {"a", "b", "c"}.
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // Deterministic inputs for `run --seed`: each input draws its own stream, keyed by its name.
 Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
   uint64_t key = seed;
@@ -185,7 +301,8 @@ std::string OutputFileName(const std::string& name) {
 }
 
 int RunRun(const std::string& path, const std::string& target_text, const std::vector<std::string>& shapes,
-           const std::vector<std::string>& input_files, uint64_t seed, const std::string& output_dir) {
+           const std::vector<std::string>& input_files, uint64_t seed, const std::string& output_dir,
+           const QuantFlags& quant_flags) {
   auto target = ParseTarget(target_text);
   if (!target.ok()) return Fail(target.status());
   auto options = LoadOptionsFor(shapes);
@@ -194,11 +311,16 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   if (!model.ok()) return Fail(model.status());
   auto graph = ImportModel(*model);
   if (!graph.ok()) return Fail(graph.status());
-  auto compiled = CompileForTarget(*graph, *target);
+  CompileOptions compile;
+  auto int8 = MakeInt8Options(quant_flags, *graph, compile);
+  if (!int8.ok()) return Fail(int8.status());
+  QuantReport quant;
+  auto compiled = CompileForTarget(*graph, *target, compile, *int8, &quant);
   if (!compiled.ok()) return Fail(compiled.status());
   for (const Fallback& f : (*compiled)->fallbacks()) {
     fmt::print(stderr, "fallback to ref: {} ({}): {}\n", f.node, f.op, f.reason);
   }
+  if (target->precision == Precision::kInt8) fmt::print(stderr, "{}\n", DescribeQuantReport(quant));
   std::map<std::string, Tensor> inputs;
   for (const std::string& spec : input_files) {
     const auto eq = spec.find('=');
@@ -351,6 +473,11 @@ int Main(int argc, char** argv) {
   inspect->add_option("MODEL", model_path, "Path to an .onnx file")->required();
   inspect->add_option("--shape", shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
   inspect->add_flag("--json", json, "Print JSON instead of text");
+  std::string inspect_target;
+  QuantFlags quant_flags;
+  inspect->add_option("--target", inspect_target,
+                      "Show where every kernel runs on this target (device, implementation, precision, reasons)");
+  AddQuantFlags(inspect, quant_flags);
 
   std::string target = "ref:fp32";
   std::vector<std::string> input_files;
@@ -364,6 +491,7 @@ int Main(int argc, char** argv) {
   run->add_option("--seed", seed, "Seed for inputs not given with --input (uniform [-1,1) floats)")
       ->capture_default_str();
   run->add_option("--output-dir", output_dir, "Folder for the outputs (<output name>.npy)")->required();
+  AddQuantFlags(run, quant_flags);
 
   std::vector<std::string> suites;
   std::string filter;
@@ -390,8 +518,8 @@ int Main(int argc, char** argv) {
   }
 
   if (devices->parsed()) return RunDevices(json);
-  if (inspect->parsed()) return RunInspect(model_path, shapes, json);
-  if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir);
+  if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
+  if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose);
   return kExitInputError;
 }

@@ -116,8 +116,17 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   model->target_ = target;
   Graph rewritten = graph;
   if (options.eliminate_dead_nodes) model->stats_.dead_nodes = EliminateDeadNodes(rewritten);
-  if (options.fold_batchnorm && target.kind != DeviceKind::kReference) {
-    ASSIGN_OR_RETURN(model->stats_.batchnorms_folded, FoldBatchNorm(rewritten));
+  if (target.kind != DeviceKind::kReference) {
+    // Exporters such as paddle2onnx keep weights in Constant nodes; the passes need initializers.
+    model->stats_.constants_promoted = PromoteConstantNodes(rewritten);
+    if (options.fold_batchnorm) {
+      ASSIGN_OR_RETURN(model->stats_.batchnorms_folded, FoldBatchNorm(rewritten));
+    }
+    const bool device_fuses =
+        options.kernels != nullptr &&
+        (!options.kernels->Find("FusedConv", kChipfitDomain, target.kind, target.precision).empty() ||
+         !options.kernels->Find("FusedConv", kChipfitDomain, target.kind, Precision::kFp32).empty());
+    if (options.fuse && device_fuses) model->stats_.fused = FuseConvActivations(rewritten);
   }
   model->graph_ = std::make_shared<const Graph>(std::move(rewritten));
   const Graph& g = *model->graph_;

@@ -26,6 +26,9 @@ struct CompileOptions {
   // Fold BatchNormalization into the Conv/Gemm before it. Never on ref: the reference path runs the
   // graph as written, since it is the oracle the devices are compared with.
   bool fold_batchnorm = true;
+  // Merge Conv (+ residual Add) + activation into FusedConv when the device has a FusedConv kernel
+  // (DESIGN.md §2: fusions the device declares). Never on ref, for the same reason.
+  bool fuse = true;
   // Device kernels to place nodes on (nullptr: none, every node runs on the reference kernels).
   const KernelTable* kernels = nullptr;
   // int8 targets: calibrated activation ranges by value name (core/quant makes them).
@@ -47,6 +50,8 @@ struct CompileStats {
   int folded_nodes = 0;            // computed at compile time (constants, Shape of static shapes)
   int dead_nodes = 0;              // removed: nothing reads their outputs
   int batchnorms_folded = 0;       // merged into the Conv/Gemm before them
+  int constants_promoted = 0;      // Constant nodes turned into initializers
+  int fused = 0;                   // FusedConv kernels made from Conv (+ Add) + activation
   int kernels = 0;                 // steps Run executes
   int dynamic_kernels = 0;         // steps whose output shapes are only known while running
   size_t planned_arena_bytes = 0;  // peak of planned intermediate tensors

@@ -62,9 +62,11 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);
   if (IsDataMovement(op)) {
     cost.flops = 0;
-  } else if (op == "Conv" && x && w && w->shape.size() >= 2) {
-    // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…].
+  } else if ((op == "Conv" || op == "FusedConv") && x && w && w->shape.size() >= 2) {
+    // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…]; a fused residual Z and
+    // activation add one op per output element each.
     cost.flops = 2 * y * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
+    if (op == "FusedConv") cost.flops += (inputs.size() > 3 && inputs[3] ? y : 0) + (node.Has("activation") ? y : 0);
   } else if (op == "ConvTranspose" && x && w && w->shape.size() >= 2) {
     // Every input element scatters into (Cout/g)·k outputs; W is [Cin, Cout/g, k…].
     cost.flops = 2 * Elements(x) * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);

@@ -20,6 +20,17 @@ KernelTable BuildTable() {
   // --- elementwise, binary, softmax, normalisation, reductions
 
   // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize
+  t.Add("MaxPool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateMaxPoolF32});
+  t.Add("AveragePool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateAveragePoolF32});
+  t.Add("GlobalMaxPool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateGlobalMaxPoolF32});
+  t.Add("GlobalAveragePool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateGlobalAveragePoolF32});
+  t.Add("MatMul", "", kCpu, kFp32, {"onednn:matmul", cpu::CreateMatMulF32});
+  t.Add("MatMul", "", kCpu, kInt8, {"onednn:matmul:int8", cpu::CreateMatMulInt8});
+  t.Add("Gemm", "", kCpu, kFp32, {"onednn:gemm", cpu::CreateGemmF32});
+  t.Add("Gemm", "", kCpu, kInt8, {"onednn:gemm:int8", cpu::CreateGemmInt8});
+  t.Add("Concat", "", kCpu, kFp32, {"onednn:concat", cpu::CreateConcatF32});
+  t.Add("ConvTranspose", "", kCpu, kFp32, {"onednn:deconv", cpu::CreateConvTransposeF32});
+  t.Add("Resize", "", kCpu, kFp32, {"onednn:resampling", cpu::CreateResizeF32});
 
   return t;
 }

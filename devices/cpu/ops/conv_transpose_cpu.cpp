@@ -1,0 +1,174 @@
+// ConvTranspose on oneDNN deconvolution (2-D, groups, fp32) with constant weights; channels-last in and out.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/reference/conv_util.h"
+#include "devices/cpu/onednn_util.h"
+#include "devices/cpu/ops/cpu_ops.h"
+
+namespace chipfit::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct DeconvGeometry {
+  Shape x, w, y;
+  int64_t groups = 1;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+// Output size and leading padding by the reference's rule (core/reference/conv.cpp): output_shape or
+// SAME fixes the output and the total padding follows (clamped at 0, odd pad at the end for
+// SAME_UPPER); otherwise the explicit pads and output_padding give the output.
+Status ResolveTransposed(const Node& node, Window& w) {
+  const std::vector<int64_t> output_padding = node.GetInts("output_padding", {0, 0});
+  std::vector<int64_t> output_shape = node.GetInts("output_shape");
+  if (output_padding.size() != 2 ||
+      std::any_of(output_padding.begin(), output_padding.end(), [](int64_t v) { return v < 0; })) {
+    return InvalidArgument(node.Describe() + ": output_padding " + JoinInts(output_padding) +
+                           " must have 2 non-negative entries");
+  }
+  if (output_shape.size() == 4) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != 2) {
+    return InvalidArgument(node.Describe() + ": output_shape " + JoinInts(output_shape) + " must have 2 entries");
+  }
+  const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
+  w.out.assign(2, 0);
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t full = w.strides[i] * (w.in[i] - 1) + output_padding[i] + w.Extent(i);
+    if (!output_shape.empty() || same) {
+      w.out[i] = !output_shape.empty() ? output_shape[i] : w.in[i] * w.strides[i];
+      const int64_t total = std::max<int64_t>(0, full - w.out[i]);
+      w.pad_begin[i] = w.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else {
+      w.out[i] = full - w.pad_begin[i] - w.pad_end[i];
+    }
+    if (w.out[i] <= 0) {
+      return InvalidArgument(node.Describe() + ": output spatial dim " + std::to_string(i) + " would be " +
+                             std::to_string(w.out[i]));
+    }
+  }
+  return Status();
+}
+
+Result<DeconvGeometry> ReadGeometry(const KernelInit& init) {
+  const Node& node = init.node;
+  DeconvGeometry g;
+  g.x = init.inputs[0]->shape;
+  if (g.x.size() != 4) {
+    return Unsupported(std::to_string(static_cast<int64_t>(g.x.size()) - 2) +
+                       "-D ConvTranspose: only 2-D runs on oneDNN here");
+  }
+  const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
+  if (w == nullptr || w->value == nullptr) return Unsupported("weights are not a constant");
+  if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  g.w = w->shape;
+  g.groups = node.GetInt("group", 1);
+  if (g.groups < 1 || g.x[1] != g.w[0] || g.x[1] % g.groups != 0) {
+    return Unsupported("channels do not match the weights and group count");
+  }
+  std::vector<int64_t> kernel = {g.w[2], g.w[3]};
+  if (node.Has("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
+    return InvalidArgument(node.Describe() + ": kernel_shape " + JoinInts(node.GetInts("kernel_shape")) +
+                           " disagrees with W " + ShapeToString(g.w));
+  }
+  ASSIGN_OR_RETURN(Window win, ReadWindow(node, {g.x[2], g.x[3]}, kernel));
+  RETURN_IF_ERROR(ResolveTransposed(node, win));
+  g.y = {g.x[0], g.w[1] * g.groups, win.out[0], win.out[1]};
+  for (size_t i = 0; i < 2; ++i) {
+    g.strides.push_back(win.strides[i]);
+    g.dilates.push_back(win.dilations[i] - 1);
+    g.pad_l.push_back(win.pad_begin[i]);
+    // oneDNN's output is stride·(in − 1) + extent − pad_l − pad_r: output_padding and a larger
+    // output_shape make pad_r negative, which leaves the extra rows at the bias, as ONNX does.
+    g.pad_r.push_back(win.strides[i] * (win.in[i] - 1) + win.Extent(i) - win.pad_begin[i] - win.out[i]);
+  }
+  return g;
+}
+
+// oneDNN deconvolution weights are {OC, IC, kh, kw} (grouped: {G, OC/G, IC/G, kh, kw}); ONNX's
+// [IC, OC/G, kh, kw] bytes are the iohw (giohw) order of those dims.
+memory::desc UserWeights(const DeconvGeometry& g) {
+  if (g.groups == 1) return {{g.w[1], g.w[0], g.w[2], g.w[3]}, dt::f32, tag::iohw};
+  return {{g.groups, g.w[1], g.w[0] / g.groups, g.w[2], g.w[3]}, dt::f32, tag::giohw};
+}
+
+class ConvTransposeKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
+    RETURN_IF_ERROR(RequireStaticF32(init, {0}));
+    ASSIGN_OR_RETURN(DeconvGeometry geo, ReadGeometry(init));
+    const Node& node = init.node;
+    const int64_t out_channels = geo.y[1];
+    const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
+    if (bias != nullptr &&
+        (bias->value == nullptr || bias->dtype != DType::kF32 || bias->value->numel() != out_channels)) {
+      return Unsupported("bias is not a constant f32 vector of " + std::to_string(out_channels));
+    }
+    const memory::desc user_w = UserWeights(geo);
+    const memory::desc w_any(user_w.dims(), dt::f32, tag::any);
+    const memory::desc src_md = Describe(geo.x, dt::f32, Layout::kChannelsLast);
+    const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
+    const memory::desc b_md = bias ? memory::desc({out_channels}, dt::f32, tag::a) : memory::desc();
+    dnnl::deconvolution_forward::primitive_desc pd;
+    RETURN_IF_ERROR(Guard(node, "deconvolution", [&] {
+      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                             src_md, w_any, b_md, dst_md, geo.strides, geo.dilates, geo.pad_l,
+                                             geo.pad_r);
+      pd = dnnl::deconvolution_forward::primitive_desc(desc, Engine());
+    }));
+    const std::string impl = pd.impl_info_str();
+    // oneDNN builds deconvolution on a convolution and may name that one ("conv:ref:any").
+    if (IsReferenceImpl(impl) || impl.find("ref") != std::string::npos) {
+      return Unsupported("only oneDNN's reference implementation (" + impl + ")");
+    }
+    auto kernel = std::unique_ptr<ConvTransposeKernel>(new ConvTransposeKernel());
+    const Tensor& w = *init.inputs[1]->value;
+    RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
+      memory user(user_w, Engine(), const_cast<void*>(w.raw_data()));
+      kernel->weights_ = memory(pd.weights_desc(), Engine());
+      dnnl::reorder(user, kernel->weights_).execute(Stream(), user, kernel->weights_);
+      Stream().wait();
+    }));
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_WEIGHTS] = kernel->weights_;
+    args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
+    if (bias) {
+      kernel->bias_ = memory(b_md, Engine());
+      std::memcpy(kernel->bias_.get_data_handle(), bias->value->raw_data(), bias->value->nbytes());
+      args[DNNL_ARG_BIAS] = kernel->bias_;
+    }
+    kernel->deconv_ = PrimitiveCall(dnnl::deconvolution_forward(pd), std::move(args));
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    deconv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    deconv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
+    deconv_.Execute();
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override { return i == 0 ? Layout::kChannelsLast : Layout::kPlain; }
+  Layout OutputLayout(size_t /*output*/) const override { return Layout::kChannelsLast; }
+
+ private:
+  ConvTransposeKernel() = default;
+  PrimitiveCall deconv_;
+  memory weights_;
+  memory bias_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateConvTransposeF32(const KernelInit& init) {
+  return ConvTransposeKernel::Create(init);
+}
+
+}  // namespace chipfit::cpu

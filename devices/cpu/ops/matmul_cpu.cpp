@@ -1,0 +1,354 @@
+// MatMul (numpy batch broadcasting) and Gemm on oneDNN matmul / inner_product: fp32, and int8 with a
+// calibrated activation scale and per-column weight scales when B is a constant.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "devices/cpu/onednn_util.h"
+#include "devices/cpu/ops/cpu_ops.h"
+
+namespace chipfit::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// One product Y = alpha · A·B + beta · C as oneDNN sees it: A [..., M, K] and B [..., K, N] with
+// equal ranks (1-D operands and missing batch dims become 1s), strides expressing transA/transB.
+struct GemmSpec {
+  memory::dims a_dims, a_strides, b_dims, b_strides, d_dims;
+  int64_t m = 1, k = 1, n = 1;
+  const Tensor* b_value = nullptr;  // constant B, else nullptr
+  float alpha = 1.0f, beta = 1.0f;
+  const ValueInfo* c = nullptr;  // Gemm's C (absent: nullptr)
+  bool trans_a = false;
+};
+
+memory::dims RowMajorStrides(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
+  const Shape& a = init.inputs[0]->shape;
+  const Shape& b = init.inputs[1]->shape;
+  if (a.empty() || b.empty()) return Unsupported("MatMul of a scalar");
+  GemmSpec s;
+  // A 1-D A is a row [1, K], a 1-D B a column [K, 1]; missing leading batch dims are 1s.
+  const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+  const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  const size_t rank = std::max(a2.size(), b2.size());
+  memory::dims ad(rank, 1), bd(rank, 1);
+  std::copy(a2.begin(), a2.end(), ad.begin() + static_cast<std::ptrdiff_t>(rank - a2.size()));
+  std::copy(b2.begin(), b2.end(), bd.begin() + static_cast<std::ptrdiff_t>(rank - b2.size()));
+  s.m = ad[rank - 2];
+  s.k = ad[rank - 1];
+  s.n = bd[rank - 1];
+  if (bd[rank - 2] != s.k) {
+    return InvalidArgument(init.node.Describe() + ": inner dims differ: A " + ShapeToString(a) + " and B " +
+                           ShapeToString(b));
+  }
+  s.d_dims.assign(rank, 1);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) {
+      return InvalidArgument(init.node.Describe() + ": batch dims of " + ShapeToString(a) + " and " + ShapeToString(b) +
+                             " do not broadcast");
+    }
+    s.d_dims[i] = std::max(ad[i], bd[i]);
+  }
+  s.d_dims[rank - 2] = s.m;
+  s.d_dims[rank - 1] = s.n;
+  s.a_dims = ad;
+  s.b_dims = bd;
+  s.a_strides = RowMajorStrides(ad);
+  s.b_strides = RowMajorStrides(bd);
+  s.b_value = init.inputs[1]->value;
+  return s;
+}
+
+Result<GemmSpec> ReadGemmSpec(const KernelInit& init) {
+  const Node& node = init.node;
+  const Shape& a = init.inputs[0]->shape;
+  const Shape& b = init.inputs[1]->shape;
+  if (a.size() != 2 || b.size() != 2) return InvalidArgument(node.Describe() + ": A and B must be 2-D");
+  GemmSpec s;
+  s.trans_a = node.GetInt("transA", 0) != 0;
+  const bool trans_b = node.GetInt("transB", 0) != 0;
+  s.m = s.trans_a ? a[1] : a[0];
+  s.k = s.trans_a ? a[0] : a[1];
+  s.n = trans_b ? b[0] : b[1];
+  if ((trans_b ? b[1] : b[0]) != s.k) {
+    return InvalidArgument(node.Describe() + ": inner dims differ: A " + ShapeToString(a) + " and B " +
+                           ShapeToString(b));
+  }
+  // A transposed input is the plain [M, K] matrix read with swapped strides (no copy).
+  s.a_dims = {s.m, s.k};
+  s.a_strides = s.trans_a ? memory::dims{1, s.m} : memory::dims{s.k, 1};
+  s.b_dims = {s.k, s.n};
+  s.b_strides = trans_b ? memory::dims{1, s.k} : memory::dims{s.n, 1};
+  s.d_dims = {s.m, s.n};
+  s.alpha = node.GetFloat("alpha", 1.0f);
+  s.beta = node.GetFloat("beta", 1.0f);
+  s.b_value = init.inputs[1]->value;
+  s.c = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
+  if (s.c != nullptr && s.beta == 0.0f) s.c = nullptr;
+  if (s.alpha == 0.0f) return Unsupported("alpha 0 (the product is discarded; nothing for oneDNN to compute)");
+  return s;
+}
+
+// C as a per-column bias: a constant of N values ([N] or [1, N]) or a single value.
+bool CIsColumnBias(const GemmSpec& s) {
+  if (s.c == nullptr || s.c->value == nullptr || s.c->dtype != DType::kF32) return false;
+  const Shape& c = s.c->shape;
+  const int64_t count = NumElements(c);
+  if (count == 1) return true;
+  return count == s.n && c.back() == s.n;
+}
+
+// Per-tensor activation quantisation from the calibrated range: u8 when the value never goes
+// negative (after Relu, Clip …), else symmetric s8. real = scale · q.
+struct ActivationQuant {
+  dt type = dt::u8;
+  float scale = 1.0f;
+};
+
+ActivationQuant ChooseActivationQuant(const QuantParams& p) {
+  ActivationQuant q;
+  if (p.min >= 0.0f) {
+    q.scale = p.max > 0.0f ? p.max / 255.0f : 1.0f;
+  } else {
+    q.type = dt::s8;
+    const float bound = std::max(std::fabs(p.min), std::fabs(p.max));
+    q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
+  }
+  return q;
+}
+
+// Symmetric scale per output column n of constant B, over all of its K rows (and batches).
+std::vector<float> ColumnScales(const GemmSpec& s) {
+  const float w_max = HasVnni() ? 127.0f : 63.0f;  // 7-bit without VNNI: see HasVnni()
+  std::vector<float> amax(static_cast<size_t>(s.n), 0.0f);
+  const float* w = s.b_value->data<float>();
+  const bool column_fastest = s.b_strides.back() == 1;  // else a transposed 2-D [N, K]
+  for (int64_t i = 0; i < s.b_value->numel(); ++i) {
+    const auto col = static_cast<size_t>(column_fastest ? i % s.n : i / s.k);
+    amax[col] = std::max(amax[col], std::fabs(w[i]));
+  }
+  for (float& a : amax) a = a > 0.0f ? a / w_max : 1.0f;
+  return amax;
+}
+
+class GemmKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, const GemmSpec& s, bool int8,
+                                                 bool inner_product) {
+    const Node& node = init.node;
+    auto kernel = std::unique_ptr<GemmKernel>(new GemmKernel());
+    const bool b_const = s.b_value != nullptr;
+    if (int8 && !b_const) return Unsupported("int8 " + node.op_type + " needs a constant B (weights)");
+    const size_t rank = s.d_dims.size();
+
+    ActivationQuant aq;
+    std::vector<float> w_scales;
+    if (int8) {
+      if (init.quant == nullptr) return Unsupported("no calibration ranges");
+      auto it = init.quant->find(node.inputs[0]);
+      if (it == init.quant->end()) return Unsupported("no calibrated range for input '" + node.inputs[0] + "'");
+      aq = ChooseActivationQuant(it->second);
+      w_scales = ColumnScales(s);
+    }
+    // Per-column output scales: alpha (and for int8 the two quantisation steps).
+    std::vector<float> out_scales(int8 ? static_cast<size_t>(s.n) : 1, s.alpha);
+    for (size_t j = 0; j < w_scales.size(); ++j) out_scales[j] = s.alpha * aq.scale * w_scales[j];
+    const int scale_mask = int8 ? (inner_product ? 1 << 1 : 1 << (rank - 1)) : 0;
+
+    // C: a per-column constant becomes oneDNN's bias. oneDNN 2.x computes dst = scale · (acc + bias),
+    // so the bias goes in unscaled units. Any other C is broadcast into dst before each run and
+    // added by a sum post-op (dst = scale · acc + beta · dst).
+    const bool bias = CIsColumnBias(s);
+    kernel->prefill_ = s.c != nullptr && !bias;
+    if (kernel->prefill_) {
+      RETURN_IF_ERROR(RequireStaticF32(init, {2}));
+      kernel->c_shape_ = s.c->shape;
+    }
+    dnnl::primitive_attr attr;
+    if (scale_mask != 0 || s.alpha != 1.0f) attr.set_output_scales(scale_mask, out_scales);
+    if (kernel->prefill_) {
+      dnnl::post_ops ops;
+      ops.append_sum(s.beta);
+      attr.set_post_ops(ops);
+    }
+
+    const dt src_type = int8 ? aq.type : dt::f32;
+    const dt w_type = int8 ? dt::s8 : dt::f32;
+    // Quantised A is written plain [.., M, K]; an f32 A is read in place, transposed or not.
+    const memory::desc a_f32_md(s.a_dims, dt::f32, s.a_strides);
+    const memory::desc src_md = int8 ? memory::desc(s.a_dims, src_type, RowMajorStrides(s.a_dims)) : a_f32_md;
+    const memory::desc d_md(s.d_dims, dt::f32, RowMajorStrides(s.d_dims));
+    memory::desc b_user_md(s.b_dims, dt::f32, s.b_strides);
+    memory::desc w_md = b_const ? memory::desc(s.b_dims, w_type, tag::any) : b_user_md;
+    memory::desc bias_md;
+    if (bias) bias_md = inner_product ? memory::desc({s.n}, dt::f32, tag::a) : memory::desc({1, s.n}, dt::f32, tag::ab);
+    if (inner_product) {
+      // inner_product weights are [N, K]: B [K, N] read as its transpose.
+      b_user_md = memory::desc({s.n, s.k}, dt::f32, {s.b_strides[1], s.b_strides[0]});
+      w_md = memory::desc({s.n, s.k}, w_type, tag::any);
+    }
+
+    dnnl::primitive primitive;
+    memory::desc weights_desc;
+    memory::desc pd_src_desc;
+    std::string impl;
+    RETURN_IF_ERROR(Guard(node, inner_product ? "inner product" : "matmul", [&] {
+      if (inner_product) {
+        dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, w_md, bias_md, d_md);
+        dnnl::inner_product_forward::primitive_desc pd(desc, attr, Engine());
+        impl = pd.impl_info_str();
+        weights_desc = pd.weights_desc();
+        pd_src_desc = pd.src_desc();
+        primitive = dnnl::inner_product_forward(pd);
+      } else {
+        dnnl::matmul::desc desc(src_md, w_md, bias_md, d_md);
+        dnnl::matmul::primitive_desc pd(desc, attr, Engine());
+        impl = pd.impl_info_str();
+        weights_desc = pd.weights_desc();
+        pd_src_desc = pd.src_desc();
+        primitive = dnnl::matmul(pd);
+      }
+    }));
+    if (IsReferenceImpl(impl)) return Unsupported("only oneDNN's reference implementation (" + impl + ")");
+
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(pd_src_desc, Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_DST] = memory(d_md, Engine(), DNNL_MEMORY_NONE);
+    if (b_const) {
+      // Weights reordered (int8: quantised per column) once into the layout oneDNN chose.
+      RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
+        memory user(b_user_md, Engine(), const_cast<void*>(s.b_value->raw_data()));
+        kernel->weights_ = memory(weights_desc, Engine());
+        dnnl::primitive_attr reorder_attr;
+        if (int8) {
+          std::vector<float> inv;
+          for (float w : w_scales) inv.push_back(1.0f / w);
+          reorder_attr.set_output_scales(inner_product ? 1 << 0 : 1 << (rank - 1), inv);
+        }
+        dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), b_user_md, Engine(), weights_desc, reorder_attr))
+            .execute(Stream(), user, kernel->weights_);
+        Stream().wait();
+      }));
+      args[DNNL_ARG_WEIGHTS] = kernel->weights_;
+    } else {
+      RETURN_IF_ERROR(RequireStaticF32(init, {1}));
+      args[DNNL_ARG_WEIGHTS] = memory(weights_desc, Engine(), DNNL_MEMORY_NONE);
+      kernel->b_runtime_ = true;
+    }
+    if (bias) {
+      kernel->bias_ = memory(bias_md, Engine());
+      auto* b = static_cast<float*>(kernel->bias_.get_data_handle());
+      const Tensor& c = *s.c->value;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const float v = s.beta * c.data<float>()[c.numel() == 1 ? 0 : j];
+        b[j] = v / out_scales[int8 ? static_cast<size_t>(j) : 0];
+      }
+      args[DNNL_ARG_BIAS] = kernel->bias_;
+    }
+    kernel->main_ = PrimitiveCall(primitive, std::move(args));
+
+    if (int8) {
+      dnnl::primitive_attr q_attr;
+      q_attr.set_output_scales(0, {1.0f / aq.scale});
+      kernel->quantized_.resize(static_cast<size_t>(NumElements(Shape(s.a_dims.begin(), s.a_dims.end()))) + 64);
+      RETURN_IF_ERROR(Guard(node, "input quantisation", [&] {
+        dnnl::reorder::primitive_desc rpd(Engine(), a_f32_md, Engine(), pd_src_desc, q_attr);
+        std::unordered_map<int, memory> q_args;
+        q_args[DNNL_ARG_FROM] = memory(a_f32_md, Engine(), DNNL_MEMORY_NONE);
+        q_args[DNNL_ARG_TO] = memory(pd_src_desc, Engine(), kernel->quantized_.data());
+        kernel->quantize_ = PrimitiveCall(dnnl::reorder(rpd), std::move(q_args));
+      }));
+      kernel->int8_ = true;
+    }
+    kernel->m_ = s.m;
+    kernel->n_ = s.n;
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (int8_) {
+      quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
+      quantize_.Execute();
+      main_.SetHandle(DNNL_ARG_SRC, quantized_.data());
+    } else {
+      main_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    }
+    if (b_runtime_) main_.SetHandle(DNNL_ARG_WEIGHTS, ctx.input(1)->raw_data());
+    Tensor& y = *ctx.output(0);
+    if (prefill_) BroadcastC(*ctx.input(2), y.data<float>());
+    main_.SetHandle(DNNL_ARG_DST, y.raw_data());
+    main_.Execute();
+    return Status();
+  }
+
+ private:
+  GemmKernel() = default;
+
+  // y[m, n] = C broadcast to [M, N] (C has rank <= 2, each dim 1 or the full size).
+  void BroadcastC(const Tensor& c, float* y) const {
+    const int64_t cn = c_shape_.empty() ? 1 : c_shape_.back();
+    const int64_t cm = c_shape_.size() < 2 ? 1 : c_shape_[0];
+    const float* cv = c.data<float>();
+    for (int64_t i = 0; i < m_; ++i) {
+      const float* row = cv + (cm == 1 ? 0 : i) * cn;
+      float* out = y + i * n_;
+      if (cn == 1) {
+        std::fill_n(out, n_, row[0]);
+      } else {
+        std::memcpy(out, row, static_cast<size_t>(n_) * sizeof(float));
+      }
+    }
+  }
+
+  PrimitiveCall main_;
+  PrimitiveCall quantize_;
+  memory weights_;
+  memory bias_;
+  std::vector<uint8_t> quantized_;
+  Shape c_shape_;
+  int64_t m_ = 0, n_ = 0;
+  bool int8_ = false;
+  bool b_runtime_ = false;
+  bool prefill_ = false;
+};
+
+Result<std::unique_ptr<IKernel>> CreateMatMul(const KernelInit& init, bool int8) {
+  RETURN_IF_ERROR(RequireStaticF32(init, {0, 1}));
+  ASSIGN_OR_RETURN(GemmSpec spec, ReadMatMulSpec(init));
+  return GemmKernel::Create(init, spec, int8, false);
+}
+
+Result<std::unique_ptr<IKernel>> CreateGemm(const KernelInit& init, bool int8) {
+  RETURN_IF_ERROR(RequireStaticF32(init, {0, 1}));
+  ASSIGN_OR_RETURN(GemmSpec spec, ReadGemmSpec(init));
+  // inner_product is oneDNN's fully-connected layer: A [M, K] times constant weights plus a bias.
+  const bool fully_connected =
+      !spec.trans_a && spec.b_value != nullptr && spec.alpha == 1.0f &&
+      (spec.c == nullptr || (spec.beta == 1.0f && CIsColumnBias(spec) && NumElements(spec.c->shape) == spec.n));
+  if (fully_connected) {
+    auto kernel = GemmKernel::Create(init, spec, int8, true);
+    if (kernel.ok() || kernel.status().code() != StatusCode::kUnsupported) return kernel;
+  }
+  return GemmKernel::Create(init, spec, int8, false);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateMatMulF32(const KernelInit& init) { return CreateMatMul(init, false); }
+Result<std::unique_ptr<IKernel>> CreateMatMulInt8(const KernelInit& init) { return CreateMatMul(init, true); }
+Result<std::unique_ptr<IKernel>> CreateGemmF32(const KernelInit& init) { return CreateGemm(init, false); }
+Result<std::unique_ptr<IKernel>> CreateGemmInt8(const KernelInit& init) { return CreateGemm(init, true); }
+
+}  // namespace chipfit::cpu

@@ -1,0 +1,131 @@
+// oneDNN pooling against the reference pooling: odd sizes, strides, pads, ceil_mode, auto_pad,
+// count_include_pad, global pools, both input orders; refusals with their reasons.
+#include <gtest/gtest.h>
+
+#include "core/reference/conv_util.h"
+#include "devices/cpu/ops/cpu_ops.h"
+#include "tests/core/reference/ref_test_util.h"
+#include "tests/devices/cpu/cpu_kernel_test_util.h"
+
+namespace chipfit::testing {
+namespace {
+
+struct PoolSpec {
+  Shape x;  // N C H W
+  std::vector<int64_t> kernel, strides{1, 1}, pads{0, 0, 0, 0};
+  int64_t ceil_mode = 0;
+  std::string auto_pad{};
+};
+
+Node PoolNode(const std::string& op, const PoolSpec& s, int64_t count_include_pad = 0) {
+  std::map<std::string, Attribute> attrs{
+      {"kernel_shape", IntsAttr(s.kernel)}, {"strides", IntsAttr(s.strides)}, {"ceil_mode", IntAttr(s.ceil_mode)}};
+  if (s.auto_pad.empty()) {
+    attrs["pads"] = IntsAttr(s.pads);
+  } else {
+    attrs["auto_pad"] = StringAttr(s.auto_pad);
+  }
+  if (op == "AveragePool") attrs["count_include_pad"] = IntAttr(count_include_pad);
+  return MakeNode(op, 1, 1, attrs);
+}
+
+const std::vector<PoolSpec> kSpecs = {
+    {.x = {1, 3, 17, 23}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}},
+    {.x = {2, 8, 9, 11}, .kernel = {2, 2}, .strides = {2, 2}, .ceil_mode = 1},
+    {.x = {1, 5, 13, 7}, .kernel = {3, 2}, .strides = {2, 1}, .pads = {0, 1, 2, 0}, .ceil_mode = 1},
+    {.x = {1, 16, 15, 15}, .kernel = {3, 3}, .strides = {2, 2}, .auto_pad = "SAME_UPPER"},
+    {.x = {1, 4, 11, 11}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .ceil_mode = 1},
+    {.x = {3, 1, 6, 10}, .kernel = {6, 1}, .strides = {1, 3}},
+    {.x = {1, 7, 12, 9}, .kernel = {5, 5}, .strides = {3, 3}, .pads = {2, 2, 2, 2}},
+};
+
+// Runs `c` on the CPU kernel with the input in both orders and compares with the reference.
+void ExpectMatchesReference(KernelFactory factory, KernelCase c, const std::string& what) {
+  for (Layout layout : {Layout::kPlain, Layout::kChannelsLast}) {
+    c.layouts = {layout};
+    SCOPED_TRACE(what + " input " + std::string(LayoutName(layout)));
+    auto out = RunCpuKernel(factory, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const auto ref = RunReference(c);
+    ASSERT_EQ(ref.size(), 1u);
+    EXPECT_EQ((*out)[0].shape(), ref[0].shape());
+    EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+  }
+}
+
+std::string Describe(const PoolSpec& s) {
+  return ShapeToString(s.x) + " k" + JoinInts(s.kernel) + " s" + JoinInts(s.strides) + " p" + JoinInts(s.pads) +
+         " ceil" + std::to_string(s.ceil_mode) + " " + s.auto_pad;
+}
+
+TEST(PoolCpuTest, MaxPoolMatchesReference) {
+  uint64_t seed = 10;
+  for (const PoolSpec& spec : kSpecs) {
+    KernelCase c{.node = PoolNode("MaxPool", spec)};
+    c.inputs = {RandomF32(spec.x, ++seed)};
+    ExpectMatchesReference(cpu::CreateMaxPoolF32, c, Describe(spec));
+  }
+}
+
+TEST(PoolCpuTest, AveragePoolMatchesReferenceWithAndWithoutPadCounting) {
+  uint64_t seed = 20;
+  for (const PoolSpec& spec : kSpecs) {
+    for (int64_t include : {0, 1}) {
+      KernelCase c{.node = PoolNode("AveragePool", spec, include)};
+      c.inputs = {RandomF32(spec.x, ++seed)};
+      if (include == 1 && spec.ceil_mode == 1 && spec.x[2] == 9) {
+        // 9 rows, kernel 2, stride 2, ceil_mode: the fifth window hangs one row past the input,
+        // which ONNX leaves out of the divisor and oneDNN's include-padding mode would count.
+        auto out = RunCpuKernel(cpu::CreateAveragePoolF32, c);
+        ASSERT_FALSE(out.ok());
+        EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+        EXPECT_NE(out.status().message().find("count_include_pad and ceil_mode"), std::string::npos);
+        continue;
+      }
+      ExpectMatchesReference(cpu::CreateAveragePoolF32, c,
+                             Describe(spec) + " count_include_pad " + std::to_string(include));
+    }
+  }
+}
+
+TEST(PoolCpuTest, GlobalPoolsMatchReference) {
+  uint64_t seed = 30;
+  for (const Shape& x : std::vector<Shape>{{2, 7, 9, 11}, {1, 32, 1, 1}, {1, 3, 1, 17}, {4, 20, 7, 7}}) {
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      KernelCase c{.node = MakeNode(op, 1)};
+      c.inputs = {RandomF32(x, ++seed)};
+      const KernelFactory factory =
+          std::string(op) == "GlobalMaxPool" ? cpu::CreateGlobalMaxPoolF32 : cpu::CreateGlobalAveragePoolF32;
+      ExpectMatchesReference(factory, c, std::string(op) + " " + ShapeToString(x));
+    }
+  }
+}
+
+TEST(PoolCpuTest, RefusesWhatItCannotRunWithAReason) {
+  // The Indices output.
+  KernelCase indices{.node = PoolNode("MaxPool", kSpecs[0])};
+  indices.node.outputs.push_back("indices");
+  indices.inputs = {RandomF32(kSpecs[0].x, 1)};
+  auto out = RunCpuKernel(cpu::CreateMaxPoolF32, indices);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("Indices"), std::string::npos);
+
+  // Dilated windows: oneDNN 2.6 has only its reference pooling for them.
+  KernelCase dilated{.node = PoolNode("MaxPool", kSpecs[0])};
+  dilated.node.attributes["dilations"] = IntsAttr({2, 2});
+  dilated.inputs = {RandomF32(kSpecs[0].x, 2)};
+  out = RunCpuKernel(cpu::CreateMaxPoolF32, dilated);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
+
+  // 1-D pooling.
+  KernelCase pool1d{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({3})}})};
+  pool1d.inputs = {RandomF32({1, 4, 9}, 3)};
+  out = RunCpuKernel(cpu::CreateMaxPoolF32, pool1d);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("1-D pooling"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chipfit::testing
