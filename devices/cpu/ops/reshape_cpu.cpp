@@ -1,0 +1,106 @@
+// Data movement on the CPU: Reshape-like ops (a copy in plain order) and Transpose (a oneDNN
+// reorder with permuted strides).
+#include <cstring>
+
+#include "devices/cpu/onednn_util.h"
+#include "devices/cpu/ops/cpu_ops.h"
+
+namespace chipfit::cpu {
+namespace {
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the bytes stay as they are
+// in plain order, so the kernel copies input 0 to output 0 (a later memory planner could alias).
+class CopyKernel final : public IKernel {
+ public:
+  Status Run(KernelContext& ctx) override {
+    const Tensor* in = ctx.input(0);
+    Tensor* out = ctx.output(0);
+    if (in->nbytes() != out->nbytes()) return ctx.Error("copy of " + DescribeTensor(*in) + " into " + DescribeTensor(*out));
+    if (out->raw_data() != in->raw_data()) std::memcpy(out->raw_data(), in->raw_data(), in->nbytes());
+    // Dropout's optional mask output: all true in inference.
+    if (Tensor* mask = ctx.output(1); mask != nullptr) std::memset(mask->raw_data(), 1, mask->nbytes());
+    return Status();
+  }
+};
+
+class TransposeKernel final : public IKernel {
+ public:
+  explicit TransposeKernel(PrimitiveCall call) : call_(std::move(call)) {}
+  Status Run(KernelContext& ctx) override {
+    call_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
+    call_.SetHandle(DNNL_ARG_TO, ctx.output(0)->raw_data());
+    call_.Execute();
+    return Status();
+  }
+
+ private:
+  PrimitiveCall call_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init) {
+  const ValueInfo* in = init.inputs.empty() ? nullptr : init.inputs[0];
+  if (in == nullptr) return Unsupported("input 0 is missing");
+  for (int64_t d : in->shape) {
+    if (d < 0) return Unsupported("shapes known only at run time");
+  }
+  if (DTypeSize(in->dtype) == 0) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
+  if (init.node.op_type == "Dropout" && init.node.HasInput(1)) {
+    const ValueInfo* ratio = init.inputs[1];
+    if (ratio == nullptr || ratio->value == nullptr || ratio->value->GetAsDouble(0) != 0.0) {
+      // Training-mode Dropout is random: the reference decides what it does.
+      if (init.node.HasInput(2)) return Unsupported("Dropout with training_mode runs on the reference");
+    }
+  }
+  return std::unique_ptr<IKernel>(new CopyKernel());
+}
+
+Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init) {
+  const ValueInfo* in = init.inputs.empty() ? nullptr : init.inputs[0];
+  if (in == nullptr) return Unsupported("input 0 is missing");
+  const dnnl::memory::data_type type = ToDnnl(in->dtype);
+  if (type == dnnl::memory::data_type::undef) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
+  const Shape& shape = in->shape;
+  for (int64_t d : shape) {
+    if (d <= 0) return Unsupported(d < 0 ? "shapes known only at run time" : "empty tensor");
+  }
+  const size_t rank = shape.size();
+  if (rank == 0 || rank > 6) return Unsupported("rank " + std::to_string(rank));
+  std::vector<int64_t> perm = init.node.GetInts("perm");
+  if (perm.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  }
+  if (perm.size() != rank) return Unsupported("perm has " + std::to_string(perm.size()) + " entries");
+  // Source described with the input's dims and strides; destination in plain order, with the
+  // source dims placed where perm sends them: dst dim i = src dim perm[i].
+  using Strides_t = std::vector<int64_t>;
+  const Strides_t src_strides = [&] {
+    Strides_t s(rank, 1);
+    for (size_t i = rank - 1; i > 0; --i) s[i - 1] = s[i] * shape[i];
+    return s;
+  }();
+  dnnl::memory::dims dims(shape.begin(), shape.end());
+  dnnl::memory::dims dst_strides(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    const auto src_axis = static_cast<size_t>(perm[i]);
+    if (src_axis >= rank) return Unsupported("perm entry out of range");
+    dst_strides[src_axis] = stride;
+    stride *= shape[src_axis];
+  }
+  const dnnl::memory::desc src_md(dims, type, dnnl::memory::dims(src_strides.begin(), src_strides.end()));
+  const dnnl::memory::desc dst_md(dims, type, dst_strides);
+  PrimitiveCall call;
+  Status status = Guard(init.node, "transpose", [&] {
+    dnnl::reorder::primitive_desc pd(Engine(), src_md, Engine(), dst_md);
+    std::unordered_map<int, dnnl::memory> args;
+    args[DNNL_ARG_FROM] = dnnl::memory(src_md, Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_TO] = dnnl::memory(dst_md, Engine(), DNNL_MEMORY_NONE);
+    call = PrimitiveCall(dnnl::reorder(pd), std::move(args));
+  });
+  RETURN_IF_ERROR(status);
+  return std::unique_ptr<IKernel>(new TransposeKernel(std::move(call)));
+}
+
+}  // namespace chipfit::cpu
