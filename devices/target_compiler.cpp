@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/quant/calibration_data.h"
 #include "devices/cpu/cpu_kernels.h"
@@ -97,16 +98,26 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
     OutputCollector fp32_values, int8_values;
     RETURN_IF_ERROR(fp32->Run(samples.front(), &fp32_values).status());
     RETURN_IF_ERROR(model->Run(samples.front(), &int8_values).status());
+    // A layer's own error: how much SQNR it loses between its input and its output (errors from
+    // earlier layers accumulate, so the output SQNR alone would always blame the last layers).
+    auto sqnr_of = [&](const std::string& value) -> std::optional<double> {
+      auto a = int8_values.values.find(value);
+      auto b = fp32_values.values.find(value);
+      if (a == int8_values.values.end() || b == fp32_values.values.end()) return std::nullopt;
+      return SqnrDb(a->second, b->second);
+    };
     std::string worst;
-    double worst_sqnr = 1e9;
+    double worst_drop = -1e9;
     for (const KernelInfo& k : model->kernels()) {
       if (k.precision != "int8" || k.outputs.empty()) continue;
-      auto a = int8_values.values.find(k.outputs[0]);
-      auto b = fp32_values.values.find(k.outputs[0]);
-      if (a == int8_values.values.end() || b == fp32_values.values.end()) continue;
-      const double sqnr = SqnrDb(a->second, b->second);
-      if (sqnr < worst_sqnr) {
-        worst_sqnr = sqnr;
+      const Node* node = graph.FindNode(k.name);
+      const auto out_sqnr = sqnr_of(k.outputs[0]);
+      if (node == nullptr || !out_sqnr) continue;
+      // Graph inputs are exact in both runs.
+      const auto in_sqnr = node->inputs.empty() ? std::nullopt : sqnr_of(node->inputs[0]);
+      const double drop = in_sqnr.value_or(200.0) - *out_sqnr;
+      if (drop > worst_drop) {
+        worst_drop = drop;
         worst = k.name;
       }
     }

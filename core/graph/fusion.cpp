@@ -386,6 +386,65 @@ class ConvFuser {
 
 }  // namespace
 
-int FuseConvActivations(Graph& graph) { return ConvFuser(graph).Run(); }
+// Max(y, c) / Min(y, c) with a one-element f32 constant c after a FusedConv: a clamp of its output
+// (openWakeWord's LeakyRelu → Max(·, floor) after every Conv). Stored as clamp_min / clamp_max,
+// applied after the activation.
+int AbsorbClamps(Graph& graph) {
+  int absorbed = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    const std::map<std::string, int> readers = CountValueReaders(graph);
+    std::map<std::string, size_t> consumer;
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      for (const std::string& in : graph.nodes[i].inputs) consumer[in] = i;
+    }
+    for (size_t f = 0; f < graph.nodes.size() && !changed; ++f) {
+      Node& fused = graph.nodes[f];
+      if (fused.op_type != "FusedConv" || fused.domain != kChipfitDomain || fused.outputs.size() != 1) continue;
+      const std::string& y = fused.outputs[0];
+      auto r = readers.find(y);
+      if (r == readers.end() || r->second != 1 || !consumer.contains(y)) continue;
+      const bool graph_output =
+          std::any_of(graph.outputs.begin(), graph.outputs.end(), [&](const ValueDesc& v) { return v.name == y; });
+      if (graph_output) continue;
+      const size_t m = consumer[y];
+      const Node& clamp = graph.nodes[m];
+      const bool is_max = IsOnnxOp(clamp, "Max"), is_min = IsOnnxOp(clamp, "Min");
+      if ((!is_max && !is_min) || clamp.inputs.size() != 2 || clamp.outputs.size() != 1) continue;
+      const std::string other = clamp.inputs[0] == y ? clamp.inputs[1] : clamp.inputs[0];
+      auto c = graph.initializers.find(other);
+      if (other == y || c == graph.initializers.end() || c->second.dtype() != DType::kF32 || c->second.numel() != 1) {
+        continue;
+      }
+      const float bound = c->second.data<float>()[0];
+      const char* attr = is_max ? "clamp_min" : "clamp_max";
+      Attribute a;
+      a.kind = Attribute::Kind::kFloat;
+      a.f = fused.Has(attr) ? (is_max ? std::max(fused.GetFloat(attr, bound), bound)
+                                      : std::min(fused.GetFloat(attr, bound), bound))
+                            : bound;
+      fused.attributes[attr] = a;
+      fused.covers.push_back(clamp.name);
+      fused.outputs[0] = clamp.outputs[0];
+      graph.value_info.erase(y);
+      // The FusedConv moves to the Max's place: Max's other input is a constant, so every input is
+      // still computed before it and every reader of the output after it.
+      Node moved = std::move(fused);
+      graph.nodes[m] = std::move(moved);
+      graph.nodes.erase(graph.nodes.begin() + static_cast<std::ptrdiff_t>(f));
+      if (!CountValueReaders(graph).contains(other)) graph.initializers.erase(other);
+      ++absorbed;
+      changed = true;
+    }
+  }
+  return absorbed;
+}
+
+int FuseConvActivations(Graph& graph) {
+  const int fused = ConvFuser(graph).Run();
+  AbsorbClamps(graph);
+  return fused;
+}
 
 }  // namespace chipfit

@@ -261,6 +261,9 @@ enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwis
 struct FusedActivation {
   Activation kind = Activation::kNone;
   double a = 0, b = 0;  // Clip {min, max}, LeakyRelu {alpha}, HardSigmoid {alpha, beta}
+  // Max(·, clamp_min) / Min(·, clamp_max) absorbed after the activation (±inf when absent).
+  double clamp_min = -std::numeric_limits<double>::infinity();
+  double clamp_max = std::numeric_limits<double>::infinity();
 };
 
 struct ActivationDef {
@@ -290,7 +293,10 @@ Result<FusedActivation> ReadFusedActivation(const Node& node) {
       return InvalidArgument(node.Describe() + ": activation '" + name + "' takes " + std::to_string(def.params) +
                              " activation_params, got " + std::to_string(params.size()));
     }
-    return FusedActivation{def.kind, params.empty() ? def.a : params[0], params.size() < 2 ? def.b : params[1]};
+    FusedActivation act{def.kind, params.empty() ? def.a : params[0], params.size() < 2 ? def.b : params[1]};
+    if (node.Has("clamp_min")) act.clamp_min = node.GetFloat("clamp_min", 0);
+    if (node.Has("clamp_max")) act.clamp_max = node.GetFloat("clamp_max", 0);
+    return act;
   }
   return InvalidArgument(node.Describe() + ": activation '" + name +
                          "' is not one of Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh");
@@ -351,6 +357,12 @@ Status RunFusedConv(KernelContext& ctx) {
   }
   if (act.kind != Activation::kNone) {
     for (double& v : y) v = Activate(act, v);
+  }
+  // Max / Min with a constant: NaN propagates as in the separate ops.
+  if (std::isfinite(act.clamp_min) || std::isfinite(act.clamp_max)) {
+    for (double& v : y) {
+      if (!std::isnan(v)) v = std::min(std::max(v, act.clamp_min), act.clamp_max);
+    }
   }
   StoreDoubles(y, &out);
   return Status::Ok();

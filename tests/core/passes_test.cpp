@@ -609,5 +609,26 @@ TEST(FuseConvActivationsTest, WrongHardSwishConstantsAreNotFused) {
   EXPECT_EQ(FuseAndCompare(m).count, 0);
 }
 
+// openWakeWord: Conv → LeakyRelu → Max(·, c): the Max becomes the FusedConv's clamp_min.
+TEST(FuseConvActivationsTest, MaxAndMinWithAConstantAfterTheActivationBecomeAClamp) {
+  onnx::ModelProto m = ConvModel("clamp", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "LeakyRelu", {"c"}, {"l"}, "leaky");
+  AddInitializer(g, "floor", {1}, [](int64_t) { return -0.05; });
+  AddInitializer(g, "ceiling", {1}, [](int64_t) { return 0.3; });
+  AddNode(g, "Max", {"l", "floor"}, {"m"}, "max");
+  AddNode(g, "Min", {"ceiling", "m"}, {"y"}, "min");
+  AddOutput(m, "y");
+  const Fused f = FuseAndCompare(m);
+  ASSERT_EQ(f.graph.nodes.size(), 1u);
+  const Node& fused = f.graph.nodes[0];
+  EXPECT_EQ(fused.op_type, "FusedConv");
+  EXPECT_FLOAT_EQ(fused.GetFloat("clamp_min", 0), -0.05f);
+  EXPECT_FLOAT_EQ(fused.GetFloat("clamp_max", 0), 0.3f);
+  EXPECT_EQ(fused.covers, (std::vector<std::string>{"conv", "leaky", "max", "min"}));
+  EXPECT_EQ(fused.outputs[0], "y");
+}
+
 }  // namespace
 }  // namespace chipfit
+

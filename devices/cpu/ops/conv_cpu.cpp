@@ -116,6 +116,10 @@ class ConvKernel final : public IKernel {
     dnnl::post_ops ops;
     if (kernel->has_z_) ops.append_binary(dnnl::algorithm::binary_add, Describe(geo.y, dt::f32, Layout::kChannelsLast));
     RETURN_IF_ERROR(AppendActivation(ops, node.GetString("activation", ""), node.GetFloats("activation_params")));
+    if (node.Has("clamp_min") || node.Has("clamp_max")) {
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, node.GetFloat("clamp_min", -3.402823466e38f),
+                         node.GetFloat("clamp_max", 3.402823466e38f));
+    }
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     std::vector<float> out_scales;
