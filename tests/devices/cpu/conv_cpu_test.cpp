@@ -140,3 +140,47 @@ TEST(ConvCpuTest, Int8WithoutCalibrationRangeIsRefused) {
 
 }  // namespace
 }  // namespace chipfit::testing
+
+namespace chipfit::testing {
+namespace {
+
+// FusedConv: residual Z and each activation as oneDNN post-ops, in fp32 and int8 (the output
+// scales apply before the post-ops, so Z and the activation see real values).
+TEST(ConvCpuTest, FusedConvPostOpsMatchReference) {
+  const ConvSpec spec{.x = {1, 8, 9, 7}, .out_channels = 16, .kh = 3, .kw = 3, .pads = {1, 1, 1, 1}};
+  const std::vector<std::pair<std::string, std::vector<float>>> activations = {
+      {"", {}},        {"Relu", {}}, {"LeakyRelu", {0.2f}},         {"Clip", {0.0f, 6.0f}},
+      {"Sigmoid", {}}, {"Tanh", {}}, {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}}};
+  uint64_t seed = 900;
+  for (const auto& [activation, params] : activations) {
+    for (bool with_z : {false, true}) {
+      KernelCase c = MakeConv(spec, seed += 3, Layout::kChannelsLast);
+      c.node.op_type = "FusedConv";
+      c.node.domain = "com.chipfit";
+      if (!activation.empty()) {
+        c.node.attributes["activation"] = StringAttr(activation);
+        c.node.attributes["activation_params"] = FloatsAttr(params);
+      }
+      if (with_z) {
+        c.node.inputs.push_back("in3");
+        c.inputs.push_back(RandomF32({1, 16, 9, 7}, seed + 1, -2.0f, 2.0f));
+        c.layouts = {Layout::kChannelsLast, Layout::kPlain, Layout::kPlain, Layout::kChannelsLast};
+      }
+      SCOPED_TRACE(activation + (with_z ? " + Z" : ""));
+      const auto ref = RunReference(c);
+      auto out = RunCpuKernel(cpu::CreateConvF32, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+
+      const QuantTable table = {{c.node.inputs[0], QuantParams{.min = -1, .max = 1}}};
+      c.precision = Precision::kInt8;
+      c.quant = &table;
+      out = RunCpuKernel(cpu::CreateConvInt8, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_GE(SqnrDb((*out)[0], ref[0]), 25.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chipfit::testing
