@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/quant/calibration_data.h"
+#include "devices/cpu/cpu_device.h"
 #include "devices/cpu/cpu_kernels.h"
 
 namespace chipfit {
@@ -98,26 +99,26 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
     OutputCollector fp32_values, int8_values;
     RETURN_IF_ERROR(fp32->Run(samples.front(), &fp32_values).status());
     RETURN_IF_ERROR(model->Run(samples.front(), &int8_values).status());
-    // A layer's own error: how much SQNR it loses between its input and its output (errors from
-    // earlier layers accumulate, so the output SQNR alone would always blame the last layers).
-    auto sqnr_of = [&](const std::string& value) -> std::optional<double> {
+    // A layer's own error: the relative noise power it adds, 10^(-SQNR_out/10) - 10^(-SQNR_in/10)
+    // (noise from earlier layers accumulates, so the output SQNR alone would always blame the last
+    // layers, and an SQNR difference would always blame the first ones).
+    auto noise_of = [&](const std::string& value) -> std::optional<double> {
       auto a = int8_values.values.find(value);
       auto b = fp32_values.values.find(value);
       if (a == int8_values.values.end() || b == fp32_values.values.end()) return std::nullopt;
-      return SqnrDb(a->second, b->second);
+      return std::pow(10.0, -SqnrDb(a->second, b->second) / 10.0);
     };
     std::string worst;
-    double worst_drop = -1e9;
+    double worst_noise = -1;
     for (const KernelInfo& k : model->kernels()) {
       if (k.precision != "int8" || k.outputs.empty()) continue;
       const Node* node = graph.FindNode(k.name);
-      const auto out_sqnr = sqnr_of(k.outputs[0]);
-      if (node == nullptr || !out_sqnr) continue;
-      // Graph inputs are exact in both runs.
-      const auto in_sqnr = node->inputs.empty() ? std::nullopt : sqnr_of(node->inputs[0]);
-      const double drop = in_sqnr.value_or(200.0) - *out_sqnr;
-      if (drop > worst_drop) {
-        worst_drop = drop;
+      const auto out_noise = noise_of(k.outputs[0]);
+      if (node == nullptr || !out_noise) continue;
+      const auto in_noise = node->inputs.empty() ? std::nullopt : noise_of(node->inputs[0]);
+      const double own = *out_noise - in_noise.value_or(0.0);  // graph inputs are exact in both runs
+      if (own > worst_noise) {
+        worst_noise = own;
         worst = k.name;
       }
     }
@@ -142,9 +143,25 @@ const KernelTable* KernelsFor(DeviceKind kind) {
   }
 }
 
+// The CPU device's verdict on a precision ("bf16 needs AVX-512 …"), read once per process.
+Status CheckCpuPrecision(const Target& target) {
+  static const std::vector<PrecisionSupport> precisions = [] {
+    DiscoveryReport report;
+    DiscoverCpu(report);
+    return report.devices.empty() ? std::vector<PrecisionSupport>{} : report.devices[0]->info().precisions;
+  }();
+  for (const PrecisionSupport& p : precisions) {
+    if (p.precision == target.precision && !p.support.ok) {
+      return Unsupported("target " + target.ToString() + " is unsupported on this CPU: " + p.support.reason);
+    }
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
                                                         CompileOptions options, Int8Options int8,
                                                         QuantReport* report) {
+  if (target.kind == DeviceKind::kCpu) RETURN_IF_ERROR(CheckCpuPrecision(target));
   options.kernels = KernelsFor(target.kind);
   if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   QuantReport local;

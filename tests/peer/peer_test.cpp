@@ -1,5 +1,6 @@
-// chipfit against ONNX Runtime on real models: the same seeded inputs through `chipfit run` and
-// through onnxruntime-node (tests/peer/ort_run.mjs); max abs error <= 1e-4 x max|reference|.
+// chipfit against ONNX Runtime on real models: the same seeded inputs through `chipfit run` (on the
+// reference path and on cpu:fp32) and through onnxruntime-node (tests/peer/ort_run.mjs); max abs
+// error <= 1e-4 x max|reference| for both targets.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -61,29 +62,34 @@ TEST_P(PeerTest, MatchesOnnxRuntime) {
   std::string chipfit_inputs;
   for (const auto& [name, shape] : model.inputs)
     chipfit_inputs += " --input " + name + "=" + (work / (name + ".npy")).string();
-  ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target ref" + shape_args +
-                  chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null"),
-            0);
+  const std::vector<std::string> targets = {"ref", "cpu:fp32"};
+  for (const std::string& target : targets) {
+    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target " + target + shape_args +
+                    chipfit_inputs + " --output-dir " + (work / ("chipfit_" + target)).string() + " > /dev/null"),
+              0);
+  }
   ASSERT_EQ(Shell("NODE_PATH=" + (PeerDir() / "node_modules").string() + " node " + CHIPFIT_SOURCE_DIR +
                   "/tests/peer/ort_run.mjs " + model.path.string() + " " + (work / "ort").string() + input_args),
             0);
   int compared = 0;
-  for (const auto& entry : fs::directory_iterator(work / "ort")) {
-    auto expected = ReadNpy(entry.path());
-    auto actual = ReadNpy(work / "chipfit" / entry.path().filename());
-    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
-    ASSERT_EQ(actual->shape(), expected->shape()) << entry.path().filename();
-    double max_ref = 0, max_err = 0;
-    for (int64_t i = 0; i < expected->numel(); ++i) {
-      max_ref = std::max(max_ref, std::fabs(expected->GetAsDouble(i)));
-      max_err = std::max(max_err, std::fabs(expected->GetAsDouble(i) - actual->GetAsDouble(i)));
+  for (const std::string& target : targets) {
+    for (const auto& entry : fs::directory_iterator(work / "ort")) {
+      auto expected = ReadNpy(entry.path());
+      auto actual = ReadNpy(work / ("chipfit_" + target) / entry.path().filename());
+      ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+      ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+      ASSERT_EQ(actual->shape(), expected->shape()) << entry.path().filename();
+      double max_ref = 0, max_err = 0;
+      for (int64_t i = 0; i < expected->numel(); ++i) {
+        max_ref = std::max(max_ref, std::fabs(expected->GetAsDouble(i)));
+        max_err = std::max(max_err, std::fabs(expected->GetAsDouble(i) - actual->GetAsDouble(i)));
+      }
+      EXPECT_LE(max_err, 1e-4 * max_ref) << target << " " << entry.path().filename() << ": max abs error " << max_err
+                                         << ", max |reference| " << max_ref;
+      std::printf("%s on %s, %s: max abs error %.3g, max |ref| %.3g\n", model.name, target.c_str(),
+                  entry.path().filename().c_str(), max_err, max_ref);
+      ++compared;
     }
-    EXPECT_LE(max_err, 1e-4 * max_ref) << entry.path().filename() << ": max abs error " << max_err
-                                       << ", max |reference| " << max_ref;
-    std::printf("%s %s: max abs error %.3g, max |ref| %.3g\n", model.name, entry.path().filename().c_str(), max_err,
-                max_ref);
-    ++compared;
   }
   EXPECT_GT(compared, 0);
   fs::remove_all(work);
