@@ -11,13 +11,13 @@
 #include "core/graph/model_summary.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
+#include "core/quant/calibration_data.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
 #include "devices/registry.h"
-#include "core/quant/calibration_data.h"
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -163,7 +163,8 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   }
   int8.target_sqnr_db = flags.auto_fp32_sqnr;
   for (const std::string& name : SplitList(flags.keep_fp32)) {
-    if (graph.FindNode(name) == nullptr) return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
+    if (graph.FindNode(name) == nullptr)
+      return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
     compile.keep_fp32.insert(name);
   }
   return int8;
@@ -173,7 +174,8 @@ std::string DescribeQuantReport(const QuantReport& q) {
   std::string text = fmt::format(
       "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
       q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
-  if (q.random_calibration) text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
+  if (q.random_calibration)
+    text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
   if (!q.kept_fp32.empty()) text += "\n      kept in fp32 by request: " + Join(q.kept_fp32, ", ");
   if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + Join(q.auto_reverted, ", ");
   return text;
@@ -205,7 +207,8 @@ nlohmann::json PlacementJson(const CompiledModel& model) {
                        {"fallback_reason", k.fallback_reason}});
   }
   nlohmann::json fallbacks = nlohmann::json::array();
-  for (const Fallback& f : model.fallbacks()) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
+  for (const Fallback& f : model.fallbacks())
+    fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
   return {{"target", model.target().ToString()}, {"kernels", kernels}, {"fallbacks", fallbacks}};
 }
 
@@ -240,10 +243,13 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
       if (json) {
         nlohmann::json j = PlacementJson(**placed);
         if (is_int8) {
-          j["quantization"] = {{"method", quant.method},           {"samples", quant.samples},
+          j["quantization"] = {{"method", quant.method},
+                               {"samples", quant.samples},
                                {"random_calibration", quant.random_calibration},
-                               {"output_sqnr_db", quant.output_sqnr_db}, {"int8_kernels", quant.int8_kernels},
-                               {"kept_fp32", quant.kept_fp32},     {"auto_reverted", quant.auto_reverted}};
+                               {"output_sqnr_db", quant.output_sqnr_db},
+                               {"int8_kernels", quant.int8_kernels},
+                               {"kept_fp32", quant.kept_fp32},
+                               {"auto_reverted", quant.auto_reverted}};
         }
         std::cout << nlohmann::json{{"schema", "chipfit.placement/1"}, {"model", path}, {"placement", j}}.dump(2)
                   << "\n";
@@ -378,8 +384,10 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
     int pass = 0, fail = 0, unsupported = 0, kernels = 0, device_kernels = 0;
   };
   auto counts_json = [](const Counts& c) {
-    return nlohmann::json{{"pass", c.pass},       {"fail", c.fail},
-                          {"unsupported", c.unsupported}, {"kernels", c.kernels},
+    return nlohmann::json{{"pass", c.pass},
+                          {"fail", c.fail},
+                          {"unsupported", c.unsupported},
+                          {"kernels", c.kernels},
                           {"device_kernels", c.device_kernels}};
   };
   nlohmann::json targets_json = nlohmann::json::array();

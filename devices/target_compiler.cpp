@@ -159,7 +159,7 @@ Status CheckCpuPrecision(const Target& target) {
 }
 
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
-                                                        CompileOptions options, Int8Options int8,
+                                                        CompileOptions options, const Int8Options& int8,
                                                         QuantReport* report) {
   if (target.kind == DeviceKind::kCpu) RETURN_IF_ERROR(CheckCpuPrecision(target));
   options.kernels = KernelsFor(target.kind);

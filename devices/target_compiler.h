@@ -45,7 +45,7 @@ struct QuantReport {
 // fp32, runs the calibration inputs through it (every kernel's outputs feed the calibrator), then
 // compiles with the calibrated ranges. `report` (optional) receives what calibration did.
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
-                                                        CompileOptions options = {}, Int8Options int8 = {},
+                                                        CompileOptions options = {}, const Int8Options& int8 = {},
                                                         QuantReport* report = nullptr);
 
 }  // namespace chipfit

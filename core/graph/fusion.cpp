@@ -421,9 +421,9 @@ int AbsorbClamps(Graph& graph) {
       const char* attr = is_max ? "clamp_min" : "clamp_max";
       Attribute a;
       a.kind = Attribute::Kind::kFloat;
-      a.f = fused.Has(attr) ? (is_max ? std::max(fused.GetFloat(attr, bound), bound)
-                                      : std::min(fused.GetFloat(attr, bound), bound))
-                            : bound;
+      a.f = fused.Has(attr)
+                ? (is_max ? std::max(fused.GetFloat(attr, bound), bound) : std::min(fused.GetFloat(attr, bound), bound))
+                : bound;
       fused.attributes[attr] = a;
       fused.covers.push_back(clamp.name);
       fused.outputs[0] = clamp.outputs[0];

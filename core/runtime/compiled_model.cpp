@@ -155,8 +155,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
         continue;
       }
       const auto& slot = im.slots[static_cast<size_t>(id)];
-      infos.push_back({slot.dtype, slot.shape_known ? slot.shape : Shape(slot.shape.size(), -1), slot.constant,
-                       slot.layout});
+      infos.push_back(
+          {slot.dtype, slot.shape_known ? slot.shape : Shape(slot.shape.size(), -1), slot.constant, slot.layout});
     }
     std::vector<const ValueInfo*> ptrs;
     for (size_t k = 0; k < infos.size(); ++k) ptrs.push_back(step.in[k] < 0 ? nullptr : &infos[k]);
@@ -207,7 +207,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   };
   // The slot holding value `id` in order `want`: itself, a constant reordered now, or the output
   // of a reorder step inserted here (shared by every later reader that wants the same order).
-  auto slot_in_layout = [&](int id, Layout want, std::optional<std::reference_wrapper<const Node>> reader) -> Result<int> {
+  auto slot_in_layout = [&](int id, Layout want,
+                            std::optional<std::reference_wrapper<const Node>> reader) -> Result<int> {
     auto& src = im.slots[static_cast<size_t>(id)];
     if (src.layout == want || !src.shape_known || LayoutsAgree(src.shape)) return id;
     if (auto it = im.reordered.find({id, want}); it != im.reordered.end()) return it->second;
@@ -231,18 +232,23 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     dst.layout = want;
     dst.producer = index;
     src_slot.last_use = index;
-    CompiledModel::Impl::Step step{.node = &at, .in = {id}, .out = {out}, .out_layouts = {want},
-                                   .reorder = true, .from = src_slot.layout, .to = want};
+    CompiledModel::Impl::Step step{.node = &at,
+                                   .in = {id},
+                                   .out = {out},
+                                   .out_layouts = {want},
+                                   .reorder = true,
+                                   .from = src_slot.layout,
+                                   .to = want};
     im.steps.push_back(std::move(step));
     const auto bytes = static_cast<int64_t>(NumElements(dst.shape) * static_cast<int64_t>(DTypeSize(dst.dtype)));
     model->costs_.push_back({.flops = 0, .bytes_read = bytes, .bytes_written = bytes});
-    model->kernel_infos_.push_back({.name = at.name + "/reorder:" + src_slot.name,
-                                    .op_type = "Reorder",
-                                    .onnx_nodes = {at.name},
-                                    .device = target.DeviceId(),
-                                    .implementation = "reorder:" + std::string(LayoutName(src_slot.layout)) + "->" +
-                                                      std::string(LayoutName(want)),
-                                    .outputs = {name}});
+    model->kernel_infos_.push_back(
+        {.name = at.name + "/reorder:" + src_slot.name,
+         .op_type = "Reorder",
+         .onnx_nodes = {at.name},
+         .device = target.DeviceId(),
+         .implementation = "reorder:" + std::string(LayoutName(src_slot.layout)) + "->" + std::string(LayoutName(want)),
+         .outputs = {name}});
     return out;
   };
 

@@ -199,9 +199,9 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
         const double sqnr = SqnrDb((*outputs)[i], *expected);
         result.min_sqnr_db = result.data_sets == 0 && i == 0 ? sqnr : std::min(result.min_sqnr_db, sqnr);
         if (sqnr < options.min_sqnr_db) {
-          return finish(Outcome::kFail, InvalidArgument("output '" + outputs_desc[i].name + "': SQNR " +
-                                                        std::to_string(sqnr) + " dB < " +
-                                                        std::to_string(options.min_sqnr_db) + " dB"));
+          return finish(Outcome::kFail,
+                        InvalidArgument("output '" + outputs_desc[i].name + "': SQNR " + std::to_string(sqnr) +
+                                        " dB < " + std::to_string(options.min_sqnr_db) + " dB"));
         }
         continue;
       }

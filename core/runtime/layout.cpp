@@ -35,9 +35,7 @@ void TransposeImages(const Tensor& src, Tensor& dst, bool to_channels_last) {
 
 std::string_view LayoutName(Layout layout) { return layout == Layout::kPlain ? "plain" : "nhwc"; }
 
-bool LayoutsAgree(const Shape& shape) {
-  return shape.size() != 4 || shape[1] == 1 || shape[2] * shape[3] == 1;
-}
+bool LayoutsAgree(const Shape& shape) { return shape.size() != 4 || shape[1] == 1 || shape[2] * shape[3] == 1; }
 
 Status ReorderTensor(const Tensor& src, Layout from, Tensor& dst, Layout to) {
   if (src.dtype() != dst.dtype() || src.shape() != dst.shape()) {
@@ -49,20 +47,11 @@ Status ReorderTensor(const Tensor& src, Layout from, Tensor& dst, Layout to) {
   }
   const bool to_nhwc = to == Layout::kChannelsLast;
   switch (DTypeSize(src.dtype())) {
-    case 1:
-      TransposeImages<uint8_t>(src, dst, to_nhwc);
-      break;
-    case 2:
-      TransposeImages<uint16_t>(src, dst, to_nhwc);
-      break;
-    case 4:
-      TransposeImages<uint32_t>(src, dst, to_nhwc);
-      break;
-    case 8:
-      TransposeImages<uint64_t>(src, dst, to_nhwc);
-      break;
-    default:
-      return Unsupported("reorder of " + DescribeTensor(src));
+    case 1: TransposeImages<uint8_t>(src, dst, to_nhwc); break;
+    case 2: TransposeImages<uint16_t>(src, dst, to_nhwc); break;
+    case 4: TransposeImages<uint32_t>(src, dst, to_nhwc); break;
+    case 8: TransposeImages<uint64_t>(src, dst, to_nhwc); break;
+    default: return Unsupported("reorder of " + DescribeTensor(src));
   }
   return Status();
 }

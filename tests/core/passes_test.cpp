@@ -631,4 +631,3 @@ TEST(FuseConvActivationsTest, MaxAndMinWithAConstantAfterTheActivationBecomeACla
 
 }  // namespace
 }  // namespace chipfit
-

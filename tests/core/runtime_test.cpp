@@ -291,9 +291,7 @@ Result<std::unique_ptr<IKernel>> CreateRank2Relu(const KernelInit& init) {
   return std::unique_ptr<IKernel>(new DoublingRelu());
 }
 
-Result<std::unique_ptr<IKernel>> CreateNever(const KernelInit&) {
-  return Unsupported("never takes anything");
-}
+Result<std::unique_ptr<IKernel>> CreateNever(const KernelInit&) { return Unsupported("never takes anything"); }
 
 onnx::ModelProto ReluModel(std::vector<int64_t> dims) {
   onnx::ModelProto m = testing::NewModel("relu");

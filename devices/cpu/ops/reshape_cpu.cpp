@@ -15,7 +15,8 @@ class CopyKernel final : public IKernel {
   Status Run(KernelContext& ctx) override {
     const Tensor* in = ctx.input(0);
     Tensor* out = ctx.output(0);
-    if (in->nbytes() != out->nbytes()) return ctx.Error("copy of " + DescribeTensor(*in) + " into " + DescribeTensor(*out));
+    if (in->nbytes() != out->nbytes())
+      return ctx.Error("copy of " + DescribeTensor(*in) + " into " + DescribeTensor(*out));
     if (out->raw_data() != in->raw_data()) std::memcpy(out->raw_data(), in->raw_data(), in->nbytes());
     // Dropout's optional mask output: all true in inference.
     if (Tensor* mask = ctx.output(1); mask != nullptr) std::memset(mask->raw_data(), 1, mask->nbytes());

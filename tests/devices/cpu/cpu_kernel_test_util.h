@@ -20,9 +20,9 @@ namespace chipfit::testing {
 struct KernelCase {
   Node node;
   int64_t opset = 17;
-  std::vector<Tensor> inputs{};        // in ONNX order; undefined Tensor = omitted
-  std::vector<bool> constant{};        // inputs known at compile time (weights, bias); default none
-  std::vector<Layout> layouts{};       // the order each input's producer writes; default plain
+  std::vector<Tensor> inputs{};   // in ONNX order; undefined Tensor = omitted
+  std::vector<bool> constant{};   // inputs known at compile time (weights, bias); default none
+  std::vector<Layout> layouts{};  // the order each input's producer writes; default plain
   Precision precision = Precision::kFp32;
   const QuantTable* quant = nullptr;
 };
