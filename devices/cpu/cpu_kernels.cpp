@@ -17,7 +17,40 @@ KernelTable BuildTable() {
   t.Add("FusedConv", kFused, kCpu, kFp32, {"onednn:conv", cpu::CreateConvF32});
   t.Add("Conv", "", kCpu, kInt8, {"onednn:conv:int8", cpu::CreateConvInt8});
   t.Add("FusedConv", kFused, kCpu, kInt8, {"onednn:conv:int8", cpu::CreateConvInt8});
+  t.Add("Conv", "", kCpu, Precision::kBf16, {"onednn:conv:bf16", cpu::CreateConvBf16});
+  t.Add("FusedConv", kFused, kCpu, Precision::kBf16, {"onednn:conv:bf16", cpu::CreateConvBf16});
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    t.Add(op, "", kCpu, kFp32, {"cpu:copy", cpu::CreateCopy});
+  }
+  t.Add("Transpose", "", kCpu, kFp32, {"onednn:reorder", cpu::CreateTranspose});
   // --- elementwise, binary, softmax, normalisation, reductions
+  for (const char* op : {"Relu",     "LeakyRelu", "Clip",     "Sigmoid",        "HardSigmoid", "HardSwish",  "Tanh",
+                         "Elu",      "Selu",      "Celu",     "Gelu",           "Exp",         "Log",        "Sqrt",
+                         "Abs",      "Neg",       "Softplus", "Mish",           "Round",       "Reciprocal", "Erf",
+                         "Softsign", "Floor",     "Ceil",     "ThresholdedRelu"}) {
+    t.Add(op, "", kCpu, kFp32, {"cpu:eltwise-small", cpu::CreateEltwiseSmallF32});
+    t.Add(op, "", kCpu, kFp32, {"onednn:eltwise", cpu::CreateEltwiseF32});
+    t.Add(op, "", kCpu, kFp32, {"cpu:eltwise", cpu::CreateEltwiseOwnF32});
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"}) {
+    t.Add(op, "", kCpu, kFp32, {"cpu:binary-small", cpu::CreateBinarySmallF32});
+    t.Add(op, "", kCpu, kFp32, {"onednn:binary", cpu::CreateBinaryF32});
+    t.Add(op, "", kCpu, kFp32, {"cpu:binary", cpu::CreateBinaryOwnF32});
+  }
+  t.Add("Pow", "", kCpu, kFp32, {"cpu:binary-small", cpu::CreateBinarySmallF32});
+  t.Add("Pow", "", kCpu, kFp32, {"onednn:eltwise", cpu::CreatePowScalarF32});
+  t.Add("Pow", "", kCpu, kFp32, {"cpu:binary", cpu::CreateBinaryOwnF32});
+  t.Add("Softmax", "", kCpu, kFp32, {"onednn:softmax", cpu::CreateSoftmaxF32});
+  t.Add("LogSoftmax", "", kCpu, kFp32, {"onednn:softmax", cpu::CreateSoftmaxF32});
+  t.Add("BatchNormalization", "", kCpu, kFp32, {"onednn:bnorm", cpu::CreateBatchNormF32});
+  t.Add("LayerNormalization", "", kCpu, kFp32, {"onednn:lnorm", cpu::CreateLayerNormF32});
+  t.Add("InstanceNormalization", "", kCpu, kFp32, {"onednn:bnorm", cpu::CreateInstanceNormF32});
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
+    t.Add(op, "", kCpu, kFp32, {"cpu:reduce-small", cpu::CreateReduceSmallF32});
+    t.Add(op, "", kCpu, kFp32, {"onednn:reduction", cpu::CreateReduceF32});
+    t.Add(op, "", kCpu, kFp32, {"cpu:reduce", cpu::CreateReduceOwnF32});
+  }
 
   // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize
   t.Add("MaxPool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateMaxPoolF32});

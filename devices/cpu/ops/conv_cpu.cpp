@@ -1,5 +1,6 @@
-// Conv and FusedConv (Conv + Z + activation) on oneDNN: fp32, and int8 with calibrated activation
-// scales and per-channel weight scales. Activations stay channels-last between convolutions.
+// Conv and FusedConv (Conv + Z + activation) on oneDNN: fp32; int8 with calibrated activation
+// scales and per-channel weight scales; bf16 inputs and weights with f32 accumulation and output. Activations stay
+// channels-last between convolutions.
 #include "devices/cpu/ops/cpu_ops.h"
 
 #include <cmath>
@@ -25,7 +26,8 @@ Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
   const Node& node = init.node;
   ConvGeometry g;
   g.x = init.inputs[0]->shape;
-  if (g.x.size() != 4) return Unsupported(std::to_string(g.x.size() - 2) + "-D convolution: only 2-D runs on oneDNN here");
+  if (g.x.size() != 4)
+    return Unsupported(std::to_string(g.x.size() - 2) + "-D convolution: only 2-D runs on oneDNN here");
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
   if (w == nullptr) return Unsupported("weights are missing");
   if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
@@ -73,19 +75,29 @@ ActivationQuant ChooseActivationQuant(const QuantParams& p) {
   return q;
 }
 
+enum class ConvMode { kF32, kInt8, kBf16 };
+
 class ConvKernel final : public IKernel {
  public:
-  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool int8) {
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, ConvMode mode, bool allow_reference) {
+    const bool int8 = mode == ConvMode::kInt8;
+    const bool bf16 = mode == ConvMode::kBf16;
+    // Both convert the f32 input before the convolution: int8 quantises, bf16 rounds.
+    const bool convert_input = int8 || bf16;
     RETURN_IF_ERROR(RequireStaticF32(init, {0}));
     ASSIGN_OR_RETURN(ConvGeometry geo, ReadGeometry(init));
     const Node& node = init.node;
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
     const bool runtime_weights = init.inputs[1]->value == nullptr;
-    if (runtime_weights && int8) return Unsupported("int8 needs constant weights (they are computed at run time)");
-    if (bias != nullptr && (bias->dtype != DType::kF32 || bias->shape != Shape{geo.w[0]} ||
-                            (int8 && bias->value == nullptr))) {
-      return Unsupported("bias is not an f32 vector of " + std::to_string(geo.w[0]) + (int8 ? " known at compile time" : ""));
+    if (runtime_weights && convert_input) {
+      return Unsupported(std::string(int8 ? "int8" : "bf16") +
+                         " needs constant weights (they are computed at run time)");
+    }
+    if (bias != nullptr &&
+        (bias->dtype != DType::kF32 || bias->shape != Shape{geo.w[0]} || (int8 && bias->value == nullptr))) {
+      return Unsupported("bias is not an f32 vector of " + std::to_string(geo.w[0]) +
+                         (int8 ? " known at compile time" : ""));
     }
     const ValueInfo* z = init.inputs.size() > 3 ? init.inputs[3] : nullptr;
     if (z != nullptr) {
@@ -131,14 +143,14 @@ class ConvKernel final : public IKernel {
     // Source order: what the producer wrote when oneDNN has a fast kernel for it; small-channel
     // plain inputs (the first layer) have one, other plain inputs are reordered to channels-last.
     std::vector<Layout> candidates;
-    if (int8 || x->layout == Layout::kChannelsLast) {
+    if (convert_input || x->layout == Layout::kChannelsLast) {
       candidates = {Layout::kChannelsLast};
     } else {
       if (geo.x[1] <= 4) candidates.push_back(Layout::kPlain);
       candidates.push_back(Layout::kChannelsLast);
     }
-    const dt src_type = int8 ? aq.type : dt::f32;
-    const memory::desc w_any(WeightDims(geo), int8 ? dt::s8 : dt::f32, tag::any);
+    const dt src_type = int8 ? aq.type : (bf16 ? dt::bf16 : dt::f32);
+    const memory::desc w_any(WeightDims(geo), int8 ? dt::s8 : (bf16 ? dt::bf16 : dt::f32), tag::any);
     const memory::desc b_md = bias ? memory::desc({geo.w[0]}, dt::f32, tag::a) : memory::desc();
     const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
     std::string refusals;
@@ -153,7 +165,7 @@ class ConvKernel final : public IKernel {
         pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
       });
       const std::string impl = status.ok() ? pd.impl_info_str() : "";
-      if (status.ok() && !IsReferenceImpl(impl)) {
+      if (status.ok() && (allow_reference || !IsReferenceImpl(impl))) {
         kernel->src_layout_ = layout;
         found = true;
         break;
@@ -173,9 +185,9 @@ class ConvKernel final : public IKernel {
         std::unordered_map<int, memory> w_args;
         w_args[DNNL_ARG_FROM] = memory(user_md, Engine(), DNNL_MEMORY_NONE);
         w_args[DNNL_ARG_TO] = kernel->weights_;
-        kernel->weight_reorder_ = PrimitiveCall(
-            dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_md, Engine(), pd.weights_desc())),
-            std::move(w_args));
+        kernel->weight_reorder_ =
+            PrimitiveCall(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_md, Engine(), pd.weights_desc())),
+                          std::move(w_args));
         kernel->runtime_weights_ = true;
         return;
       }
@@ -214,12 +226,13 @@ class ConvKernel final : public IKernel {
     }
     kernel->conv_ = PrimitiveCall(dnnl::convolution_forward(pd), std::move(args));
 
-    if (int8) {
-      // Quantise the f32 input (whatever its order) into channels-last u8/s8 before each run.
+    if (convert_input) {
+      // Quantise (int8) or round (bf16) the f32 input, whatever its order, into channels-last
+      // before each run.
       const memory::desc f32_md = Describe(geo.x, dt::f32, x->layout);
       dnnl::primitive_attr q_attr;
-      q_attr.set_output_scales(0, {1.0f / aq.scale});
-      kernel->quantized_.resize(static_cast<size_t>(NumElements(geo.x)) + 64);
+      if (int8) q_attr.set_output_scales(0, {1.0f / aq.scale});
+      kernel->quantized_.resize(static_cast<size_t>(NumElements(geo.x)) * (bf16 ? 2 : 1) + 64);
       status = Guard(node, "input quantisation", [&] {
         dnnl::reorder::primitive_desc rpd(Engine(), f32_md, Engine(), pd.src_desc(), q_attr);
         std::unordered_map<int, memory> q_args;
@@ -229,13 +242,13 @@ class ConvKernel final : public IKernel {
       });
       RETURN_IF_ERROR(status);
       kernel->src_layout_ = x->layout;
-      kernel->int8_ = true;
+      kernel->convert_input_ = true;
     }
     return std::unique_ptr<IKernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
-    if (int8_) {
+    if (convert_input_) {
       quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
       quantize_.Execute();
       conv_.SetHandle(DNNL_ARG_SRC, quantized_.data());
@@ -268,7 +281,7 @@ class ConvKernel final : public IKernel {
   std::vector<uint8_t> quantized_;
   Layout src_layout_ = Layout::kChannelsLast;
   bool has_z_ = false;
-  bool int8_ = false;
+  bool convert_input_ = false;
   bool runtime_weights_ = false;
   bool runtime_bias_ = false;
   std::string impl_;
@@ -276,7 +289,17 @@ class ConvKernel final : public IKernel {
 
 }  // namespace
 
-Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init) { return ConvKernel::Create(init, false); }
-Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init) { return ConvKernel::Create(init, true); }
+Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init) {
+  return ConvKernel::Create(init, ConvMode::kF32, false);
+}
+Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init) {
+  return ConvKernel::Create(init, ConvMode::kInt8, false);
+}
+Result<std::unique_ptr<IKernel>> CreateConvBf16(const KernelInit& init) {
+  return ConvKernel::Create(init, ConvMode::kBf16, false);
+}
+Result<std::unique_ptr<IKernel>> CreateConvBf16ForTest(const KernelInit& init) {
+  return ConvKernel::Create(init, ConvMode::kBf16, true);
+}
 
 }  // namespace chipfit::cpu

@@ -8,8 +8,35 @@ namespace chipfit::cpu {
 // conv_cpu.cpp: Conv and FusedConv (com.chipfit).
 Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init);
+// bf16: the input is rounded to bf16 before each run, weights once; accumulation and the output
+// stay f32 (the output feeds fp32 kernels as is). Refuses oneDNN's reference implementation, which
+// is all oneDNN 2.6 has for bf16 below AVX-512.
+Result<std::unique_ptr<IKernel>> CreateConvBf16(const KernelInit& init);
+// The same, accepting oneDNN's reference implementation: lets tests check the bf16 path on CPUs
+// without AVX-512. Never in the kernel table.
+Result<std::unique_ptr<IKernel>> CreateConvBf16ForTest(const KernelInit& init);
+
+// reshape_cpu.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (a copy), Transpose.
+Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init);
 
 // --- elementwise, binary, softmax, normalisation, reductions (eltwise/binary/softmax/norm/reduce_cpu.cpp)
+// Most ops have three implementations, tried in this order: an own loop for tensors too small to
+// pay for a oneDNN call ("Small"), oneDNN, and the own loop at any size for what oneDNN refuses.
+Result<std::unique_ptr<IKernel>> CreateEltwiseSmallF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateEltwiseF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateEltwiseOwnF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateBinarySmallF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateBinaryF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateBinaryOwnF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreatePowScalarF32(const KernelInit& init);  // oneDNN eltwise x^c
+Result<std::unique_ptr<IKernel>> CreateSoftmaxF32(const KernelInit& init);    // Softmax, LogSoftmax
+Result<std::unique_ptr<IKernel>> CreateBatchNormF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateLayerNormF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateInstanceNormF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateReduceSmallF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateReduceF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateReduceOwnF32(const KernelInit& init);
 
 // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize (pool/matmul/concat/conv_transpose/resize_cpu.cpp)
 Result<std::unique_ptr<IKernel>> CreateMaxPoolF32(const KernelInit& init);
