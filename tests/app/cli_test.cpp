@@ -219,9 +219,51 @@ TEST_F(CliRunTest, MalformedNpyAndUnknownInputName) {
 
 TEST_F(CliRunTest, UnsupportedPrecisionSaysWhy) {
   const std::string model = Write("good.onnx", Model().SerializeAsString());
-  Outcome o = RunModel(model, "--target cpu:int8");
+  Outcome o = RunModel(model, "--target cpu:tf32");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("cpu:int8"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("cpu:tf32 is unsupported on this CPU: tf32 is an NVIDIA tensor-core mode"), std::string::npos)
+      << o.out;
+  o = RunModel(model, "--target ref:int8");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("the reference kernels compute in fp32 only"), std::string::npos) << o.out;
+}
+
+// int8 on the sample CNN: calibrated on seeded random inputs, and every output says so.
+TEST_F(CliRunTest, Int8RunSaysHowItWasCalibrated) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  Outcome o = RunModel(cnn, "--target cpu:int8 --calibration percentile --calibration-samples 3");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("calibrated with percentile on 3 seeded random sample(s)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("random calibration"), std::string::npos) << o.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "out" / "probabilities.npy"));
+  o = RunModel(cnn, "--target cpu:int8 --calibration kl");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("--calibration 'kl'"), std::string::npos) << o.out;
+  o = RunModel(cnn, "--target cpu:int8 --keep-fp32 no_such_node");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("no node named 'no_such_node'"), std::string::npos) << o.out;
+  o = RunModel(cnn, "--target cpu:int8 --data " + (dir_ / "missing").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("missing"), std::string::npos) << o.out;
+}
+
+// inspect --target: where every kernel runs, with the ONNX nodes each covers.
+TEST(CliInspectTest, TargetPlacementJson) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  Outcome o = RunCli("inspect " + cnn + " --target cpu:fp32 --json", /*stdout_only=*/true);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema"], "chipfit.placement/1");
+  const auto& kernels = j["placement"]["kernels"];
+  ASSERT_FALSE(kernels.empty());
+  int on_cpu = 0, covered = 0;
+  for (const auto& k : kernels) {
+    on_cpu += k["device"] == "cpu" ? 1 : 0;
+    covered += static_cast<int>(k["onnx_nodes"].size());
+  }
+  EXPECT_EQ(on_cpu, static_cast<int>(kernels.size())) << o.out;
+  EXPECT_GT(covered, static_cast<int>(kernels.size()));  // something was fused
+  EXPECT_TRUE(j["placement"]["fallbacks"].empty());
 }
 
 TEST(CliConformanceTest, CountsAndExitCode) {
