@@ -165,7 +165,7 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   for (const std::string& name : SplitList(flags.keep_fp32)) {
     if (graph.FindNode(name) == nullptr)
       return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
-    compile.keep_fp32.insert(name);
+    compile.keep_fp32[name] = "kept in fp32 by request (--keep-fp32)";
   }
   return int8;
 }
@@ -177,6 +177,10 @@ std::string DescribeQuantReport(const QuantReport& q) {
   if (q.random_calibration)
     text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
   if (!q.kept_fp32.empty()) text += "\n      kept in fp32 by request: " + Join(q.kept_fp32, ", ");
+  if (!q.kept_small.empty()) {
+    text += fmt::format("\n      {} small layer(s) kept in fp32 (too few multiply-adds for int8 to pay off)",
+                        q.kept_small.size());
+  }
   if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + Join(q.auto_reverted, ", ");
   return text;
 }

@@ -88,7 +88,20 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   }
   report.table = calibrator.ComputeAll();
   options.quant = &report.table;
-  report.kept_fp32.assign(options.keep_fp32.begin(), options.keep_fp32.end());
+  for (const auto& [name, reason] : options.keep_fp32) report.kept_fp32.push_back(name);
+  // Small layers stay fp32 (cost: 2 FLOPs per multiply-add, from the fp32 compile's shapes).
+  for (size_t i = 0; i < fp32->kernels().size(); ++i) {
+    const KernelInfo& k = fp32->kernels()[i];
+    const KernelCost& cost = fp32->costs()[i];
+    const bool weighted =
+        k.op_type == "Conv" || k.op_type == "FusedConv" || k.op_type == "MatMul" || k.op_type == "Gemm";
+    if (!weighted || !cost.known || cost.flops / 2 >= int8.min_int8_macs) continue;
+    for (const std::string& node : k.onnx_nodes) {
+      options.keep_fp32.emplace(
+          node, "fp32: " + std::to_string(cost.flops / 2) + " multiply-adds are too few for int8 to pay off");
+    }
+    report.kept_small.push_back(k.name);
+  }
 
   ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
   ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
@@ -124,7 +137,10 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
     }
     if (worst.empty()) break;
     for (const KernelInfo& k : model->kernels()) {
-      if (k.name == worst) options.keep_fp32.insert(k.onnx_nodes.begin(), k.onnx_nodes.end());
+      if (k.name != worst) continue;
+      for (const std::string& node : k.onnx_nodes) {
+        options.keep_fp32[node] = "fp32: reverted by the accuracy search (--auto-fp32-sqnr)";
+      }
     }
     report.auto_reverted.push_back(worst);
     ASSIGN_OR_RETURN(model, Compile(graph, target, options));

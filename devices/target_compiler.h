@@ -27,6 +27,10 @@ struct Int8Options {
   // until the outputs' SQNR against fp32 on the calibration inputs reaches this (or none is left).
   double target_sqnr_db = 0;
   int max_reverted = 16;
+  // Conv/MatMul/Gemm layers under this many multiply-adds stay fp32: quantising their input costs
+  // about as much as the int8 arithmetic saves, and every quantised layer adds error (MobileNetV3's
+  // squeeze-excitation 1x1 convs on 1x1 maps, a final classifier).
+  int64_t min_int8_macs = 1 << 17;
 };
 
 // What an int8 compile did, for every report to show.
@@ -36,6 +40,7 @@ struct QuantReport {
   std::string method;
   QuantTable table{};
   std::vector<std::string> kept_fp32{};      // by request (CompileOptions::keep_fp32)
+  std::vector<std::string> kept_small{};     // under Int8Options::min_int8_macs
   std::vector<std::string> auto_reverted{};  // by the SQNR search, worst first
   double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
   int int8_kernels = 0;

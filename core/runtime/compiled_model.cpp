@@ -181,10 +181,13 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       return Status();
     }
     std::string refusals;
-    bool kept = false;
-    for (const std::string& name : info.onnx_nodes) kept |= options.keep_fp32.contains(name);
+    std::string kept_reason;
+    for (const std::string& name : info.onnx_nodes) {
+      if (auto it = options.keep_fp32.find(name); it != options.keep_fp32.end()) kept_reason = it->second;
+    }
+    const bool kept = !kept_reason.empty();
     if (kept && target.precision != Precision::kFp32) {
-      info.precision_reason = "kept in fp32 by request";
+      info.precision_reason = kept_reason;
       RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
     } else {
       RETURN_IF_ERROR(try_list(target.precision, refusals));

@@ -33,9 +33,9 @@ struct CompileOptions {
   const KernelTable* kernels = nullptr;
   // int8 targets: calibrated activation ranges by value name (core/quant makes them).
   const QuantTable* quant = nullptr;
-  // Nodes that compute in fp32 whatever the target's precision (the user's --keep-fp32, or the
-  // layers an automatic accuracy search reverted), by ONNX node name.
-  std::set<std::string> keep_fp32{};
+  // Nodes that compute in fp32 whatever the target's precision, by ONNX node name, with the reason
+  // shown for them ("kept in fp32 by request", a layer the accuracy search reverted …).
+  std::map<std::string, std::string> keep_fp32{};
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).
