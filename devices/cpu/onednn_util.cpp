@@ -1,6 +1,9 @@
 // oneDNN engine, stream, descriptors and post-op helpers for the CPU kernels.
 #include "devices/cpu/onednn_util.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace chipfit::cpu {
 
 dnnl::engine& Engine() {
@@ -55,6 +58,26 @@ Status RequireStaticF32(const KernelInit& init, std::initializer_list<size_t> in
     if (in->dtype != DType::kF32) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
   }
   return Status();
+}
+
+ActivationQuant ChooseActivationQuant(const QuantParams& p) {
+  ActivationQuant q;
+  if (p.min >= 0.0f) {
+    q.scale = p.max > 0.0f ? p.max / 255.0f : 1.0f;
+  } else {
+    q.type = dnnl::memory::data_type::s8;
+    const float bound = std::max(std::fabs(p.min), std::fabs(p.max));
+    q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
+  }
+  return q;
+}
+
+ActivationQuant AsymmetricU8(const QuantParams& p) {
+  ActivationQuant q;
+  const float lo = std::min(p.min, 0.0f), hi = std::max(p.max, 0.0f);
+  q.scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+  q.zero_point = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / q.scale), 0.0f, 255.0f));
+  return q;
 }
 
 bool HasVnni() {

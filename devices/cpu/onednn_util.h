@@ -44,6 +44,19 @@ Status Guard(const Node& node, const char* what, Body&& body) {
 // with vpmaddubsw, whose 16-bit sums saturate when weights use the full int8 range.
 bool HasVnni();
 
+// Per-tensor quantisation of a calibrated activation for oneDNN's int8 kernels: real = scale · (q − zero_point).
+struct ActivationQuant {
+  dnnl::memory::data_type type = dnnl::memory::data_type::u8;
+  float scale = 1.0f;
+  int32_t zero_point = 0;  // u8 only
+};
+// Symmetric: u8 when the range never goes negative (after Relu, Clip …), else s8.
+ActivationQuant ChooseActivationQuant(const QuantParams& p);
+// Asymmetric u8 with a zero point: twice the resolution of s8 for a lopsided range (hard-swish
+// outputs span [−0.375, 6]); kernels fall back to ChooseActivationQuant where oneDNN refuses
+// source zero points.
+ActivationQuant AsymmetricU8(const QuantParams& p);
+
 // oneDNN's reference implementations are orders of magnitude slower than its JIT ones; a kernel
 // that only got one refuses with this reason, so placement moves on.
 bool IsReferenceImpl(const std::string& impl_info);

@@ -55,26 +55,6 @@ memory::dims WeightDims(const ConvGeometry& g) {
   return {g.groups, g.w[0] / g.groups, g.w[1], g.w[2], g.w[3]};
 }
 
-// Symmetric range of a calibrated activation: u8 when it never goes negative (after Relu, Clip …),
-// else s8. Returns the scale (real = scale · q).
-struct ActivationQuant {
-  dt type = dt::u8;
-  float scale = 1.0f;
-};
-
-ActivationQuant ChooseActivationQuant(const QuantParams& p) {
-  ActivationQuant q;
-  if (p.min >= 0.0f) {
-    q.type = dt::u8;
-    q.scale = p.max > 0.0f ? p.max / 255.0f : 1.0f;
-  } else {
-    q.type = dt::s8;
-    const float bound = std::max(std::fabs(p.min), std::fabs(p.max));
-    q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
-  }
-  return q;
-}
-
 enum class ConvMode { kF32, kInt8, kBf16 };
 
 class ConvKernel final : public IKernel {
@@ -107,13 +87,14 @@ class ConvKernel final : public IKernel {
     }
     const ValueInfo* x = init.inputs[0];
 
-    ActivationQuant aq;
+    std::vector<ActivationQuant> quant_options = {ActivationQuant{}};
     std::vector<float> w_scales;
     if (int8) {
       if (init.quant == nullptr) return Unsupported("no calibration ranges");
       auto it = init.quant->find(node.inputs[0]);
       if (it == init.quant->end()) return Unsupported("no calibrated range for input '" + node.inputs[0] + "'");
-      aq = ChooseActivationQuant(it->second);
+      quant_options = {ChooseActivationQuant(it->second)};
+      if (it->second.min < 0.0f) quant_options.insert(quant_options.begin(), AsymmetricU8(it->second));
       // Without VNNI, 7-bit weights keep oneDNN's pairwise 16-bit sums from saturating.
       const float w_max = HasVnni() ? 127.0f : 63.0f;
       const Tensor& w = *init.inputs[1]->value;  // int8 refused runtime weights above
@@ -132,13 +113,6 @@ class ConvKernel final : public IKernel {
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, node.GetFloat("clamp_min", -3.402823466e38f),
                          node.GetFloat("clamp_max", 3.402823466e38f));
     }
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    std::vector<float> out_scales;
-    if (int8) {
-      for (float s : w_scales) out_scales.push_back(aq.scale * s);
-      attr.set_output_scales(1 << 1, out_scales);
-    }
 
     // Source order: what the producer wrote when oneDNN has a fast kernel for it; small-channel
     // plain inputs (the first layer) have one, other plain inputs are reordered to channels-last.
@@ -149,29 +123,44 @@ class ConvKernel final : public IKernel {
       if (geo.x[1] <= 4) candidates.push_back(Layout::kPlain);
       candidates.push_back(Layout::kChannelsLast);
     }
-    const dt src_type = int8 ? aq.type : (bf16 ? dt::bf16 : dt::f32);
     const memory::desc w_any(WeightDims(geo), int8 ? dt::s8 : (bf16 ? dt::bf16 : dt::f32), tag::any);
     const memory::desc b_md = bias ? memory::desc({geo.w[0]}, dt::f32, tag::a) : memory::desc();
     const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
     std::string refusals;
     dnnl::convolution_forward::primitive_desc pd;
     bool found = false;
-    for (Layout layout : candidates) {
-      const memory::desc src_md = Describe(geo.x, src_type, layout);
-      Status status = Guard(node, "convolution", [&] {
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                             src_md, w_any, b_md, dst_md, geo.strides, geo.dilates, geo.pad_l,
-                                             geo.pad_r);
-        pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
-      });
-      const std::string impl = status.ok() ? pd.impl_info_str() : "";
-      if (status.ok() && (allow_reference || !IsReferenceImpl(impl))) {
-        kernel->src_layout_ = layout;
-        found = true;
-        break;
+    ActivationQuant aq;
+    std::vector<float> out_scales;
+    for (const ActivationQuant& option : quant_options) {
+      aq = option;
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      out_scales.clear();
+      if (int8) {
+        for (float s : w_scales) out_scales.push_back(aq.scale * s);
+        attr.set_output_scales(1 << 1, out_scales);
+        if (aq.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {aq.zero_point});
       }
-      refusals += (refusals.empty() ? "" : "; ") + std::string(LayoutName(layout)) + ": " +
-                  (status.ok() ? "only oneDNN's reference implementation" : status.message());
+      const dt src_type = int8 ? aq.type : (bf16 ? dt::bf16 : dt::f32);
+      for (Layout layout : candidates) {
+        const memory::desc src_md = Describe(geo.x, src_type, layout);
+        Status status = Guard(node, "convolution", [&] {
+          dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src_md, w_any, b_md, dst_md, geo.strides, geo.dilates, geo.pad_l,
+                                               geo.pad_r);
+          pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+        });
+        const std::string impl = status.ok() ? pd.impl_info_str() : "";
+        if (status.ok() && (allow_reference || !IsReferenceImpl(impl))) {
+          kernel->src_layout_ = layout;
+          found = true;
+          break;
+        }
+        refusals += (refusals.empty() ? "" : "; ") + std::string(LayoutName(layout)) +
+                    (aq.zero_point != 0 ? " with a u8 zero point" : "") + ": " +
+                    (status.ok() ? "only oneDNN's reference implementation" : status.message());
+      }
+      if (found) break;
     }
     if (!found) return Unsupported(refusals);
     kernel->impl_ = pd.impl_info_str();
@@ -232,6 +221,7 @@ class ConvKernel final : public IKernel {
       const memory::desc f32_md = Describe(geo.x, dt::f32, x->layout);
       dnnl::primitive_attr q_attr;
       if (int8) q_attr.set_output_scales(0, {1.0f / aq.scale});
+      if (aq.zero_point != 0) q_attr.set_zero_points(DNNL_ARG_DST, 0, {aq.zero_point});
       kernel->quantized_.resize(static_cast<size_t>(NumElements(geo.x)) * (bf16 ? 2 : 1) + 64);
       status = Guard(node, "input quantisation", [&] {
         dnnl::reorder::primitive_desc rpd(Engine(), f32_md, Engine(), pd.src_desc(), q_attr);

@@ -110,25 +110,6 @@ bool CIsColumnBias(const GemmSpec& s) {
   return count == s.n && c.back() == s.n;
 }
 
-// Per-tensor activation quantisation from the calibrated range: u8 when the value never goes
-// negative (after Relu, Clip …), else symmetric s8. real = scale · q.
-struct ActivationQuant {
-  dt type = dt::u8;
-  float scale = 1.0f;
-};
-
-ActivationQuant ChooseActivationQuant(const QuantParams& p) {
-  ActivationQuant q;
-  if (p.min >= 0.0f) {
-    q.scale = p.max > 0.0f ? p.max / 255.0f : 1.0f;
-  } else {
-    q.type = dt::s8;
-    const float bound = std::max(std::fabs(p.min), std::fabs(p.max));
-    q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
-  }
-  return q;
-}
-
 // Symmetric scale per output column n of constant B, over all of its K rows (and batches).
 std::vector<float> ColumnScales(const GemmSpec& s) {
   const float w_max = HasVnni() ? 127.0f : 63.0f;  // 7-bit without VNNI: see HasVnni()
