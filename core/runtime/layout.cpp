@@ -33,7 +33,68 @@ void TransposeImages(const Tensor& src, Tensor& dst, bool to_channels_last) {
 
 }  // namespace
 
-std::string_view LayoutName(Layout layout) { return layout == Layout::kPlain ? "plain" : "nhwc"; }
+// Element offset of (n, c, h, w) of an N×C×H×W tensor in `layout`.
+inline int64_t Offset(Layout layout, int64_t n, int64_t c, int64_t h, int64_t w, int64_t C, int64_t H, int64_t W) {
+  switch (layout) {
+    case Layout::kPlain: return ((n * C + c) * H + h) * W + w;
+    case Layout::kChannelsLast: return ((n * H + h) * W + w) * C + c;
+    case Layout::kBlocked8: return (((n * (C / 8) + c / 8) * H + h) * W + w) * 8 + c % 8;
+  }
+  return 0;
+}
+
+// Any pair of orders by explicit offsets: used for the reorders that involve the blocked order.
+template <typename T>
+void ReorderByOffsets(const Tensor& src, Layout from, Tensor& dst, Layout to) {
+  const int64_t N = src.dim(0), C = src.dim(1), H = src.dim(2), W = src.dim(3);
+  const T* s = static_cast<const T*>(src.raw_data());
+  T* d = static_cast<T*>(dst.raw_data());
+#pragma omp parallel for collapse(2) schedule(static) if (N * C * H * W > 16384)
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t w = 0; w < W; ++w) d[Offset(to, n, c, h, w, C, H, W)] = s[Offset(from, n, c, h, w, C, H, W)];
+      }
+    }
+  }
+}
+
+// nhwc ↔ nChw8c: each pixel's channels are runs of 8 contiguous values in both orders.
+void ReorderChannelsLastBlocked(const Tensor& src, Tensor& dst, bool to_blocked) {
+  const int64_t N = src.dim(0), C = src.dim(1), H = src.dim(2), W = src.dim(3), CB = C / 8;
+  const size_t run = 8 * DTypeSize(src.dtype());
+  const auto* s = static_cast<const char*>(src.raw_data());
+  auto* d = static_cast<char*>(dst.raw_data());
+#pragma omp parallel for collapse(2) schedule(static) if (N * C * H * W > 16384)
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t cb = 0; cb < CB; ++cb) {
+      for (int64_t p = 0; p < H * W; ++p) {
+        const int64_t nhwc = ((n * H * W + p) * C + cb * 8) / 8;
+        const int64_t blocked = (n * CB + cb) * H * W + p;
+        if (to_blocked) {
+          std::memcpy(d + blocked * static_cast<int64_t>(run), s + nhwc * static_cast<int64_t>(run), run);
+        } else {
+          std::memcpy(d + nhwc * static_cast<int64_t>(run), s + blocked * static_cast<int64_t>(run), run);
+        }
+      }
+    }
+  }
+}
+
+std::string_view LayoutName(Layout layout) {
+  switch (layout) {
+    case Layout::kPlain: return "plain";
+    case Layout::kChannelsLast: return "nhwc";
+    case Layout::kBlocked8: return "nChw8c";
+  }
+  return "?";
+}
+
+bool LayoutFits(const Shape& shape, Layout layout) {
+  if (layout == Layout::kPlain) return true;
+  if (shape.size() != 4) return false;
+  return layout == Layout::kChannelsLast || shape[1] % 8 == 0;
+}
 
 bool LayoutsAgree(const Shape& shape) { return shape.size() != 4 || shape[1] == 1 || shape[2] * shape[3] == 1; }
 
@@ -41,9 +102,27 @@ Status ReorderTensor(const Tensor& src, Layout from, Tensor& dst, Layout to) {
   if (src.dtype() != dst.dtype() || src.shape() != dst.shape()) {
     return Internal("reorder between " + DescribeTensor(src) + " and " + DescribeTensor(dst));
   }
+  if (!LayoutFits(src.shape(), from) || !LayoutFits(src.shape(), to)) {
+    return Internal("reorder of " + DescribeTensor(src) + " between " + std::string(LayoutName(from)) + " and " +
+                    std::string(LayoutName(to)) + ": the shape does not fit the order");
+  }
   if (from == to || LayoutsAgree(src.shape())) {
     if (dst.raw_data() != src.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
     return Status();
+  }
+  if ((from == Layout::kChannelsLast && to == Layout::kBlocked8) ||
+      (from == Layout::kBlocked8 && to == Layout::kChannelsLast)) {
+    ReorderChannelsLastBlocked(src, dst, to == Layout::kBlocked8);
+    return Status();
+  }
+  if (from == Layout::kBlocked8 || to == Layout::kBlocked8) {
+    switch (DTypeSize(src.dtype())) {
+      case 1: ReorderByOffsets<uint8_t>(src, from, dst, to); return Status();
+      case 2: ReorderByOffsets<uint16_t>(src, from, dst, to); return Status();
+      case 4: ReorderByOffsets<uint32_t>(src, from, dst, to); return Status();
+      case 8: ReorderByOffsets<uint64_t>(src, from, dst, to); return Status();
+      default: return Unsupported("reorder of " + DescribeTensor(src));
+    }
   }
   const bool to_nhwc = to == Layout::kChannelsLast;
   switch (DTypeSize(src.dtype())) {

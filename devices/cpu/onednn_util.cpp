@@ -36,6 +36,7 @@ dnnl::memory::desc Describe(const Shape& shape, dnnl::memory::data_type type, La
   if (layout == Layout::kChannelsLast && shape.size() == 4) {
     return {dims, type, dnnl::memory::format_tag::nhwc};
   }
+  if (layout == Layout::kBlocked8 && shape.size() == 4) return {dims, type, dnnl::memory::format_tag::nChw8c};
   // Row-major strides for any rank (a scalar becomes a one-element 1-D tensor).
   if (dims.empty()) return {{1}, type, dnnl::memory::format_tag::a};
   dnnl::memory::dims strides(dims.size(), 1);

@@ -8,6 +8,7 @@
 
 #include "core/graph/onnx_import.h"
 #include "core/runtime/compiled_model.h"
+#include "core/runtime/layout.h"
 #include "core/runtime/memory_plan.h"
 #include "tests/core/onnx_builder.h"
 
@@ -326,6 +327,42 @@ TEST(PlacementTest, FirstAcceptingImplementationWinsAndRefusalsAreRecorded) {
   out = (*rank3)->Run({{"x", Filled({1, 2, 3}, 1.5f)}});
   ASSERT_TRUE(out.ok());
   EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 1.5f);  // the reference kernel ran
+}
+
+}  // namespace
+}  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+// Every pair of orders round-trips exactly, and each order puts elements where its definition says.
+TEST(LayoutTest, ReordersBetweenEveryPairOfOrders) {
+  const Shape shape = {2, 16, 3, 5};
+  Tensor plain(DType::kF32, shape);
+  for (int64_t i = 0; i < plain.numel(); ++i) plain.data<float>()[i] = static_cast<float>(i);
+  const Layout layouts[] = {Layout::kPlain, Layout::kChannelsLast, Layout::kBlocked8};
+  for (Layout a : layouts) {
+    Tensor in_a(DType::kF32, shape);
+    ASSERT_TRUE(ReorderTensor(plain, Layout::kPlain, in_a, a).ok());
+    for (Layout b : layouts) {
+      Tensor in_b(DType::kF32, shape), back(DType::kF32, shape);
+      ASSERT_TRUE(ReorderTensor(in_a, a, in_b, b).ok());
+      ASSERT_TRUE(ReorderTensor(in_b, b, back, Layout::kPlain).ok());
+      for (int64_t i = 0; i < plain.numel(); ++i) {
+        ASSERT_EQ(back.data<float>()[i], plain.data<float>()[i]) << LayoutName(a) << " -> " << LayoutName(b);
+      }
+    }
+  }
+  // (n=1, c=11, h=2, w=4): plain ((1·16+11)·3+2)·5+4 = 419; nChw8c block 1 of 2, lane 3.
+  Tensor blocked(DType::kF32, shape);
+  ASSERT_TRUE(ReorderTensor(plain, Layout::kPlain, blocked, Layout::kBlocked8).ok());
+  EXPECT_EQ(blocked.data<float>()[(((1 * 2 + 1) * 3 + 2) * 5 + 4) * 8 + 3], 419.0f);
+  Tensor nhwc(DType::kF32, shape);
+  ASSERT_TRUE(ReorderTensor(plain, Layout::kPlain, nhwc, Layout::kChannelsLast).ok());
+  EXPECT_EQ(nhwc.data<float>()[((1 * 3 + 2) * 5 + 4) * 16 + 11], 419.0f);
+  // nChw8c never holds channels that are not a multiple of 8.
+  Tensor odd(DType::kF32, {1, 6, 2, 2}), odd_out(DType::kF32, {1, 6, 2, 2});
+  EXPECT_FALSE(ReorderTensor(odd, Layout::kPlain, odd_out, Layout::kBlocked8).ok());
 }
 
 }  // namespace

@@ -112,6 +112,8 @@ std::vector<Layout> CandidateOrders(const KernelInit& init, const Shape& out) {
       }
     }
   }
+  // The broadcast plans walk plain or channels-last memory: a blocked (nChw8c) input is reordered.
+  if (first == Layout::kBlocked8) first = Layout::kChannelsLast;
   const Layout second = first == Layout::kPlain ? Layout::kChannelsLast : Layout::kPlain;
   return {first, second};
 }

@@ -78,7 +78,11 @@ class PoolKernel final : public IKernel {
     }
     // Channels-last is where oneDNN's JIT pooling runs; a global pool over a plain input reduces
     // contiguous planes, fast enough to skip a reorder of the (large) input.
-    const Layout layout = global && init.inputs[0]->layout == Layout::kPlain ? Layout::kPlain : Layout::kChannelsLast;
+    // A blocked (nChw8c) input from a convolution is pooled in place, in that order.
+    const Layout in_layout = init.inputs[0]->layout;
+    const Layout layout = in_layout == Layout::kBlocked8          ? Layout::kBlocked8
+                          : global && in_layout == Layout::kPlain ? Layout::kPlain
+                                                                  : Layout::kChannelsLast;
     const memory::desc src_md = Describe(geo.x, dt::f32, layout);
     const memory::desc dst_md = Describe(geo.y, dt::f32, layout);
     dnnl::pooling_v2_forward::primitive_desc pd;

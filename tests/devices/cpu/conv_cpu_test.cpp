@@ -218,3 +218,29 @@ TEST(ConvCpuTest, Bf16IsCloseToReferenceBySqnr) {
 
 }  // namespace
 }  // namespace chipfit::testing
+
+namespace chipfit::testing {
+namespace {
+
+// 1-D-shaped kernels with channels in multiples of 8 run on nChw8c on AVX2 (see conv_cpu.cpp);
+// whatever order the input arrives in, the result matches the reference.
+TEST(ConvCpuTest, OneDimensionalKernelsInEveryInputOrder) {
+  const std::vector<ConvSpec> specs = {
+      {.x = {1, 16, 12, 9}, .out_channels = 24, .kh = 3, .kw = 1, .pads = {0, 0, 0, 0}},
+      {.x = {1, 24, 10, 8}, .out_channels = 16, .kh = 1, .kw = 3, .pads = {0, 1, 0, 1}},
+      {.x = {2, 8, 7, 7}, .out_channels = 8, .kh = 5, .kw = 1, .strides = {2, 1}, .pads = {2, 0, 2, 0}}};
+  uint64_t seed = 1500;
+  for (const ConvSpec& spec : specs) {
+    for (Layout layout : {Layout::kPlain, Layout::kChannelsLast, Layout::kBlocked8}) {
+      const KernelCase c = MakeConv(spec, seed += 7, layout);
+      SCOPED_TRACE(ShapeToString(spec.x) + " k" + std::to_string(spec.kh) + "x" + std::to_string(spec.kw) + " from " +
+                   std::string(LayoutName(layout)));
+      auto out = RunCpuKernel(cpu::CreateConvF32, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chipfit::testing
