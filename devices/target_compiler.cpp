@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/quant/calibration_data.h"
+#include "core/tensor/metrics.h"
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/cpu_kernels.h"
 
@@ -38,20 +39,6 @@ class OutputCollector final : public RunObserver {
   }
   std::map<std::string, Tensor> values;
 };
-
-double SqnrDb(const Tensor& actual, const Tensor& reference) {
-  if (actual.shape() != reference.shape() || actual.dtype() != DType::kF32 || reference.dtype() != DType::kF32) {
-    return -200.0;
-  }
-  double signal = 0, noise = 0;
-  for (int64_t i = 0; i < reference.numel(); ++i) {
-    const double r = reference.data<float>()[i], d = actual.data<float>()[i] - r;
-    signal += r * r;
-    noise += d * d;
-  }
-  if (noise == 0) return 200.0;
-  return signal == 0 ? -200.0 : 10.0 * std::log10(signal / noise);
-}
 
 // Lowest SQNR over the float outputs and samples.
 Result<double> OutputSqnr(CompiledModel& quantized, CompiledModel& reference,

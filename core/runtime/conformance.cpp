@@ -10,6 +10,7 @@
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
 #include "core/runtime/compiled_model.h"
+#include "core/tensor/metrics.h"
 
 namespace chipfit {
 namespace fs = std::filesystem;
@@ -73,22 +74,6 @@ Result<double> Compare(const Tensor& actual, const Tensor& expected, const std::
     }
   }
   return max_error;
-}
-
-// 10·log10(Σe² / Σ(a−e)²); 200 dB for an exact match (NaN/inf pairs must match exactly).
-double SqnrDb(const Tensor& actual, const Tensor& expected) {
-  double signal = 0, noise = 0;
-  for (int64_t i = 0; i < expected.numel(); ++i) {
-    const double a = actual.GetAsDouble(i), e = expected.GetAsDouble(i);
-    if (!std::isfinite(e) || !std::isfinite(a)) {
-      if (!(a == e || (std::isnan(a) && std::isnan(e)))) return -200.0;
-      continue;
-    }
-    signal += e * e;
-    noise += (a - e) * (a - e);
-  }
-  if (noise == 0) return 200.0;
-  return signal == 0 ? -200.0 : 10.0 * std::log10(signal / noise);
 }
 
 ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const ConformanceOptions& options) {

@@ -74,9 +74,30 @@ class PrimitiveCall {
   }
   dnnl::memory& arg(int id) { return args_.at(id); }
 
+  // The common case: a primitive with one source and one destination (eltwise, softmax, reduction,
+  // pooling, reorder), bound to new data on each run.
+  static PrimitiveCall SrcDst(dnnl::primitive primitive, const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                              int src_arg = DNNL_ARG_SRC, int dst_arg = DNNL_ARG_DST) {
+    std::unordered_map<int, dnnl::memory> args;
+    args[src_arg] = dnnl::memory(src, Engine(), DNNL_MEMORY_NONE);
+    args[dst_arg] = dnnl::memory(dst, Engine(), DNNL_MEMORY_NONE);
+    PrimitiveCall call(std::move(primitive), std::move(args));
+    call.src_arg_ = src_arg;
+    call.dst_arg_ = dst_arg;
+    return call;
+  }
+  // Runs a SrcDst call on `src` → `dst`.
+  void Run(const void* src, void* dst) {
+    SetHandle(src_arg_, src);
+    SetHandle(dst_arg_, dst);
+    Execute();
+  }
+
  private:
   dnnl::primitive primitive_;
   std::unordered_map<int, dnnl::memory> args_;
+  int src_arg_ = DNNL_ARG_SRC;
+  int dst_arg_ = DNNL_ARG_DST;
 };
 
 // Activations oneDNN can apply as eltwise post-ops, from a FusedConv's `activation` attribute or a

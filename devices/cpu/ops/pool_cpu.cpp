@@ -97,17 +97,12 @@ class PoolKernel final : public IKernel {
     }
     auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
     kernel->layout_ = layout;
-    std::unordered_map<int, memory> args;
-    args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
-    args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
-    kernel->pool_ = PrimitiveCall(dnnl::pooling_v2_forward(pd), std::move(args));
+    kernel->pool_ = PrimitiveCall::SrcDst(dnnl::pooling_v2_forward(pd), pd.src_desc(), pd.dst_desc());
     return std::unique_ptr<IKernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
-    pool_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
-    pool_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
-    pool_.Execute();
+    pool_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
     return Status();
   }
   Layout InputLayout(size_t /*input*/) const override { return layout_; }

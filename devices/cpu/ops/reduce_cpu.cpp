@@ -247,17 +247,12 @@ class OnednnReduceKernel final : public IKernel {
     auto kernel = std::unique_ptr<OnednnReduceKernel>(new OnednnReduceKernel());
     kernel->layout_ = plan.layout;
     kernel->out_layout_ = plan.out_layout;
-    std::unordered_map<int, memory> args;
-    args[DNNL_ARG_SRC] = memory(src_md, Engine(), DNNL_MEMORY_NONE);
-    args[DNNL_ARG_DST] = memory(dst_md, Engine(), DNNL_MEMORY_NONE);
-    kernel->call_ = PrimitiveCall(dnnl::reduction(pd), std::move(args));
+    kernel->call_ = PrimitiveCall::SrcDst(dnnl::reduction(pd), src_md, dst_md);
     return std::unique_ptr<IKernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
-    call_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
-    call_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
-    call_.Execute();
+    call_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
     return Status();
   }
   Layout InputLayout(size_t i) const override { return i == 0 ? layout_ : Layout::kPlain; }

@@ -28,9 +28,7 @@ class TransposeKernel final : public IKernel {
  public:
   explicit TransposeKernel(PrimitiveCall call) : call_(std::move(call)) {}
   Status Run(KernelContext& ctx) override {
-    call_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
-    call_.SetHandle(DNNL_ARG_TO, ctx.output(0)->raw_data());
-    call_.Execute();
+    call_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
     return Status();
   }
 
@@ -95,10 +93,7 @@ Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init) {
   PrimitiveCall call;
   Status status = Guard(init.node, "transpose", [&] {
     dnnl::reorder::primitive_desc pd(Engine(), src_md, Engine(), dst_md);
-    std::unordered_map<int, dnnl::memory> args;
-    args[DNNL_ARG_FROM] = dnnl::memory(src_md, Engine(), DNNL_MEMORY_NONE);
-    args[DNNL_ARG_TO] = dnnl::memory(dst_md, Engine(), DNNL_MEMORY_NONE);
-    call = PrimitiveCall(dnnl::reorder(pd), std::move(args));
+    call = PrimitiveCall::SrcDst(dnnl::reorder(pd), src_md, dst_md, DNNL_ARG_FROM, DNNL_ARG_TO);
   });
   RETURN_IF_ERROR(status);
   return std::unique_ptr<IKernel>(new TransposeKernel(std::move(call)));

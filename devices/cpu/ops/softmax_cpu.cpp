@@ -56,17 +56,12 @@ class SoftmaxKernel final : public IKernel {
       pd = dnnl::softmax_v2_forward::primitive_desc(desc, Engine());
     }));
     if (IsReferenceImpl(pd.impl_info_str())) return Unsupported("only oneDNN's reference softmax implementation");
-    std::unordered_map<int, memory> args;
-    args[DNNL_ARG_SRC] = memory(md, Engine(), DNNL_MEMORY_NONE);
-    args[DNNL_ARG_DST] = memory(md, Engine(), DNNL_MEMORY_NONE);
-    kernel->call_ = PrimitiveCall(dnnl::softmax_v2_forward(pd), std::move(args));
+    kernel->call_ = PrimitiveCall::SrcDst(dnnl::softmax_v2_forward(pd), md, md);
     return std::unique_ptr<IKernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
-    call_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
-    call_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
-    call_.Execute();
+    call_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
     return Status();
   }
   Layout InputLayout(size_t) const override { return layout_; }

@@ -13,6 +13,7 @@
 #include "core/runtime/kernel.h"
 #include "core/runtime/layout.h"
 #include "core/runtime/node_runner.h"
+#include "core/tensor/metrics.h"
 #include "core/tensor/random.h"
 
 namespace chipfit::testing {
@@ -118,17 +119,6 @@ inline double MaxRelError(const Tensor& a, const Tensor& b) {
     scale = std::max(scale, std::fabs(b.GetAsDouble(i)));
   }
   return scale > 0 ? err / scale : err;
-}
-
-// Signal-to-quantisation-noise ratio of `a` against the reference `b`, in dB.
-inline double SqnrDb(const Tensor& a, const Tensor& b) {
-  double signal = 0, noise = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    const double d = a.GetAsDouble(i) - b.GetAsDouble(i);
-    signal += b.GetAsDouble(i) * b.GetAsDouble(i);
-    noise += d * d;
-  }
-  return noise == 0 ? 200.0 : 10.0 * std::log10(signal / noise);
 }
 
 // Seeded f32 values uniform in [lo, hi).
