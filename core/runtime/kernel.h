@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/runtime/device_context.h"
 #include "core/runtime/layout.h"
 #include "core/runtime/target.h"
 #include "core/status.h"
@@ -118,12 +119,25 @@ class KernelContext {
   }
   Status Error(const std::string& message) const { return InvalidArgument(node_.Describe() + ": " + message); }
 
+  // Kernels whose tensors live in device memory (IKernel::InputOnDevice): input i's and output
+  // i's device buffers; ctx.input(i)/output(i) then carry dtype and shape without host data.
+  void SetDeviceBuffers(std::vector<DeviceBuffer> inputs, std::vector<DeviceBuffer> outputs) {
+    device_inputs_ = std::move(inputs);
+    device_outputs_ = std::move(outputs);
+  }
+  DeviceBuffer device_input(size_t i) const { return i < device_inputs_.size() ? device_inputs_[i] : DeviceBuffer{}; }
+  DeviceBuffer device_output(size_t i) const {
+    return i < device_outputs_.size() ? device_outputs_[i] : DeviceBuffer{};
+  }
+
  private:
   const Node& node_;
   int64_t opset_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
   SubgraphRunner subgraphs_;
+  std::vector<DeviceBuffer> device_inputs_;
+  std::vector<DeviceBuffer> device_outputs_;
 };
 
 // A device kernel bound to one node: it may hold primitives, reordered weights, compiled programs.
@@ -138,6 +152,11 @@ class IKernel {
   virtual Layout InputLayout(size_t /*input*/) const { return Layout::kPlain; }
   // The order Run writes output i in.
   virtual Layout OutputLayout(size_t /*output*/) const { return Layout::kPlain; }
+  // Whether Run reads input i from / writes output i to device memory (KernelContext's device
+  // buffers); the executor inserts the copies. Inputs a kernel consumed at Init (Reshape's shape,
+  // Slice's starts) stay on the host.
+  virtual bool InputOnDevice(size_t /*input*/) const { return false; }
+  virtual bool OutputOnDevice(size_t /*output*/) const { return false; }
 };
 
 // What an implementation's Init sees: the node, its inputs (dtype, shape with dims < 0 when known
@@ -149,6 +168,10 @@ struct KernelInit {
   Precision precision = Precision::kFp32;
   // int8: calibrated ranges of activations by value name (nullptr when there are none).
   const QuantTable* quant = nullptr;
+  // Devices with their own memory: the context kernels build programs and launch work on.
+  DeviceContext* device = nullptr;
+  // The outputs' dtypes and shapes when shape inference knew them at compile time (else nullptr).
+  const std::vector<ValueInfo>* outputs = nullptr;
 };
 
 // Init of one implementation: a kernel for this node, or Unsupported with the reason a user reads
