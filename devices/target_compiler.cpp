@@ -9,6 +9,8 @@
 #include "core/tensor/metrics.h"
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/cpu_kernels.h"
+#include "devices/opencl/opencl_kernels.h"
+#include "devices/opencl/opencl_runtime.h"
 
 namespace chipfit {
 namespace {
@@ -142,6 +144,7 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
 const KernelTable* KernelsFor(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::kCpu: return &CpuKernels();
+    case DeviceKind::kOpenCL: return &OpenClKernels();
     default: return nullptr;
   }
 }
@@ -166,6 +169,16 @@ Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, cons
                                                         QuantReport* report) {
   if (target.kind == DeviceKind::kCpu) RETURN_IF_ERROR(CheckCpuPrecision(target));
   options.kernels = KernelsFor(target.kind);
+  if (target.kind == DeviceKind::kOpenCL) {
+    if (target.precision != Precision::kFp32 && target.precision != Precision::kFp16) {
+      return Unsupported("target " + target.ToString() + ": chipfit's OpenCL device runs fp32 and fp16 only");
+    }
+    ASSIGN_OR_RETURN(auto runtime, ocl::OpenClRuntime::Get(target.index));
+    if (!options.device) options.device = std::make_shared<ocl::OpenClContext>(runtime, target.precision);
+    // Nodes the OpenCL device refuses run on the CPU device (copies in between), then the reference.
+    if (options.fallback_kernels == nullptr) options.fallback_kernels = &CpuKernels();
+    return Compile(graph, target, options);
+  }
   if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   QuantReport local;
   auto model = CompileInt8(graph, target, std::move(options), int8, report ? *report : local);

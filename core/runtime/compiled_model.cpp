@@ -63,6 +63,8 @@ struct CompiledModel::Impl {
     int last_use = -1;
     int plan_index = -1;
     Layout layout = Layout::kPlain;
+    bool on_device = false;      // in the device's memory (DeviceContext), stored as StorageType(dtype)
+    DeviceBuffer device_buffer{};  // on_device: its place in the device arena, or its constant buffer
   };
   struct Step {
     const Node* node = nullptr;
@@ -75,7 +77,16 @@ struct CompiledModel::Impl {
     bool reorder = false;  // a reorder the executor inserted: in[0] (order from) → out[0] (order to)
     Layout from = Layout::kPlain;
     Layout to = Layout::kPlain;
+    enum class Copy { kNone, kToDevice, kToHost };
+    Copy copy = Copy::kNone;  // a copy the executor inserted: in[0] → out[0] across host and device
+    bool on_device = false;   // runs on the device (its timer measures it)
+    std::vector<DeviceBuffer> device_in{}, device_out{};  // device kernels: buffers per input/output
   };
+
+  // Declared first: device kernels and buffers below are released before their context.
+  std::shared_ptr<DeviceContext> device;
+  std::shared_ptr<DeviceAllocation> device_arena;
+  std::vector<std::shared_ptr<DeviceAllocation>> device_constants;
 
   std::vector<Slot> slots;
   std::map<std::string, int> ids;
@@ -86,6 +97,12 @@ struct CompiledModel::Impl {
   std::vector<int> planned_slots;
   std::unique_ptr<void, decltype(&std::free)> arena{nullptr, &std::free};
   std::map<std::pair<int, Layout>, int> reordered;  // (slot, order) → slot holding it in that order
+  std::map<std::pair<int, bool>, int> moved;        // (slot, on device) → slot holding it there
+
+  DType StorageType(const Slot& slot) const { return slot.on_device ? device->StorageType(slot.dtype) : slot.dtype; }
+  size_t SlotBytes(const Slot& slot) const {
+    return static_cast<size_t>(NumElements(slot.shape)) * DTypeSize(StorageType(slot));
+  }
 
   int SlotFor(const std::string& name) {
     auto [it, inserted] = ids.emplace(name, static_cast<int>(slots.size()));
@@ -132,6 +149,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   const Graph& g = *model->graph_;
   CompiledModel::Impl& im = *model->impl_;
   using Kind = CompiledModel::Impl::Kind;
+  im.device = options.device;
 
   for (const auto& [name, tensor] : g.initializers) im.SetConstant(im.SlotFor(name), tensor);
   for (const ValueDesc& in : g.inputs) {
@@ -146,7 +164,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   // than fp32 the device's fp32 implementations come next (the node then computes in fp32, and the
   // reason is kept); the reference kernel is the implicit last entry, and every refusal becomes part
   // of the fallback's reason.
-  auto place = [&](CompiledModel::Impl::Step& step, KernelInfo& info) -> Status {
+  auto place = [&](CompiledModel::Impl::Step& step, KernelInfo& info, const std::vector<ValueInfo>* outputs) -> Status {
     const Node& node = *step.node;
     std::vector<ValueInfo> infos;
     for (int id : step.in) {
@@ -160,12 +178,13 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     }
     std::vector<const ValueInfo*> ptrs;
     for (size_t k = 0; k < infos.size(); ++k) ptrs.push_back(step.in[k] < 0 ? nullptr : &infos[k]);
-    auto try_list = [&](Precision precision, std::string& refusals) -> Status {
-      for (const KernelImpl& impl : options.kernels->Find(node.op_type, node.domain, target.kind, precision)) {
-        auto created = impl.create(KernelInit{node, ptrs, g.opset, precision, options.quant});
+    auto try_list = [&](const KernelTable& table, DeviceKind kind, Precision precision, DeviceContext* device,
+                        std::string& refusals) -> Status {
+      for (const KernelImpl& impl : table.Find(node.op_type, node.domain, kind, precision)) {
+        auto created = impl.create(KernelInit{node, ptrs, g.opset, precision, options.quant, device, outputs});
         if (created.ok()) {
           step.kernel = std::move(created).value();
-          info.device = target.DeviceId();
+          info.device = kind == target.kind ? target.DeviceId() : std::string(DeviceKindName(kind));
           info.implementation = impl.name;
           info.precision = PrecisionName(precision);
           return Status();
@@ -180,32 +199,44 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       model->fallbacks_.push_back({node.name, node.op_type, info.fallback_reason});
       return Status();
     }
+    DeviceContext* device = options.device.get();
     std::string refusals;
     std::string kept_reason;
     for (const std::string& name : info.onnx_nodes) {
       if (auto it = options.keep_fp32.find(name); it != options.keep_fp32.end()) kept_reason = it->second;
     }
     const bool kept = !kept_reason.empty();
-    if (kept && target.precision != Precision::kFp32) {
+    if (device != nullptr && step.dynamic) {
+      // Device memory is planned at compile time: a kernel there needs its shapes now.
+      refusals = "output shapes are only known at run time; " + target.DeviceId() + " kernels need static shapes";
+    } else if (kept && target.precision != Precision::kFp32) {
       info.precision_reason = kept_reason;
-      RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
+      RETURN_IF_ERROR(try_list(*options.kernels, target.kind, Precision::kFp32, device, refusals));
     } else {
-      RETURN_IF_ERROR(try_list(target.precision, refusals));
-      if (step.kernel == nullptr && target.precision != Precision::kFp32) {
+      RETURN_IF_ERROR(try_list(*options.kernels, target.kind, target.precision, device, refusals));
+      // On a device with its own memory every float tensor has the target's storage type, so its
+      // fp32 kernels are no alternative; the fallback below is.
+      if (step.kernel == nullptr && target.precision != Precision::kFp32 && device == nullptr) {
         info.precision_reason =
             refusals.empty() ? "no " + target.ToString() + " kernel for " + node.op_type : std::move(refusals);
         refusals.clear();
-        RETURN_IF_ERROR(try_list(Precision::kFp32, refusals));
+        RETURN_IF_ERROR(try_list(*options.kernels, target.kind, Precision::kFp32, nullptr, refusals));
       }
     }
-    if (step.kernel == nullptr) {
-      const std::string device_fp32 = target.DeviceId() + ":fp32";
-      std::string reason = refusals.empty() ? "no " + device_fp32 + " kernel for " + node.op_type : refusals;
-      if (!info.precision_reason.empty()) reason = info.precision_reason + "; " + reason;
-      info.fallback_reason = reason;
-      info.precision_reason.clear();
-      model->fallbacks_.push_back({node.name, node.op_type, std::move(reason)});
+    if (step.kernel != nullptr) return Status();
+    const std::string device_target = device != nullptr ? target.ToString() : target.DeviceId() + ":fp32";
+    std::string reason = refusals.empty() ? "no " + device_target + " kernel for " + node.op_type : refusals;
+    if (!info.precision_reason.empty()) reason = info.precision_reason + "; " + reason;
+    info.precision_reason.clear();
+    if (!options.allow_fallback) {
+      return Unsupported(node.Describe() + " cannot run on " + target.ToString() + " (fallback disabled): " + reason);
     }
+    if (options.fallback_kernels != nullptr) {
+      std::string cpu_refusals;
+      RETURN_IF_ERROR(try_list(*options.fallback_kernels, DeviceKind::kCpu, Precision::kFp32, nullptr, cpu_refusals));
+    }
+    info.fallback_reason = reason;
+    model->fallbacks_.push_back({node.name, node.op_type, std::move(reason)});
     return Status();
   };
   // The slot holding value `id` in order `want`: itself, a constant reordered now, or the output
@@ -252,6 +283,61 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
          .device = target.DeviceId(),
          .implementation = "reorder:" + std::string(LayoutName(src_slot.layout)) + "->" + std::string(LayoutName(want)),
          .outputs = {name}});
+    return out;
+  };
+
+  // The slot holding value `id` in device memory (`on_device`) or on the host: itself, a constant
+  // uploaded once after planning, or the output of a copy step inserted here (shared by every
+  // later reader on the same side).
+  std::vector<int> device_constant_slots;
+  auto slot_on = [&](int id, bool on_device, std::optional<std::reference_wrapper<const Node>> reader) -> Result<int> {
+    if (im.slots[static_cast<size_t>(id)].on_device == on_device) return id;
+    if (auto it = im.moved.find({id, on_device}); it != im.moved.end()) return it->second;
+    const std::string device_id = target.DeviceId();
+    const std::string name = im.slots[static_cast<size_t>(id)].name + (on_device ? "@" + device_id : "@host");
+    const int out = im.SlotFor(name);
+    im.moved[{id, on_device}] = out;
+    auto& src = im.slots[static_cast<size_t>(id)];
+    auto& dst = im.slots[static_cast<size_t>(out)];
+    if (src.constant != nullptr && on_device) {
+      dst.kind = Kind::kConstant;
+      dst.dtype = src.dtype;
+      dst.shape = src.shape;
+      dst.shape_known = true;
+      dst.on_device = true;
+      dst.constant = src.constant;  // the host copy: what is uploaded, and what shape inference reads
+      device_constant_slots.push_back(out);
+      return out;
+    }
+    if (!src.shape_known) {
+      return Internal("value '" + src.name + "' would move between host and " + device_id +
+                      " with a shape known only at run time");
+    }
+    const Node& at = reader ? reader->get() : *im.steps[static_cast<size_t>(src.producer)].node;
+    const int index = static_cast<int>(im.steps.size());
+    dst.dtype = src.dtype;
+    dst.shape = src.shape;
+    dst.shape_known = true;
+    dst.on_device = on_device;
+    dst.producer = index;
+    src.last_use = index;
+    using Copy = CompiledModel::Impl::Step::Copy;
+    im.steps.push_back({.node = &at,
+                        .in = {id},
+                        .out = {out},
+                        .out_layouts = {Layout::kPlain},
+                        .copy = on_device ? Copy::kToDevice : Copy::kToHost,
+                        .on_device = true});
+    const auto bytes = static_cast<int64_t>(im.SlotBytes(on_device ? dst : src));
+    model->costs_.push_back({.flops = 0, .bytes_read = bytes, .bytes_written = bytes});
+    const std::string what = on_device ? "copy to " + device_id : "copy from " + device_id;
+    model->kernel_infos_.push_back({.name = at.name + "/" + what + ":" + src.name,
+                                    .op_type = "Copy",
+                                    .onnx_nodes = {at.name},
+                                    .device = device_id,
+                                    .implementation = what,
+                                    .outputs = {name}});
+    ++model->stats_.transfers;
     return out;
   };
 
@@ -353,10 +439,29 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
                     .device = "ref",
                     .implementation = "reference",
                     .outputs = node.outputs};
-    if (target.kind != DeviceKind::kReference) RETURN_IF_ERROR(place(step, info));
-    // Readers get their inputs in the order they asked for; reorders go in right before them.
+    if (target.kind != DeviceKind::kReference) {
+      std::vector<ValueInfo> out_infos;
+      for (int id : step.out) {
+        if (id < 0) {
+          out_infos.emplace_back();
+          continue;
+        }
+        const auto& slot = im.slots[static_cast<size_t>(id)];
+        out_infos.push_back({slot.dtype, slot.shape_known && !step.dynamic ? slot.shape : Shape{}});
+      }
+      RETURN_IF_ERROR(place(step, info, step.dynamic ? nullptr : &out_infos));
+    }
+    // Readers get their inputs where (host or device) and in the order they asked for; copies and
+    // reorders go in right before them. Device memory holds plain order only.
     for (size_t k = 0; k < step.in.size(); ++k) {
       if (step.in[k] < 0) continue;
+      if (step.kernel && step.kernel->InputOnDevice(k)) {
+        ASSIGN_OR_RETURN(step.in[k], slot_in_layout(step.in[k], Layout::kPlain, node));
+        ASSIGN_OR_RETURN(step.in[k], slot_on(step.in[k], true, node));
+        step.on_device = true;
+        continue;
+      }
+      ASSIGN_OR_RETURN(step.in[k], slot_on(step.in[k], false, node));
       const Layout want = step.kernel ? step.kernel->InputLayout(k) : Layout::kPlain;
       ASSIGN_OR_RETURN(step.in[k], slot_in_layout(step.in[k], want, node));
     }
@@ -368,6 +473,13 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       auto& slot = im.slots[static_cast<size_t>(step.out[k])];
       slot.producer = index;
       slot.layout = layout;
+      if (step.kernel && step.kernel->OutputOnDevice(k)) {
+        if (options.device == nullptr || !slot.shape_known || step.dynamic) {
+          return Internal(node.Describe() + ": a kernel wrote device memory without a device context or a static shape");
+        }
+        slot.on_device = true;
+        step.on_device = true;
+      }
       if (layout != Layout::kPlain && (step.dynamic || !slot.shape_known)) {
         return Internal(node.Describe() + ": a kernel wrote " + std::string(LayoutName(layout)) +
                         " for an output whose shape is only known at run time");
@@ -377,6 +489,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       if (id >= 0) im.slots[static_cast<size_t>(id)].last_use = index;
     }
     model->stats_.dynamic_kernels += step.dynamic ? 1 : 0;
+    model->stats_.device_kernels += info.device == target.DeviceId() && target.kind != DeviceKind::kReference ? 1 : 0;
     model->costs_.push_back(cost);
     model->kernel_infos_.push_back(std::move(info));
     im.steps.push_back(std::move(step));
@@ -389,7 +502,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   }
 
   for (const ValueDesc& out : g.outputs) {
-    ASSIGN_OR_RETURN(const int id, slot_in_layout(im.SlotFor(out.name), Layout::kPlain, std::nullopt));
+    ASSIGN_OR_RETURN(const int on_host, slot_on(im.SlotFor(out.name), false, std::nullopt));
+    ASSIGN_OR_RETURN(const int id, slot_in_layout(on_host, Layout::kPlain, std::nullopt));
     auto& slot = im.slots[static_cast<size_t>(id)];
     slot.is_output = true;
     im.output_ids.push_back(id);
@@ -403,22 +517,64 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     model->output_descs_.push_back(std::move(desc));
   }
 
-  // Plan every statically shaped intermediate that is not a graph output (those are returned).
-  std::vector<BufferRequest> requests;
+  // Plan every statically shaped intermediate that is not a graph output (those are returned):
+  // host values in the host arena, device values in one device arena.
+  std::vector<BufferRequest> requests, device_requests;
+  std::vector<int> device_slots;
   for (size_t id = 0; id < im.slots.size(); ++id) {
     auto& slot = im.slots[id];
     if (slot.kind != Kind::kIntermediate || slot.is_output || !slot.shape_known || slot.producer < 0) continue;
     if (im.steps[static_cast<size_t>(slot.producer)].dynamic) continue;
+    const BufferRequest request{im.SlotBytes(slot), slot.producer, std::max(slot.last_use, slot.producer)};
+    if (slot.on_device) {
+      slot.plan_index = static_cast<int>(device_requests.size());
+      device_slots.push_back(static_cast<int>(id));
+      device_requests.push_back(request);
+      continue;
+    }
     slot.plan_index = static_cast<int>(requests.size());
     im.planned_slots.push_back(static_cast<int>(id));
-    requests.push_back({static_cast<size_t>(NumElements(slot.shape)) * DTypeSize(slot.dtype), slot.producer,
-                        std::max(slot.last_use, slot.producer)});
+    requests.push_back(request);
   }
   im.plan = PlanMemory(requests);
   model->stats_.kernels = static_cast<int>(im.steps.size());
   model->stats_.planned_arena_bytes = im.plan.arena_bytes;
   model->stats_.planned_total_bytes = im.plan.total_bytes;
   for (const auto& [name, tensor] : im.constants) model->stats_.constant_bytes += tensor.nbytes();
+  if (options.device != nullptr) {
+    const MemoryPlan device_plan = PlanMemory(device_requests, im.device->Alignment());
+    DeviceMemoryNeeds needs{.arena_bytes = device_plan.arena_bytes};
+    for (int id : device_constant_slots) {
+      const size_t bytes = im.SlotBytes(im.slots[static_cast<size_t>(id)]);
+      needs.constant_bytes += bytes;
+      needs.largest_constant = std::max(needs.largest_constant, bytes);
+    }
+    model->stats_.device_arena_bytes = needs.arena_bytes;
+    model->stats_.device_constant_bytes = needs.constant_bytes;
+    // Everything is sized now; nothing has been allocated on the device yet.
+    RETURN_IF_ERROR(im.device->CheckFits(needs));
+    if (needs.arena_bytes > 0) {
+      ASSIGN_OR_RETURN(im.device_arena, im.device->Allocate(needs.arena_bytes));
+      for (size_t r = 0; r < device_slots.size(); ++r) {
+        auto& slot = im.slots[static_cast<size_t>(device_slots[r])];
+        ASSIGN_OR_RETURN(slot.device_buffer, im.device_arena->View(device_plan.offsets[r], device_requests[r].bytes));
+      }
+    }
+    for (int id : device_constant_slots) {
+      auto& slot = im.slots[static_cast<size_t>(id)];
+      const size_t bytes = im.SlotBytes(slot);
+      if (bytes == 0) continue;
+      ASSIGN_OR_RETURN(auto allocation, im.device->Allocate(bytes));
+      ASSIGN_OR_RETURN(slot.device_buffer, allocation->View(0, bytes));
+      RETURN_IF_ERROR(im.device->Upload(*slot.constant, slot.device_buffer));
+      im.device_constants.push_back(std::move(allocation));
+    }
+    for (auto& step : im.steps) {
+      if (!step.on_device || step.copy != CompiledModel::Impl::Step::Copy::kNone) continue;
+      for (int id : step.in) step.device_in.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
+      for (int id : step.out) step.device_out.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
+    }
+  }
   return model;
 }
 
@@ -452,9 +608,15 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     if (p == nullptr) return Internal("cannot allocate the " + std::to_string(im.plan.arena_bytes) + "-byte arena");
     im.arena.reset(p);
   }
+  // Values in device memory are seen as dtype + shape without host data (the kernels get the
+  // buffers through KernelContext::device_input/device_output).
+  for (size_t id = 0; id < im.slots.size(); ++id) {
+    const Impl::Slot& slot = im.slots[id];
+    if (slot.on_device) values[id] = Tensor::View(im.StorageType(slot), slot.shape, nullptr);
+  }
   auto get = [&](int id) -> const Tensor* {
     const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
-    return slot.constant != nullptr ? slot.constant : &values[static_cast<size_t>(id)];
+    return slot.constant != nullptr && !slot.on_device ? slot.constant : &values[static_cast<size_t>(id)];
   };
   const ValueLookup lookup = [&](const std::string& name) -> const Tensor* {
     auto it = im.ids.find(name);
@@ -495,7 +657,9 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       }
       Tensor& value = values[static_cast<size_t>(id)];
       const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
-      if (self_allocating) {
+      if (slot.on_device) {
+        // already a view (above)
+      } else if (self_allocating) {
         value = Tensor();
       } else if (!step.dynamic) {
         value = slot.plan_index >= 0 ? Tensor::View(slot.dtype, slot.shape,
@@ -506,8 +670,16 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       out_ptrs.push_back(&value);
     }
     KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, subgraphs);
+    if (!step.device_in.empty() || !step.device_out.empty()) ctx.SetDeviceBuffers(step.device_in, step.device_out);
+    using Copy = Impl::Step::Copy;
     auto execute = [&]() -> Status {
       if (step.reorder) return ReorderTensor(*in_ptrs[0], step.from, *out_ptrs[0], step.to);
+      if (step.copy == Copy::kToDevice) {
+        return im.device->Upload(*in_ptrs[0], im.slots[static_cast<size_t>(step.out[0])].device_buffer);
+      }
+      if (step.copy == Copy::kToHost) {
+        return im.device->Download(im.slots[static_cast<size_t>(step.in[0])].device_buffer, *out_ptrs[0]);
+      }
       return AtNode(step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx), node);
     };
     if (observer == nullptr) {
@@ -515,18 +687,36 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
-      const auto t0 = std::chrono::steady_clock::now();
-      Status status = execute();
-      const auto t1 = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(status);
-      observer->KernelEnd(i, info, std::chrono::duration<double, std::milli>(t1 - t0).count());
+      double elapsed_ms = 0;
+      if (step.on_device) {
+        // The device's own timer (cl_event profiling): what the kernels took on the device.
+        im.device->TimerBegin();
+        Status status = execute();
+        auto ms = im.device->TimerEndMs();
+        RETURN_IF_ERROR(status);
+        if (!ms.ok()) return ms.status();
+        elapsed_ms = *ms;
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        Status status = execute();
+        const auto t1 = std::chrono::steady_clock::now();
+        RETURN_IF_ERROR(status);
+        elapsed_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+      }
+      observer->KernelEnd(i, info, elapsed_ms);
       if (observer->WantsOutputs(i)) {
-        // Observers see ONNX's order: channels-last outputs are handed over as plain copies.
+        // Observers see ONNX's order on the host: channels-last outputs are handed over as plain
+        // copies, device outputs as copies downloaded (and converted from the storage type).
         std::vector<Tensor> plain(out_ptrs.size());
         std::vector<const Tensor*> outs;
         for (size_t k = 0; k < out_ptrs.size(); ++k) {
           const Tensor* t = out_ptrs[k];
-          if (t != nullptr && step.out_layouts[k] != Layout::kPlain && !LayoutsAgree(t->shape())) {
+          if (t != nullptr && step.out[k] >= 0 && im.slots[static_cast<size_t>(step.out[k])].on_device) {
+            const Impl::Slot& slot = im.slots[static_cast<size_t>(step.out[k])];
+            plain[k] = Tensor(slot.dtype, slot.shape);
+            RETURN_IF_ERROR(im.device->Download(slot.device_buffer, plain[k]));
+            t = &plain[k];
+          } else if (t != nullptr && step.out_layouts[k] != Layout::kPlain && !LayoutsAgree(t->shape())) {
             plain[k] = Tensor(t->dtype(), t->shape());
             RETURN_IF_ERROR(ReorderTensor(*t, step.out_layouts[k], plain[k], Layout::kPlain));
             t = &plain[k];
@@ -545,6 +735,7 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       }
     }
   }
+  if (im.device) RETURN_IF_ERROR(im.device->Finish());
   std::vector<Tensor> outputs;
   for (int id : im.output_ids) {
     const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];

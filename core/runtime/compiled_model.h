@@ -12,6 +12,7 @@
 
 #include "core/graph/graph.h"
 #include "core/runtime/cost.h"
+#include "core/runtime/device_context.h"
 #include "core/runtime/kernel.h"
 #include "core/runtime/kernel_table.h"
 #include "core/runtime/observer.h"
@@ -36,6 +37,15 @@ struct CompileOptions {
   // Nodes that compute in fp32 whatever the target's precision, by ONNX node name, with the reason
   // shown for them ("kept in fp32 by request", a layer the accuracy search reverted …).
   std::map<std::string, std::string> keep_fp32{};
+  // Devices with their own memory (OpenCL, CUDA): the context buffers, transfers and device kernels
+  // use. The executor then inserts the copies between host and device as steps of their own.
+  std::shared_ptr<DeviceContext> device{};
+  // Where nodes the target's device refuses run before the reference: the CPU device's kernels
+  // (DESIGN.md §2: "else CPU fallback"). Only for targets of another device kind.
+  const KernelTable* fallback_kernels = nullptr;
+  // false: a node the target's device refuses is an error naming it and the reasons, instead of a
+  // fallback (kernel tests, `--no-fallback`).
+  bool allow_fallback = true;
 };
 
 // A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).
@@ -58,6 +68,10 @@ struct CompileStats {
   size_t planned_total_bytes = 0;  // all planned intermediates without reuse
   size_t constant_bytes = 0;       // initializers and folded constants
   int64_t flops = 0;               // sum over kernels with shapes known at compile time
+  size_t device_arena_bytes = 0;     // devices with own memory: planned intermediates there
+  size_t device_constant_bytes = 0;  // constants uploaded to the device once
+  int transfers = 0;                 // copy steps between host and device
+  int device_kernels = 0;            // kernels that run on the target's device (not a fallback)
 };
 
 class CompiledModel {

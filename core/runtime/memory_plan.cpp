@@ -5,12 +5,8 @@
 #include <numeric>
 
 namespace chipfit {
-namespace {
-constexpr size_t kAlignment = 64;
-size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
-}  // namespace
-
-MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests) {
+MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests, size_t alignment) {
+  auto AlignUp = [alignment](size_t n) { return (n + alignment - 1) / alignment * alignment; };
   MemoryPlan plan;
   plan.offsets.assign(requests.size(), 0);
   std::vector<size_t> order(requests.size());

@@ -14,13 +14,14 @@ struct BufferRequest {
 };
 
 struct MemoryPlan {
-  std::vector<size_t> offsets;  // per request, 64-byte aligned
+  std::vector<size_t> offsets;  // per request, aligned as asked
   size_t arena_bytes = 0;       // the planned peak: what the arena allocates
   size_t total_bytes = 0;       // sum of all requests: what allocating each tensor would take
 };
 
 // Greedy best-fit by decreasing size: each buffer takes the lowest offset that no buffer with an
 // overlapping lifetime occupies.
-MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests);
+// `alignment`: offsets are multiples of it (a device's sub-buffer alignment, 64 on the host).
+MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests, size_t alignment = 64);
 
 }  // namespace chipfit
