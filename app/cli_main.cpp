@@ -131,6 +131,7 @@ struct QuantFlags {
   int samples = 8;
   std::string keep_fp32;
   double auto_fp32_sqnr = 0;
+  bool no_fallback = false;
 };
 
 void AddQuantFlags(CLI::App* command, QuantFlags& flags) {
@@ -145,10 +146,13 @@ void AddQuantFlags(CLI::App* command, QuantFlags& flags) {
   command->add_option("--keep-fp32", flags.keep_fp32, "Nodes to keep in fp32 on int8 targets: NODE,NODE");
   command->add_option("--auto-fp32-sqnr", flags.auto_fp32_sqnr,
                       "Revert the worst int8 layers to fp32 until the outputs reach this SQNR (dB) vs fp32");
+  command->add_flag("--no-fallback", flags.no_fallback,
+                    "Fail instead of running a node the target's device refuses on the CPU or reference kernels");
 }
 
 Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph, CompileOptions& compile) {
   Int8Options int8;
+  compile.allow_fallback = !flags.no_fallback;
   auto method = ParseCalibrationMethod(flags.method);
   if (!method) return InvalidArgument("--calibration '" + flags.method + "': expected minmax, entropy or percentile");
   int8.calibration.method = *method;
@@ -213,7 +217,14 @@ nlohmann::json PlacementJson(const CompiledModel& model) {
   nlohmann::json fallbacks = nlohmann::json::array();
   for (const Fallback& f : model.fallbacks())
     fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
-  return {{"target", model.target().ToString()}, {"kernels", kernels}, {"fallbacks", fallbacks}};
+  const CompileStats& st = model.stats();
+  return {{"target", model.target().ToString()},
+          {"kernels", kernels},
+          {"fallbacks", fallbacks},
+          {"device_kernels", st.device_kernels},
+          {"transfers", st.transfers},
+          {"device_arena_bytes", st.device_arena_bytes},
+          {"device_constant_bytes", st.device_constant_bytes}};
 }
 
 int RunInspect(const std::string& path, const std::vector<std::string>& shapes, bool json,
@@ -258,8 +269,16 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
         std::cout << nlohmann::json{{"schema", "chipfit.placement/1"}, {"model", path}, {"placement", j}}.dump(2)
                   << "\n";
       } else {
-        fmt::print("model        {}\ntarget       {}: {} kernels, {} fell back to the reference\n", path,
-                   target->ToString(), (*placed)->kernels().size(), (*placed)->fallbacks().size());
+        const CompileStats& st = (*placed)->stats();
+        fmt::print("model        {}\ntarget       {}: {} kernels, {} on {}, {} fell back{}\n", path, target->ToString(),
+                   st.kernels - st.transfers, st.device_kernels, target->DeviceId(), (*placed)->fallbacks().size(),
+                   target->kind == DeviceKind::kOpenCL || target->kind == DeviceKind::kCuda ? " (to cpu, else ref)"
+                                                                                            : " (to ref)");
+        if (st.transfers > 0 || st.device_arena_bytes > 0) {
+          fmt::print("device mem   {} arena + {} constants; {} copies between host and {}\n",
+                     HumanBytes(st.device_arena_bytes), HumanBytes(st.device_constant_bytes), st.transfers,
+                     target->DeviceId());
+        }
         if (is_int8) fmt::print("      {}\n", DescribeQuantReport(quant));
         PrintPlacement(**placed);
       }
@@ -327,8 +346,10 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   QuantReport quant;
   auto compiled = CompileForTarget(*graph, *target, compile, *int8, &quant);
   if (!compiled.ok()) return Fail(compiled.status());
-  for (const Fallback& f : (*compiled)->fallbacks()) {
-    fmt::print(stderr, "fallback to ref: {} ({}): {}\n", f.node, f.op, f.reason);
+  for (const KernelInfo& k : (*compiled)->kernels()) {
+    if (!k.fallback_reason.empty()) {
+      fmt::print(stderr, "fallback to {}: {} ({}): {}\n", k.device, k.name, k.op_type, k.fallback_reason);
+    }
   }
   if (target->precision == Precision::kInt8) fmt::print(stderr, "{}\n", DescribeQuantReport(quant));
   std::map<std::string, Tensor> inputs;
@@ -370,7 +391,7 @@ void SetConformanceTolerances(const Target& target, ConformanceOptions& options)
 }
 
 int RunConformanceCommand(const std::vector<std::string>& suites, const std::string& filter,
-                          const std::string& targets_text, bool json, bool verbose) {
+                          const std::string& targets_text, bool json, bool verbose, bool no_fallback) {
   std::vector<std::filesystem::path> suite_paths;
   for (const std::string& s : suites) suite_paths.emplace_back(s);
   if (suite_paths.empty()) suite_paths = DefaultConformanceSuites();
@@ -386,13 +407,15 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
   if (targets.empty()) return Fail(InvalidArgument("--targets: no target given"));
   struct Counts {
     int pass = 0, fail = 0, unsupported = 0, kernels = 0, device_kernels = 0;
+    int on_device = 0;  // passing cases that ran every kernel on the target's device
   };
   auto counts_json = [](const Counts& c) {
     return nlohmann::json{{"pass", c.pass},
                           {"fail", c.fail},
                           {"unsupported", c.unsupported},
                           {"kernels", c.kernels},
-                          {"device_kernels", c.device_kernels}};
+                          {"device_kernels", c.device_kernels},
+                          {"cases_fully_on_device", c.on_device}};
   };
   nlohmann::json targets_json = nlohmann::json::array();
   bool any_failure = false;
@@ -402,10 +425,10 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
     options.target = target;
     options.filter = filter;
     SetConformanceTolerances(target, options);
-    options.compile = [](const Graph& graph, const Target& t, const std::map<std::string, Tensor>& sample) {
+    options.compile = [no_fallback](const Graph& graph, const Target& t, const std::map<std::string, Tensor>& sample) {
       Int8Options int8;
       int8.samples = {sample};
-      return CompileForTarget(graph, t, {}, int8);
+      return CompileForTarget(graph, t, {.allow_fallback = !no_fallback}, int8);
     };
     auto cases = RunConformance(options, [&](const ConformanceCase& c) {
       if (verbose && !json) {
@@ -414,6 +437,7 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
     });
     if (!cases.ok()) return Fail(cases.status());
     std::map<std::string, Counts> by_suite, by_op;
+    std::map<std::string, std::pair<int, std::string>> fallback_ops;  // op → (nodes, first reason)
     Counts total;
     nlohmann::json list = nlohmann::json::array();
     for (const ConformanceCase& c : *cases) {
@@ -423,6 +447,12 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
                                                         : counts->unsupported)++;
         counts->kernels += c.kernels;
         counts->device_kernels += c.device_kernels;
+        counts->on_device +=
+            c.outcome == ConformanceCase::Outcome::kPass && c.kernels > 0 && c.device_kernels == c.kernels;
+      }
+      for (const Fallback& f : c.fallbacks) {
+        auto& [count, reason] = fallback_ops[f.op];
+        if (count++ == 0) reason = f.reason;
       }
       list.push_back({{"name", c.name},
                       {"suite", c.suite},
@@ -440,8 +470,11 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
       nlohmann::json suites_json = nlohmann::json::object(), ops_json = nlohmann::json::object();
       for (const auto& [name, c] : by_suite) suites_json[name] = counts_json(c);
       for (const auto& [name, c] : by_op) ops_json[name] = counts_json(c);
+      nlohmann::json fallbacks_json = nlohmann::json::object();
+      for (const auto& [op, f] : fallback_ops) fallbacks_json[op] = {{"nodes", f.first}, {"reason", f.second}};
       targets_json.push_back({{"target", target.ToString()},
                               {"total", counts_json(total)},
+                              {"fallbacks", fallbacks_json},
                               {"suites", suites_json},
                               {"ops", ops_json},
                               {"cases", list}});
@@ -458,6 +491,12 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
     fmt::print("\n");
     for (const auto& [name, c] : by_suite) row("suite " + name, c);
     row("total (" + target.ToString() + ")", total);
+    if (target.kind != DeviceKind::kReference) {
+      fmt::print("{} of {} passing cases ran every kernel on {}\n", total.on_device, total.pass, target.DeviceId());
+      for (const auto& [op, f] : fallback_ops) {
+        fmt::print("fallback {} ({} nodes): {}\n", op, f.first, f.second.substr(0, 160));
+      }
+    }
     for (const ConformanceCase& c : *cases) {
       if (c.outcome == ConformanceCase::Outcome::kFail) fmt::print("FAIL {}/{}: {}\n", c.suite, c.name, c.detail);
     }
@@ -508,6 +547,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> suites;
   std::string filter;
   bool verbose = false;
+  bool no_fallback = false;
   auto* conformance = app.add_subcommand("conformance", "Run the ONNX backend test suite; exit 1 on any failure");
   conformance->add_option("--suite", suites, "A folder of test_* cases (repeatable; default: libonnx-testdata)");
   conformance->add_option("--filter", filter, "Only cases whose name contains this text");
@@ -515,6 +555,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   conformance->add_flag("--json", json, "Print JSON instead of text");
   conformance->add_flag("-v,--verbose", verbose, "Print every case as it finishes");
+  conformance->add_flag("--no-fallback", no_fallback,
+                        "A node the target's device refuses makes the case unsupported instead of falling back");
 
   try {
     app.parse(argc, argv);
@@ -532,7 +574,7 @@ int Main(int argc, char** argv) {
   if (devices->parsed()) return RunDevices(json);
   if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
-  if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose);
+  if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }
 

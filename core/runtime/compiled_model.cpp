@@ -63,7 +63,7 @@ struct CompiledModel::Impl {
     int last_use = -1;
     int plan_index = -1;
     Layout layout = Layout::kPlain;
-    bool on_device = false;      // in the device's memory (DeviceContext), stored as StorageType(dtype)
+    bool on_device = false;        // in the device's memory (DeviceContext), stored as StorageType(dtype)
     DeviceBuffer device_buffer{};  // on_device: its place in the device arena, or its constant buffer
   };
   struct Step {
@@ -475,7 +475,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
       slot.layout = layout;
       if (step.kernel && step.kernel->OutputOnDevice(k)) {
         if (options.device == nullptr || !slot.shape_known || step.dynamic) {
-          return Internal(node.Describe() + ": a kernel wrote device memory without a device context or a static shape");
+          return Internal(node.Describe() +
+                          ": a kernel wrote device memory without a device context or a static shape");
         }
         slot.on_device = true;
         step.on_device = true;
@@ -571,8 +572,10 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     }
     for (auto& step : im.steps) {
       if (!step.on_device || step.copy != CompiledModel::Impl::Step::Copy::kNone) continue;
-      for (int id : step.in) step.device_in.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
-      for (int id : step.out) step.device_out.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
+      for (int id : step.in)
+        step.device_in.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
+      for (int id : step.out)
+        step.device_out.push_back(id < 0 ? DeviceBuffer{} : im.slots[static_cast<size_t>(id)].device_buffer);
     }
   }
   return model;

@@ -57,17 +57,17 @@ struct Fallback {
 
 struct CompileStats {
   int graph_nodes = 0;
-  int folded_nodes = 0;            // computed at compile time (constants, Shape of static shapes)
-  int dead_nodes = 0;              // removed: nothing reads their outputs
-  int batchnorms_folded = 0;       // merged into the Conv/Gemm before them
-  int constants_promoted = 0;      // Constant nodes turned into initializers
-  int fused = 0;                   // FusedConv kernels made from Conv (+ Add) + activation
-  int kernels = 0;                 // steps Run executes
-  int dynamic_kernels = 0;         // steps whose output shapes are only known while running
-  size_t planned_arena_bytes = 0;  // peak of planned intermediate tensors
-  size_t planned_total_bytes = 0;  // all planned intermediates without reuse
-  size_t constant_bytes = 0;       // initializers and folded constants
-  int64_t flops = 0;               // sum over kernels with shapes known at compile time
+  int folded_nodes = 0;              // computed at compile time (constants, Shape of static shapes)
+  int dead_nodes = 0;                // removed: nothing reads their outputs
+  int batchnorms_folded = 0;         // merged into the Conv/Gemm before them
+  int constants_promoted = 0;        // Constant nodes turned into initializers
+  int fused = 0;                     // FusedConv kernels made from Conv (+ Add) + activation
+  int kernels = 0;                   // steps Run executes
+  int dynamic_kernels = 0;           // steps whose output shapes are only known while running
+  size_t planned_arena_bytes = 0;    // peak of planned intermediate tensors
+  size_t planned_total_bytes = 0;    // all planned intermediates without reuse
+  size_t constant_bytes = 0;         // initializers and folded constants
+  int64_t flops = 0;                 // sum over kernels with shapes known at compile time
   size_t device_arena_bytes = 0;     // devices with own memory: planned intermediates there
   size_t device_constant_bytes = 0;  // constants uploaded to the device once
   int transfers = 0;                 // copy steps between host and device

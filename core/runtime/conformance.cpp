@@ -156,9 +156,15 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
       if (!model.ok()) return classify(model.status());
       compiled = std::move(model).value();
       compiled_shapes = shapes;
-      result.kernels = static_cast<int>(compiled->kernels().size());
+      result.kernels = 0;
       result.device_kernels = 0;
-      for (const KernelInfo& k : compiled->kernels()) result.device_kernels += k.device != "ref" ? 1 : 0;
+      const std::string device = options.target.DeviceId();
+      for (const KernelInfo& k : compiled->kernels()) {
+        if (k.op_type == "Copy") continue;
+        ++result.kernels;
+        result.device_kernels += k.device == device && options.target.kind != DeviceKind::kReference ? 1 : 0;
+      }
+      result.fallbacks = compiled->fallbacks();
       outputs_desc = graph->outputs;
     }
     for (const ValueDesc& desc : compiled->inputs()) {

@@ -22,8 +22,9 @@ struct ConformanceCase {
   double max_abs_error = 0;
   double min_sqnr_db = 0;  // lowest output SQNR over the data sets (when SQNR decides)
   int data_sets = 0;
-  int kernels = 0;         // kernels of the compiled case
-  int device_kernels = 0;  // of those, kernels on the target's device (not the reference fallback)
+  int kernels = 0;                    // kernels of the compiled case (host/device copies not counted)
+  int device_kernels = 0;             // of those, kernels on the target's device (not a CPU/reference fallback)
+  std::vector<Fallback> fallbacks{};  // nodes the target's device refused, with its reasons
 };
 
 // Compiles a case's graph for the target; `sample` is the case's first data set (int8 calibrates

@@ -20,9 +20,9 @@ struct DeviceBuffer {
 
 // Device memory a compiled model needs, known before anything is allocated.
 struct DeviceMemoryNeeds {
-  size_t arena_bytes = 0;      // the planned intermediates (one allocation)
-  size_t constant_bytes = 0;   // weights and other constants uploaded once
-  size_t largest_constant = 0; // the biggest single constant allocation
+  size_t arena_bytes = 0;       // the planned intermediates (one allocation)
+  size_t constant_bytes = 0;    // weights and other constants uploaded once
+  size_t largest_constant = 0;  // the biggest single constant allocation
 };
 
 // Owns device memory; freed when the last reference goes.

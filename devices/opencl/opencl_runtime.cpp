@@ -92,8 +92,8 @@ class OpenClAllocation final : public DeviceAllocation {
   Result<DeviceBuffer> View(size_t offset, size_t bytes) override {
     if (bytes == 0) return DeviceBuffer{};
     if (offset + bytes > bytes_) {
-      return Internal(fmt::format("device buffer view [{}, {}) outside the {}-byte allocation", offset,
-                                  offset + bytes, bytes_));
+      return Internal(
+          fmt::format("device buffer view [{}, {}) outside the {}-byte allocation", offset, offset + bytes, bytes_));
     }
     if (offset == 0 && bytes == bytes_) return DeviceBuffer{buffer_(), bytes};
     cl_buffer_region region{offset, bytes};
@@ -260,8 +260,8 @@ Result<cl::Program> OpenClRuntime::BuildFromSource(const std::string& source, co
     std::string log;
     program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
     if (log.size() > 4000) log = log.substr(0, 4000) + "\n…";
-    return Internal(fmt::format("building OpenCL program {} ({}) failed: {} ({})\n{}", what, options,
-                                ErrorName(err), err, Trim(log)));
+    return Internal(fmt::format("building OpenCL program {} ({}) failed: {} ({})\n{}", what, options, ErrorName(err),
+                                err, Trim(log)));
   }
   return program;
 }
@@ -278,8 +278,8 @@ Result<cl::Program> OpenClRuntime::Program(std::string_view name, const std::str
   const std::string source = std::string(common) + "\n" + std::string(body);
   const auto t0 = std::chrono::steady_clock::now();
   // The cache key covers everything that changes the binary: device, driver, options, source.
-  const uint64_t hash = Fnv1a(source, Fnv1a(options, Fnv1a(limits_.name + "\n" + limits_.driver_version + "\n" +
-                                                           limits_.platform_version)));
+  const uint64_t hash = Fnv1a(
+      source, Fnv1a(options, Fnv1a(limits_.name + "\n" + limits_.driver_version + "\n" + limits_.platform_version)));
   const std::string path = cache_dir_.empty() ? "" : fmt::format("{}/{}-{:016x}.bin", cache_dir_, name, hash);
   std::optional<cl::Program> built;
   if (!path.empty()) {
@@ -387,19 +387,21 @@ Status OpenClContext::CheckFits(const DeviceMemoryNeeds& needs) const {
   const DeviceLimits& l = runtime_->limits();
   const std::string device = fmt::format("{} ({})", DeviceId(), l.name);
   if (needs.arena_bytes > l.max_alloc_bytes) {
-    return Unsupported(fmt::format("the model's intermediate tensors need a {} device arena; {} allows at most {} "
-                                   "per allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
-                                   MiB(needs.arena_bytes), device, MiB(l.max_alloc_bytes)));
+    return Unsupported(
+        fmt::format("the model's intermediate tensors need a {} device arena; {} allows at most {} "
+                    "per allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                    MiB(needs.arena_bytes), device, MiB(l.max_alloc_bytes)));
   }
   if (needs.largest_constant > l.max_alloc_bytes) {
     return Unsupported(fmt::format("a {} constant exceeds {}'s {} per allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
                                    MiB(needs.largest_constant), device, MiB(l.max_alloc_bytes)));
   }
   if (needs.arena_bytes + needs.constant_bytes > l.global_mem_bytes) {
-    return Unsupported(fmt::format("the model needs {} of device memory ({} arena + {} constants); {} has {} "
-                                   "(CL_DEVICE_GLOBAL_MEM_SIZE)",
-                                   MiB(needs.arena_bytes + needs.constant_bytes), MiB(needs.arena_bytes),
-                                   MiB(needs.constant_bytes), device, MiB(l.global_mem_bytes)));
+    return Unsupported(
+        fmt::format("the model needs {} of device memory ({} arena + {} constants); {} has {} "
+                    "(CL_DEVICE_GLOBAL_MEM_SIZE)",
+                    MiB(needs.arena_bytes + needs.constant_bytes), MiB(needs.arena_bytes), MiB(needs.constant_bytes),
+                    device, MiB(l.global_mem_bytes)));
   }
   return Status();
 }

@@ -37,9 +37,9 @@ struct DeviceLimits {
 
 struct ProgramCacheStats {
   int built_from_source = 0;
-  int loaded_from_disk = 0;  // binaries from $XDG_CACHE_HOME/chipfit/opencl
-  int rebuilt_bad_cache = 0; // entries that were corrupt or refused by the driver, rebuilt
-  int memory_hits = 0;       // programs already built in this process
+  int loaded_from_disk = 0;   // binaries from $XDG_CACHE_HOME/chipfit/opencl
+  int rebuilt_bad_cache = 0;  // entries that were corrupt or refused by the driver, rebuilt
+  int memory_hits = 0;        // programs already built in this process
   double last_build_ms = 0;
 };
 

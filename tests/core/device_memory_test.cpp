@@ -174,9 +174,8 @@ TEST(DeviceMemoryTest, CopiesAreStepsAndFallbacksRunOnTheHost) {
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::vector<std::string> impls;
   for (const KernelInfo& k : (*model)->kernels()) impls.push_back(k.implementation);
-  const std::vector<std::string> expected = {"copy to opencl:0",   "fake:add",  "fake:relu",
-                                             "copy from opencl:0", "reference", "copy to opencl:0",
-                                             "fake:relu",          "copy from opencl:0"};
+  const std::vector<std::string> expected = {"copy to opencl:0", "fake:add",         "fake:relu", "copy from opencl:0",
+                                             "reference",        "copy to opencl:0", "fake:relu", "copy from opencl:0"};
   EXPECT_EQ(impls, expected);
   EXPECT_EQ((*model)->stats().transfers, 4);
   EXPECT_EQ((*model)->stats().device_kernels, 3);
@@ -201,6 +200,38 @@ TEST(DeviceMemoryTest, CopiesAreStepsAndFallbacksRunOnTheHost) {
   ASSERT_TRUE(recorder.values.contains("r1"));
   EXPECT_EQ(recorder.values["r1"].dtype(), DType::kF32);
   EXPECT_FLOAT_EQ(recorder.values["r1"].data<float>()[150], std::max(0.5f + 0.01f * (150 % 7) - 0.03f, 0.0f));
+}
+
+// A host kernel standing in for the CPU device's Sigmoid.
+class HostSigmoid final : public IKernel {
+ public:
+  Status Run(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      ctx.output(0)->data<float>()[i] = 1.0f / (1.0f + std::exp(-x.data<float>()[i]));
+    return Status();
+  }
+};
+
+TEST(DeviceMemoryTest, RefusedNodesTryTheCpuKernelsBeforeTheReference) {
+  auto graph = ChainGraph();
+  ASSERT_TRUE(graph.ok());
+  KernelTable cpu;
+  cpu.Add("Sigmoid", "", DeviceKind::kCpu, Precision::kFp32,
+          {"fake-cpu:sigmoid", [](const KernelInit&) -> Result<std::unique_ptr<IKernel>> {
+             return std::unique_ptr<IKernel>(std::make_unique<HostSigmoid>());
+           }});
+  CompileOptions options{.kernels = &FakeTable(), .device = std::make_shared<FakeDevice>(), .fallback_kernels = &cpu};
+  auto model = Compile(*graph, *ParseTarget("opencl:0:fp32"), options);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const KernelInfo& sigmoid = (*model)->kernels()[4];
+  EXPECT_EQ(sigmoid.device, "cpu");
+  EXPECT_EQ(sigmoid.implementation, "fake-cpu:sigmoid");
+  EXPECT_NE(sigmoid.fallback_reason.find("no opencl:0:fp32 kernel for Sigmoid"), std::string::npos)
+      << sigmoid.fallback_reason;
+  ASSERT_EQ((*model)->fallbacks().size(), 1u);
+  auto out = (*model)->Run({{"x", Ramp(1000)}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
 }
 
 TEST(DeviceMemoryTest, NoFallbackNamesTheRefusedNode) {

@@ -20,10 +20,10 @@
 namespace chipfit::testing {
 
 // Skips the test (with the reason) when no OpenCL device can be opened; CI always has POCL.
-#define CHIPFIT_REQUIRE_OPENCL()                                                                     \
-  do {                                                                                               \
-    auto opened = ::chipfit::ocl::OpenClRuntime::Get(0);                                             \
-    if (!opened.ok()) GTEST_SKIP() << "no OpenCL device: " << opened.status().ToString();            \
+#define CHIPFIT_REQUIRE_OPENCL()                                                          \
+  do {                                                                                    \
+    auto opened = ::chipfit::ocl::OpenClRuntime::Get(0);                                  \
+    if (!opened.ok()) GTEST_SKIP() << "no OpenCL device: " << opened.status().ToString(); \
   } while (0)
 
 struct OpenClCase {
@@ -73,7 +73,9 @@ inline Result<std::vector<Tensor>> RunOpenClKernel(KernelFactory factory, const 
     Tensor fill(DType::kU8, {static_cast<int64_t>(padded + 2 * guard)});
     std::memset(fill.raw_data(), 0xA5, fill.nbytes());
     RETURN_IF_ERROR(context->Upload(fill, whole));
-    if (bytes > 0) ASSIGN_OR_RETURN(inner, alloc->View(guard, bytes));
+    if (bytes > 0) {
+      ASSIGN_OR_RETURN(inner, alloc->View(guard, bytes));
+    }
     keep.push_back(std::move(alloc));
     return Status();
   };
