@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/runtime/device_context.h"
@@ -142,7 +143,15 @@ Status SetArgs(cl::Kernel& kernel, std::string_view what, const Args&... args) {
   cl_int err = CL_SUCCESS;
   auto set = [&](const auto& value) {
     if (err != CL_SUCCESS) return;
-    err = kernel.setArg(index, value);
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_pointer_v<T>) {
+      // cl_mem (and any other handle): the C++ bindings' setArg would take a pointer for an SVM
+      // pointer (OpenCL 2.0+), so buffers go through clSetKernelArg as the handle they are.
+      static_assert(std::is_same_v<T, cl_mem>, "pass buffers as cl_mem (ocl::Mem), not raw pointers");
+      err = clSetKernelArg(kernel(), index, sizeof(cl_mem), &value);
+    } else {
+      err = kernel.setArg(index, value);
+    }
     if (err == CL_SUCCESS) ++index;
   };
   (set(args), ...);
