@@ -20,7 +20,9 @@ namespace {
 const std::filesystem::path kModels = std::filesystem::path(CHIPFIT_SOURCE_DIR) / "resources/models";
 
 Result<Graph> LoadGraph(const std::filesystem::path& path) {
-  ASSIGN_OR_RETURN(LoadedOnnxModel loaded, LoadOnnxModel(path));
+  OnnxLoadOptions options;
+  options.input_shapes["x"] = {4, 64};  // mlp.onnx's symbolic batch
+  ASSIGN_OR_RETURN(LoadedOnnxModel loaded, LoadOnnxModel(path, options));
   return ImportModel(loaded);
 }
 
