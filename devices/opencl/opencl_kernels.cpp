@@ -10,20 +10,63 @@ namespace {
 
 KernelTable BuildTable() {
   KernelTable t;
-  [[maybe_unused]] auto add = [&t](const char* op, const char* domain, KernelImpl impl) {
+  auto add = [&t](const char* op, const char* domain, KernelImpl impl) {
     t.Add(op, domain, DeviceKind::kOpenCL, Precision::kFp32, impl);
     t.Add(op, domain, DeviceKind::kOpenCL, Precision::kFp16, impl);
   };
-  [[maybe_unused]] const char* kFused = "com.chipfit";
+  const char* kFused = "com.chipfit";
 
   // ---- GEMM family
-  // GEMM-FAMILY-TABLE
+  add("MatMul", "", {"opencl:gemm", opencl::CreateMatMul});
+  add("Gemm", "", {"opencl:gemm", opencl::CreateGemm});
+  add("Conv", "", {"opencl:conv", opencl::CreateConv});
+  add("FusedConv", kFused, {"opencl:conv", opencl::CreateFusedConv});
+  add("ConvTranspose", "", {"opencl:conv_transpose", opencl::CreateConvTranspose});
 
   // ---- elementwise, pooling, softmax, normalisation, reductions
-  // ELTWISE-FAMILY-TABLE
+  for (const char* op : {"Relu",      "LeakyRelu", "Clip",  "Sigmoid", "HardSigmoid",
+                         "HardSwish", "Tanh",      "Elu",   "Selu",    "Celu",
+                         "Gelu",      "Exp",       "Log",   "Sqrt",    "Abs",
+                         "Neg",       "Softplus",  "Mish",  "Round",   "Reciprocal",
+                         "Erf",       "Softsign",  "Floor", "Ceil",    "ThresholdedRelu",
+                         "Sign",      "Sin",       "Cos",   "Tan",     "Asin",
+                         "Acos",      "Atan",      "Sinh",  "Cosh",    "Asinh",
+                         "Acosh",     "Atanh"}) {
+    add(op, "", {"opencl:eltwise", opencl::CreateUnary});
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) {
+    add(op, "", {"opencl:binary", opencl::CreateBinary});
+  }
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) add(op, "", {"opencl:variadic", opencl::CreateVariadic});
+  add("Where", "", {"opencl:where", opencl::CreateWhere});
+  add("MaxPool", "", {"opencl:pool", opencl::CreateMaxPool});
+  add("AveragePool", "", {"opencl:pool", opencl::CreateAveragePool});
+  add("GlobalMaxPool", "", {"opencl:global_pool", opencl::CreateGlobalMaxPool});
+  add("GlobalAveragePool", "", {"opencl:global_pool", opencl::CreateGlobalAveragePool});
+  add("Softmax", "", {"opencl:softmax", opencl::CreateSoftmax});
+  add("LogSoftmax", "", {"opencl:softmax", opencl::CreateSoftmax});
+  add("LayerNormalization", "", {"opencl:layer_norm", opencl::CreateLayerNorm});
+  add("InstanceNormalization", "", {"opencl:instance_norm", opencl::CreateInstanceNorm});
+  add("BatchNormalization", "", {"opencl:batch_norm", opencl::CreateBatchNorm});
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
+    add(op, "", {"opencl:reduce", opencl::CreateReduce});
+  }
 
   // ---- data movement
-  // DATA-FAMILY-TABLE
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    add(op, "", {"opencl:copy", opencl::CreateCopy});
+  }
+  add("Concat", "", {"opencl:concat", opencl::CreateConcat});
+  add("Slice", "", {"opencl:slice", opencl::CreateSlice});
+  add("Split", "", {"opencl:split", opencl::CreateSplit});
+  add("Transpose", "", {"opencl:transpose", opencl::CreateTranspose});
+  add("Gather", "", {"opencl:gather", opencl::CreateGather});
+  add("Expand", "", {"opencl:expand", opencl::CreateExpand});
+  add("Tile", "", {"opencl:tile", opencl::CreateTile});
+  add("Resize", "", {"opencl:resize", opencl::CreateResize});
+  add("Upsample", "", {"opencl:resize", opencl::CreateResize});
+  add("Pad", "", {"opencl:pad", opencl::CreatePad});
   return t;
 }
 
