@@ -69,6 +69,9 @@ DeviceInfo Describe(const cl::Platform& platform, const cl::Device& device, int 
   info.properties.emplace_back("max allocation", fmt::format("{} MiB", max_alloc >> 20));
   info.properties.emplace_back("local memory", fmt::format("{} KiB", local_mem >> 10));
   info.properties.emplace_back("max clock", fmt::format("{} MHz", clock_mhz));
+  info.properties.emplace_back("fp16", has("cl_khr_fp16") ? "storage yes, native half arithmetic yes (cl_khr_fp16)"
+                                                          : "storage yes (vload_half/vstore_half), native half "
+                                                            "arithmetic no (no cl_khr_fp16): computed in float");
   info.properties.emplace_back("extensions", extensions);
 
   info.precisions.push_back({Precision::kFp32, Support::Yes()});

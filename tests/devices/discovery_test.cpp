@@ -78,6 +78,7 @@ TEST(DiscoveryTest, FindsThePoclOpenClDevice) {
   EXPECT_TRUE(fp16.ok);
   const bool khr_fp16 = std::find(cl->features.begin(), cl->features.end(), "cl_khr_fp16") != cl->features.end();
   EXPECT_NE(fp16.reason.find(khr_fp16 ? "native half" : "half storage"), std::string::npos) << fp16.reason;
+  EXPECT_NE(Property(*cl, "fp16").find(khr_fp16 ? "arithmetic yes" : "arithmetic no"), std::string::npos);
   EXPECT_FALSE(cl->SupportFor(Precision::kInt8).ok);
 }
 
