@@ -67,6 +67,17 @@ KernelTable BuildTable() {
   add("Resize", "", {"opencl:resize", opencl::CreateResize});
   add("Upsample", "", {"opencl:resize", opencl::CreateResize});
   add("Pad", "", {"opencl:pad", opencl::CreatePad});
+  // ---- casts, comparisons, logical ops, arg reductions
+  add("Cast", "", {"opencl:cast", opencl::CreateCast});
+  add("CastLike", "", {"opencl:cast", opencl::CreateCast});
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
+    add(op, "", {"opencl:compare", opencl::CreateCompare});
+  }
+  for (const char* op : {"Not", "And", "Or", "Xor"}) add(op, "", {"opencl:logical", opencl::CreateLogical});
+  add("IsNaN", "", {"opencl:isnan_isinf", opencl::CreateIsNaNOrInf});
+  add("IsInf", "", {"opencl:isnan_isinf", opencl::CreateIsNaNOrInf});
+  add("ArgMax", "", {"opencl:arg_extreme", opencl::CreateArgMax});
+  add("ArgMin", "", {"opencl:arg_extreme", opencl::CreateArgMax});
   return t;
 }
 

@@ -51,4 +51,18 @@ Result<std::unique_ptr<IKernel>> CreateTile(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateResize(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreatePad(const KernelInit& init);
 
+// ---- cast_opencl.cpp, compare_opencl.cpp, argmax_opencl.cpp
+// Cast and CastLike between f32, f16, bool and the integer types up to i64 (not u64, f64, bf16).
+Result<std::unique_ptr<IKernel>> CreateCast(const KernelInit& init);
+// Broadcasting Equal, Less, Greater, LessOrEqual, GreaterOrEqual: f32/f16/integer/bool inputs.
+Result<std::unique_ptr<IKernel>> CreateCompare(const KernelInit& init);
+// Not, And, Or, Xor on bool.
+Result<std::unique_ptr<IKernel>> CreateLogical(const KernelInit& init);
+// IsNaN, IsInf (detect_positive, detect_negative) on f32/f16.
+Result<std::unique_ptr<IKernel>> CreateIsNaNOrInf(const KernelInit& init);
+// ArgMax and ArgMin on f32, f16, i32, i64.
+Result<std::unique_ptr<IKernel>> CreateArgMax(const KernelInit& init);
+// OK where init's OpenCL device has 64-bit integers (every full-profile device), else Unsupported.
+Status RequireInt64(const KernelInit& init);
+
 }  // namespace chipfit::opencl
