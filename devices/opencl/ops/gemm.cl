@@ -69,12 +69,14 @@ inline int batch_offset(int b, int4 dims, int4 s) {
 }
 
 // global: (ceil(N / TN) * WX, ceil(M / TM) * WY, batches); local: (WX, WY, 1).
-// conv: for CONV_B, the input geometry {IH, IW, KH, KW, OW, SH, SW, DH, DW, PH, PW}; B then is
-// X of one image and group ([C/group, IH, IW] from b's batch offset), K = C/group * KH * KW and
-// N = OH * OW.
+// conv: for CONV_B, B is X of one image and group ([C/group, IH, IW] from b's batch offset),
+// K = C/group * KH * KW and N = OH * OW, read through two tables the host computes once, so the
+// tile loads do no integer division (four per element before: they dominated the convolutions on
+// CPU devices): KTAB[k] = {c·IH·IW + kh·DH·IW + kw·DW, kh·DH, kw·DW, 0} and
+// NTAB[n] = {oh·SH − PH, ow·SW − PW}.
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
     __global const store_t* A, __global const store_t* B, __global const store_t* C, __global const store_t* Z,
-    __global store_t* Y, int M, int N, int K, int4 bdims, int4 a_bs, int4 b_bs, int4 c_bs, int4 z_bs, int4 y_bs,
+    __global store_t* Y, __global const int4* KTAB, __global const int2* NTAB, int M, int N, int K, int4 bdims, int4 a_bs, int4 b_bs, int4 c_bs, int4 z_bs, int4 y_bs,
     int a_sm, int a_sk, int b_sk, int b_sn, int c_sm, int c_sn, int z_sm, int z_shi, int z_slo, int z_div, int y_sm,
     float alpha, float beta, int act, int flags, float p0, float p1, float lo, float hi, int IH, int IW, int KH, int KW, int OW,
     int SH, int SW, int DH, int DW, int PH, int PW) {
@@ -111,11 +113,10 @@ __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
       float v = 0.0f;
       if (gn < N && gk < K) {
 #ifdef CONV_B
-        const int taps = KH * KW;
-        const int c = gk / taps, t = gk % taps;
-        const int ih = (gn / OW) * SH - PH + (t / KW) * DH;
-        const int iw = (gn % OW) * SW - PW + (t % KW) * DW;
-        if (ih >= 0 && ih < IH && iw >= 0 && iw < IW) v = LOADF(B, b_off + (c * IH + ih) * IW + iw);
+        const int4 kt = KTAB[gk];
+        const int2 nt = NTAB[gn];
+        const int ih = nt.x + kt.y, iw = nt.y + kt.z;
+        if (ih >= 0 && ih < IH && iw >= 0 && iw < IW) v = LOADF(B, b_off + kt.x + nt.x * IW + nt.y);
 #else
         v = LOADF(B, b_off + gk * b_sk + gn * b_sn);
 #endif

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -66,8 +67,13 @@ class GemmLauncher {
   std::string Describe() const;
 
  private:
+  Status UploadConvTables(ocl::OpenClContext& ctx);
+
   GemmSpec spec_;
   cl::Kernel kernel_;
+  // conv_b: the window tables of gemm.cl (KTAB, NTAB) in device memory, made once at Create.
+  std::shared_ptr<DeviceAllocation> tables_;
+  DeviceBuffer ktab_{}, ntab_{};
   int64_t tm_ = 0, tn_ = 0, rm_ = 0, rn_ = 0;
 };
 
