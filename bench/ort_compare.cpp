@@ -797,8 +797,7 @@ int Main(int argc, char** argv) {
     // OpenCL targets are compared too: ORT's CPU provider stays the baseline (on POCL the OpenCL
     // device is this same CPU, driven by POCL's own threads rather than OpenMP).
     if (target->kind == DeviceKind::kCuda) {
-      fmt::print(stderr, "chipfit-bench-ort: --targets: {}: CUDA targets are not benchmarked by this tool yet\n",
-                 text);
+      fmt::print(stderr, "chipfit-bench-ort: --targets: {}: CUDA targets are not benchmarked by this tool yet\n", text);
       return 2;
     }
     targets.push_back(*target);

@@ -336,7 +336,8 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
                                     .onnx_nodes = {at.name},
                                     .device = device_id,
                                     .implementation = what,
-                                    .outputs = {name}});
+                                    .outputs = {name},
+                                    .precision = std::string(PrecisionName(target.precision))});
     ++model->stats_.transfers;
     return out;
   };
