@@ -266,6 +266,49 @@ TEST(CliInspectTest, TargetPlacementJson) {
   EXPECT_TRUE(j["placement"]["fallbacks"].empty());
 }
 
+// The OpenCL device (POCL in CI): placement with device memory and copies, the fallback of a node
+// it refuses, and --no-fallback turning that refusal into an error naming the node.
+TEST(CliInspectTest, OpenClPlacementCopiesAndFallback) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  Outcome o = RunCli("inspect " + cnn + " --target opencl:0:fp16 --json", /*stdout_only=*/true);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const auto& p = j["placement"];
+  EXPECT_EQ(p["target"], "opencl:0:fp16");
+  EXPECT_EQ(p["transfers"], 2);  // the input up, the output down
+  EXPECT_GT(p["device_arena_bytes"].get<int64_t>(), 0);
+  int copies = 0;
+  for (const auto& k : p["kernels"]) {
+    EXPECT_EQ(k["device"], "opencl:0") << k.dump();
+    if (k["op"] == "Copy") {
+      ++copies;
+      continue;
+    }
+    EXPECT_EQ(k["precision"], "fp16") << k.dump();
+  }
+  EXPECT_EQ(copies, 2);
+  EXPECT_EQ(p["device_kernels"].get<int>() + copies, static_cast<int>(p["kernels"].size()));
+}
+
+TEST(CliConformanceTest, OpenClFallbackAndNoFallback) {
+  // Strided 2-D convolutions run entirely on the device. CumSum has no OpenCL kernel: it falls back
+  // (and passes) and is listed, or with --no-fallback the case is unsupported.
+  Outcome o = RunCli("conformance --filter test_conv_with_strides --targets opencl:0:fp32 --json", true);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["targets"][0]["total"]["fail"].get<int>(), 0);
+  EXPECT_GE(j["targets"][0]["total"]["cases_fully_on_device"].get<int>(), 1);
+  Outcome cumsum = RunCli("conformance --filter test_cumsum_1d --targets opencl:0:fp32 --json", true);
+  ASSERT_EQ(cumsum.exit_code, 0) << cumsum.out;
+  j = nlohmann::json::parse(cumsum.out);
+  EXPECT_TRUE(j["targets"][0]["fallbacks"].contains("CumSum")) << cumsum.out;
+  Outcome strict = RunCli("conformance --filter test_cumsum_1d --targets opencl:0:fp32 --no-fallback --json", true);
+  ASSERT_EQ(strict.exit_code, 0) << strict.out;
+  j = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(j["targets"][0]["total"]["pass"].get<int>(), 0);
+  EXPECT_GE(j["targets"][0]["total"]["unsupported"].get<int>(), 1);
+}
+
 TEST(CliConformanceTest, CountsAndExitCode) {
   Outcome o = RunCli("conformance --filter test_conv_with --targets ref,cpu:fp32 --json", /*stdout_only=*/true);
   ASSERT_EQ(o.exit_code, 0) << o.out;
