@@ -1,0 +1,124 @@
+// Latency profiler and the per-target profile pipeline.
+#include "profilers/latency/latency_profiler.h"
+
+#include <chrono>
+
+#include "profilers/latency/latency_stats.h"
+
+namespace chipfit {
+
+void LatencyProfiler::Begin(const CompiledModel& model) {
+  model_ = &model;
+  kernel_ms_.assign(model.kernels().size(), {});
+}
+
+void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) {
+  if (index < kernel_ms_.size()) kernel_ms_[index].push_back(elapsed_ms);
+}
+
+Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetProfile& result) {
+  if (model_ == nullptr) return Internal("latency profiler: Collect before Begin");
+  result.latency = ComputeLatencyStats(e2e_ms);
+  if (result.latency.noisy) {
+    result.notes.push_back("noisy: end-to-end CoV " + std::to_string(result.latency.cov * 100).substr(0, 4) +
+                           " % (over 5 %); compare with care");
+  }
+  const auto& kernels = model_->kernels();
+  const auto& costs = model_->costs();
+  double sum_p50 = 0;
+  result.layers.clear();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelInfo& k = kernels[i];
+    LayerProfile layer{.name = k.name,
+                       .op = k.op_type,
+                       .onnx_nodes = k.onnx_nodes,
+                       .device = k.device,
+                       .implementation = k.implementation,
+                       .precision = k.precision};
+    std::vector<double> times = kernel_ms_[i];
+    layer.time_p50_ms = Quantile(times, 0.5);
+    layer.time_p90_ms = Quantile(times, 0.9);
+    sum_p50 += layer.time_p50_ms;
+    if (i < costs.size() && costs[i].known) {
+      layer.flops = costs[i].flops;
+      layer.bytes_read = costs[i].bytes_read;
+      layer.bytes_written = costs[i].bytes_written;
+      const double bytes = static_cast<double>(layer.bytes_read + layer.bytes_written);
+      layer.arithmetic_intensity = bytes > 0 ? static_cast<double>(layer.flops) / bytes : 0;
+      if (layer.time_p50_ms > 0) {
+        layer.gflops_per_s = static_cast<double>(layer.flops) / (layer.time_p50_ms * 1e6);
+        layer.gb_per_s = bytes / (layer.time_p50_ms * 1e6);
+      }
+    }
+    result.layers.push_back(std::move(layer));
+  }
+  result.instrumentation_overhead = result.latency.p50 > 0 ? sum_p50 / result.latency.p50 : 0;
+  const CompileStats& st = model_->stats();
+  result.peak_memory_bytes = st.planned_arena_bytes + st.constant_bytes + st.device_arena_bytes;
+  result.fallbacks = model_->fallbacks();
+  return Status();
+}
+
+Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
+                          const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetProfile& result,
+                          std::stop_token stop, const ProgressFn& progress) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  auto report = [&](const std::string& phase, const std::string& detail) {
+    if (progress) progress(phase, detail);
+  };
+  auto cancelled = [&] { return Cancelled("profiling " + model.target().ToString() + " cancelled"); };
+
+  report("warm-up", "");
+  const auto w0 = Clock::now();
+  for (int i = 0; i < settings.warmup || seconds_since(w0) < settings.warmup_min_s; ++i) {
+    if (stop.stop_requested()) return cancelled();
+    RETURN_IF_ERROR(model.Run(inputs, nullptr, stop).status());
+  }
+  // End to end, no observer: the hot path without any instrumentation.
+  report("end-to-end", "");
+  std::vector<double> e2e;
+  const auto t0 = Clock::now();
+  while (static_cast<int>(e2e.size()) < settings.iterations || seconds_since(t0) < settings.min_time_s) {
+    if (stop.stop_requested()) return cancelled();
+    const auto a = Clock::now();
+    RETURN_IF_ERROR(model.Run(inputs, nullptr, stop).status());
+    e2e.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+  }
+  LatencyProfiler latency;
+  std::vector<Profiler*> all = {&latency};
+  all.insert(all.end(), extra.begin(), extra.end());
+  for (Profiler* p : all) p->Begin(model);
+  // Per layer: every profiler sees the same runs' kernel events.
+  struct Fanout final : RunObserver {
+    std::vector<Profiler*>* targets;
+    const ProgressFn* progress;
+    void KernelBegin(size_t i, const KernelInfo& k) override {
+      if (*progress) (*progress)("per-layer", k.name);
+      for (Profiler* p : *targets) p->KernelBegin(i, k);
+    }
+    void KernelEnd(size_t i, const KernelInfo& k, double ms) override {
+      for (Profiler* p : *targets) p->KernelEnd(i, k, ms);
+    }
+    bool WantsOutputs(size_t i) override {
+      bool any = false;
+      for (Profiler* p : *targets) any |= p->WantsOutputs(i);
+      return any;
+    }
+    void KernelOutputs(size_t i, const KernelInfo& k, const std::vector<const Tensor*>& outs) override {
+      for (Profiler* p : *targets) {
+        if (p->WantsOutputs(i)) p->KernelOutputs(i, k, outs);
+      }
+    }
+  } fanout;
+  fanout.targets = &all;
+  fanout.progress = &progress;
+  for (int r = 0; r < settings.layer_runs; ++r) {
+    if (stop.stop_requested()) return cancelled();
+    RETURN_IF_ERROR(model.Run(inputs, &fanout, stop).status());
+  }
+  for (Profiler* p : all) RETURN_IF_ERROR(p->Collect(e2e, result));
+  return Status();
+}
+
+}  // namespace chipfit

@@ -1,0 +1,22 @@
+// The latency profiler: end-to-end statistics, per-kernel device times (p50/p90), instrumentation
+// overhead, and each layer's row with its cost-model FLOPs and bytes.
+#pragma once
+
+#include <vector>
+
+#include "profilers/profiler.h"
+
+namespace chipfit {
+
+class LatencyProfiler final : public Profiler {
+ public:
+  void Begin(const CompiledModel& model) override;
+  void KernelEnd(size_t index, const KernelInfo& kernel, double elapsed_ms) override;
+  Status Collect(const std::vector<double>& e2e_ms, TargetProfile& result) override;
+
+ private:
+  const CompiledModel* model_ = nullptr;
+  std::vector<std::vector<double>> kernel_ms_;
+};
+
+}  // namespace chipfit
