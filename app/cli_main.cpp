@@ -1,6 +1,13 @@
 // chipfit: the headless front end. Parses flags, calls core and devices, prints; nothing else.
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -21,6 +28,8 @@
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "profilers/profile_json.h"
+#include "profilers/profiler.h"
 
 namespace chipfit {
 namespace {
@@ -508,6 +517,164 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
   return any_failure ? 1 : kExitOk;
 }
 
+// Ctrl-C during `profile`: the handler only sets a flag (all it may do); a watcher thread turns it
+// into a stop request, which the executor checks between kernels.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void OnInterrupt(int) { g_interrupted = 1; }
+
+struct ProfileFlags {
+  std::string targets;
+  bool all_targets = false;
+  int iterations = 50;
+  int warmup = 10;
+  double min_time = 1.0;
+  std::string json_file;
+  bool quiet = false;
+  uint64_t seed = 1;
+};
+
+int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags) {
+  if (flags.targets.empty() == !flags.all_targets) {
+    return Fail(InvalidArgument("profile: give --targets T1,T2,... or --all-targets"));
+  }
+  if (flags.iterations < 1 || flags.warmup < 0 || flags.min_time < 0) {
+    return Fail(InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0"));
+  }
+  auto options = LoadOptionsFor(shapes);
+  if (!options.ok()) return Fail(options.status());
+  auto model = LoadOnnxModel(path, *options);
+  if (!model.ok()) return Fail(model.status());
+  auto graph = ImportModel(*model);
+  if (!graph.ok()) return Fail(graph.status());
+  const DiscoveryReport discovery = DiscoverDevices();
+  std::vector<Target> targets;
+  if (flags.all_targets) {
+    for (const auto& device : discovery.devices) {
+      for (const PrecisionSupport& p : device->info().precisions) {
+        if (p.support.ok) targets.push_back({device->info().kind, device->info().index, p.precision});
+      }
+    }
+  } else {
+    for (const std::string& text : SplitList(flags.targets)) {
+      auto target = ParseTarget(text);
+      if (!target.ok()) return Fail(target.status());
+      targets.push_back(*target);
+    }
+  }
+  auto device_name = [&](const Target& t) -> std::string {
+    for (const auto& d : discovery.devices) {
+      if (d->info().kind == t.kind && d->info().index == t.index) return d->info().name;
+    }
+    return t.kind == DeviceKind::kReference ? "reference kernels" : "";
+  };
+  std::map<std::string, Tensor> inputs;
+  for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
+
+  g_interrupted = 0;
+  std::signal(SIGINT, OnInterrupt);
+  std::stop_source stop;
+  std::atomic<bool> done = false;
+  std::thread watcher([&] {
+    while (!done) {
+      if (g_interrupted) stop.request_stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const bool tty = !flags.quiet && isatty(fileno(stderr));
+  ProfileSettings settings{.warmup = flags.warmup, .iterations = flags.iterations, .min_time_s = flags.min_time};
+  std::vector<TargetProfile> results;
+  for (const Target& target : targets) {
+    TargetProfile result;
+    result.target = target;
+    result.device_name = device_name(target);
+    if (stop.stop_requested()) {
+      result.status = "cancelled";
+      result.error = "stopped (Ctrl-C) before this target";
+      results.push_back(std::move(result));
+      continue;
+    }
+    std::string last_phase;
+    const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
+      if (tty) {
+        fmt::print(stderr, "\r\033[K{:<16} {:<11} {}", target.ToString(), phase, detail.substr(0, 48));
+      } else if (!flags.quiet && phase != last_phase) {
+        fmt::print(stderr, "{}: {}\n", target.ToString(), phase);
+      }
+      last_phase = phase;
+    };
+    progress("compile", "");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto compiled = CompileForTarget(*graph, target);
+    result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    Status status = compiled.ok()
+                        ? RunProfilePipeline(**compiled, inputs, settings, {}, result, stop.get_token(), progress)
+                        : compiled.status();
+    if (tty) fmt::print(stderr, "\r\033[K");
+    if (!status.ok()) {
+      result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
+                      : status.code() == StatusCode::kUnsupported ? "unsupported"
+                                                                  : "failed";
+      result.error = status.message();
+      result.layers.clear();
+    }
+    results.push_back(std::move(result));
+  }
+  done = true;
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+
+  nlohmann::json targets_json = nlohmann::json::array();
+  for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r));
+  const ModelSummary summary = Summarize(*model);
+  nlohmann::json out = {
+      {"schema", "chipfit.profile/1"},
+      {"chipfit_version", std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"},
+      {"run_id", nullptr},
+      {"model", SummaryToJson(summary)},
+      {"inputs", {{"source", "seeded random"}, {"seed", flags.seed}}},
+      {"settings", {{"warmup", flags.warmup}, {"iterations", flags.iterations}, {"min_time_s", flags.min_time}}},
+      {"targets", targets_json}};
+  if (!flags.json_file.empty()) {
+    std::ofstream file(flags.json_file);
+    file << out.dump(2) << "\n";
+    if (!file) return Fail(IoError("cannot write " + flags.json_file));
+  }
+  if (!flags.quiet) {
+    // The baseline for speed-ups: the CPU's fp32 target when it ran, else the first that did.
+    const TargetProfile* base = nullptr;
+    for (const TargetProfile& r : results) {
+      if (r.status == "ok" && (base == nullptr || r.target.ToString() == "cpu:fp32")) base = &r;
+    }
+    fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "CoV", "speed-up",
+               "notes");
+    for (const TargetProfile& r : results) {
+      if (r.status != "ok") {
+        fmt::print("{:<16} {:<11} {}\n", r.target.ToString(), r.status, r.error.substr(0, 100));
+        continue;
+      }
+      fmt::print("{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}\n",
+                 r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
+                 base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead,
+                 r.latency.noisy ? ", noisy" : "");
+    }
+    for (const TargetProfile& r : results) {
+      if (r.status != "ok") continue;
+      std::vector<const LayerProfile*> top;
+      for (const LayerProfile& l : r.layers) top.push_back(&l);
+      std::sort(top.begin(), top.end(),
+                [](const LayerProfile* a, const LayerProfile* b) { return a->time_p50_ms > b->time_p50_ms; });
+      fmt::print("\ntop layers on {} (p50, device time):\n", r.target.ToString());
+      for (size_t i = 0; i < top.size() && i < 5; ++i) {
+        fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:.2f} GFLOP/s\n", top[i]->name.substr(0, 32),
+                   top[i]->op.substr(0, 12), top[i]->time_p50_ms, 100 * top[i]->time_p50_ms / r.latency.p50,
+                   top[i]->gflops_per_s);
+      }
+    }
+  }
+  if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"chipfit: profile ONNX models on every device and precision of this machine, and pick a target."};
   app.name("chipfit");
@@ -558,6 +725,22 @@ int Main(int argc, char** argv) {
   conformance->add_flag("--no-fallback", no_fallback,
                         "A node the target's device refuses makes the case unsupported instead of falling back");
 
+  ProfileFlags profile_flags;
+  auto* profile =
+      app.add_subcommand("profile", "Profile a model on targets: latency per run and per layer (JSON with --json)");
+  profile->add_option("MODEL", model_path, "Path to an .onnx file")->required();
+  profile->add_option("--targets", profile_flags.targets, "Targets, comma-separated (cpu:fp32,opencl:0:fp16 …)");
+  profile->add_flag("--all-targets", profile_flags.all_targets, "Every device × precision `chipfit devices` offers");
+  profile->add_option("--shape", shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
+  profile->add_option("--iterations", profile_flags.iterations, "Timed end-to-end runs, at least")
+      ->capture_default_str();
+  profile->add_option("--warmup", profile_flags.warmup, "Warm-up runs, at least (and ≥ 0.2 s)")->capture_default_str();
+  profile->add_option("--min-time", profile_flags.min_time, "Timed runs last at least this many seconds")
+      ->capture_default_str();
+  profile->add_option("--json", profile_flags.json_file, "Write the profile JSON (schema chipfit.profile/1) here");
+  profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
+  profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -574,6 +757,7 @@ int Main(int argc, char** argv) {
   if (devices->parsed()) return RunDevices(json);
   if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
+  if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }

@@ -20,9 +20,10 @@ struct Outcome {
   std::string out;  // stdout and stderr together
 };
 
-// Runs chipfit with `args`; stderr joins stdout unless `stdout_only` (for output that must parse).
-Outcome RunCli(const std::string& args, bool stdout_only = false) {
-  const std::string command = std::string(CHIPFIT_CLI) + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
+// Runs chipfit (or `program`, e.g. timeout wrapping it) with `args`; stderr joins stdout unless
+// `stdout_only` (for output that must parse).
+Outcome RunCli(const std::string& args, bool stdout_only = false, const std::string& program = CHIPFIT_CLI) {
+  const std::string command = program + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return outcome;
@@ -307,6 +308,62 @@ TEST(CliConformanceTest, OpenClFallbackAndNoFallback) {
   j = nlohmann::json::parse(strict.out);
   EXPECT_EQ(j["targets"][0]["total"]["pass"].get<int>(), 0);
   EXPECT_GE(j["targets"][0]["total"]["unsupported"].get<int>(), 1);
+}
+
+// chipfit profile: the JSON contract's fields per target, an unsupported target recorded with its
+// reason while the others go on, and Ctrl-C ending the run cleanly with every target accounted for.
+TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const auto json_path =
+      std::filesystem::temp_directory_path() / ("chipfit_profile_" + std::to_string(::getpid()) + ".json");
+  Outcome o =
+      RunCli("profile " + cnn + " --targets cpu:fp32,cpu:fp16,opencl:0:fp32 --min-time 0.05 --warmup 2 --json " +
+             json_path.string() + " --quiet");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream in(json_path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "chipfit.profile/1");
+  ASSERT_EQ(j["targets"].size(), 3u);
+  EXPECT_EQ(j["targets"][1]["status"], "unsupported");
+  EXPECT_FALSE(j["targets"][1]["error"].get<std::string>().empty());
+  for (int t : {0, 2}) {
+    const auto& target = j["targets"][t];
+    EXPECT_EQ(target["status"], "ok") << target.dump();
+    const auto& lat = target["latency_ms"];
+    EXPECT_GE(lat["iterations"].get<int>(), 50);
+    EXPECT_LE(lat["min"].get<double>(), lat["p50"].get<double>());
+    EXPECT_LE(lat["p50"].get<double>(), lat["p99"].get<double>());
+    EXPECT_GT(target["instrumentation_overhead"].get<double>(), 0);
+    ASSERT_FALSE(target["layers"].empty());
+    int64_t flops = 0;
+    for (const auto& layer : target["layers"]) {
+      flops += layer["flops"].get<int64_t>();
+      EXPECT_FALSE(layer["onnx_nodes"].empty());
+      EXPECT_GE(layer["time_ms"]["p90"].get<double>(), layer["time_ms"]["p50"].get<double>());
+    }
+    EXPECT_GT(flops, 0);
+  }
+  std::filesystem::remove(json_path);
+  EXPECT_EQ(RunCli("profile " + cnn).exit_code, 2);  // no targets
+  EXPECT_EQ(RunCli("profile " + cnn + " --targets cpu:fp99").exit_code, 2);
+}
+
+TEST(CliProfileTest, CtrlCStopsCleanlyAndMarksTheRestCancelled) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const auto json_path =
+      std::filesystem::temp_directory_path() / ("chipfit_sigint_" + std::to_string(::getpid()) + ".json");
+  // SIGINT after 1.5 s, while the first target's 30-second timing loop runs.
+  Outcome o =
+      RunCli("--preserve-status -s INT 1.5 " + std::string(CHIPFIT_CLI) + " profile " + cnn +
+                 " --targets cpu:fp32,opencl:0:fp32 --min-time 30 --warmup 1 --quiet --json " + json_path.string(),
+             false, "timeout");
+  EXPECT_EQ(o.exit_code, 130) << o.out;
+  std::ifstream in(json_path);
+  ASSERT_TRUE(in.good()) << "no JSON after Ctrl-C";
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["targets"].size(), 2u);
+  for (const auto& t : j["targets"]) EXPECT_EQ(t["status"], "cancelled") << t.dump();
+  std::filesystem::remove(json_path);
 }
 
 TEST(CliConformanceTest, CountsAndExitCode) {
