@@ -30,6 +30,7 @@
 #include "nlohmann/json.hpp"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
+#include "profilers/trace.h"
 
 namespace chipfit {
 namespace {
@@ -529,6 +530,7 @@ struct ProfileFlags {
   int warmup = 10;
   double min_time = 1.0;
   std::string json_file;
+  std::string trace_file;
   bool quiet = false;
   uint64_t seed = 1;
 };
@@ -639,6 +641,11 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     file << out.dump(2) << "\n";
     if (!file) return Fail(IoError("cannot write " + flags.json_file));
   }
+  if (!flags.trace_file.empty()) {
+    std::ofstream file(flags.trace_file);
+    file << ChromeTrace(results).dump() << "\n";
+    if (!file) return Fail(IoError("cannot write " + flags.trace_file));
+  }
   if (!flags.quiet) {
     // The baseline for speed-ups: the CPU's fp32 target when it ran, else the first that did.
     const TargetProfile* base = nullptr;
@@ -738,6 +745,8 @@ int Main(int argc, char** argv) {
   profile->add_option("--min-time", profile_flags.min_time, "Timed runs last at least this many seconds")
       ->capture_default_str();
   profile->add_option("--json", profile_flags.json_file, "Write the profile JSON (schema chipfit.profile/1) here");
+  profile->add_option("--trace", profile_flags.trace_file,
+                      "Write a Chrome trace / Perfetto JSON: a track per target, a slice per kernel");
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
   profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
 

@@ -316,9 +316,10 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
   const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
   const auto json_path =
       std::filesystem::temp_directory_path() / ("chipfit_profile_" + std::to_string(::getpid()) + ".json");
+  const auto trace_path = json_path.string() + ".trace.json";
   Outcome o =
       RunCli("profile " + cnn + " --targets cpu:fp32,cpu:fp16,opencl:0:fp32 --min-time 0.05 --warmup 2 --json " +
-             json_path.string() + " --quiet");
+             json_path.string() + " --trace " + trace_path + " --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   std::ifstream in(json_path);
   const nlohmann::json j = nlohmann::json::parse(in);
@@ -344,6 +345,17 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
     EXPECT_GT(flops, 0);
   }
   std::filesystem::remove(json_path);
+  // The trace: a named track per target and one complete slice per kernel of each that ran.
+  std::ifstream trace_in(trace_path);
+  const nlohmann::json trace = nlohmann::json::parse(trace_in);
+  size_t slices = 0, tracks = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    slices += e["ph"] == "X" ? 1 : 0;
+    tracks += e["ph"] == "M" && e["name"] == "process_name" ? 1 : 0;
+  }
+  EXPECT_EQ(tracks, 3u);
+  EXPECT_EQ(slices, j["targets"][0]["layers"].size() + j["targets"][2]["layers"].size());
+  std::filesystem::remove(trace_path);
   EXPECT_EQ(RunCli("profile " + cnn).exit_code, 2);  // no targets
   EXPECT_EQ(RunCli("profile " + cnn + " --targets cpu:fp99").exit_code, 2);
 }
