@@ -531,6 +531,7 @@ struct ProfileFlags {
   double min_time = 1.0;
   std::string json_file;
   std::string trace_file;
+  std::string data_dir;
   bool quiet = false;
   uint64_t seed = 1;
 };
@@ -569,8 +570,20 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     }
     return t.kind == DeviceKind::kReference ? "reference kernels" : "";
   };
+  // Inputs: the user's --data (the first sample is timed; int8 targets calibrate on all of them), or
+  // seeded random ones, said in the JSON and in every int8 target's notes.
+  std::vector<std::map<std::string, Tensor>> samples;
+  if (!flags.data_dir.empty()) {
+    auto loaded = LoadCalibrationData(flags.data_dir, graph->inputs);
+    if (!loaded.ok()) return Fail(loaded.status());
+    samples = std::move(loaded).value();
+  }
   std::map<std::string, Tensor> inputs;
-  for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
+  if (!samples.empty()) {
+    inputs = samples.front();
+  } else {
+    for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
+  }
 
   g_interrupted = 0;
   std::signal(SIGINT, OnInterrupt);
@@ -606,7 +619,11 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     };
     progress("compile", "");
     const auto t0 = std::chrono::steady_clock::now();
-    auto compiled = CompileForTarget(*graph, target);
+    Int8Options int8;
+    int8.samples = samples;
+    QuantReport quant;
+    auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
+    if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
     result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     Status status = compiled.ok()
                         ? RunProfilePipeline(**compiled, inputs, settings, {}, result, stop.get_token(), progress)
@@ -633,7 +650,8 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       {"chipfit_version", std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"},
       {"run_id", nullptr},
       {"model", SummaryToJson(summary)},
-      {"inputs", {{"source", "seeded random"}, {"seed", flags.seed}}},
+      {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
+                                 : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
       {"settings", {{"warmup", flags.warmup}, {"iterations", flags.iterations}, {"min_time_s", flags.min_time}}},
       {"targets", targets_json}};
   if (!flags.json_file.empty()) {
@@ -747,6 +765,8 @@ int Main(int argc, char** argv) {
   profile->add_option("--json", profile_flags.json_file, "Write the profile JSON (schema chipfit.profile/1) here");
   profile->add_option("--trace", profile_flags.trace_file,
                       "Write a Chrome trace / Perfetto JSON: a track per target, a slice per kernel");
+  profile->add_option("--data", profile_flags.data_dir,
+                      "Inputs: a folder of <input>.npy, or of sub-folders each holding a set (int8 calibrates on all)");
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
   profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
 
