@@ -28,6 +28,7 @@
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "profilers/energy/energy_profiler.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
 #include "profilers/trace.h"
@@ -585,6 +586,13 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
   }
 
+  // Energy: a sensor when this machine has one (the first found: a package-level zone on RAPL
+  // machines), the model's estimate always.
+  std::vector<std::string> sensor_notes;
+  auto sensors = DetectEnergySensors("/sys", &sensor_notes);
+  auto energy_model = LoadEnergyModel(DefaultEnergyTablePath());
+  if (!energy_model.ok()) return Fail(energy_model.status());
+
   g_interrupted = 0;
   std::signal(SIGINT, OnInterrupt);
   std::stop_source stop;
@@ -628,6 +636,23 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     Status status = compiled.ok()
                         ? RunProfilePipeline(**compiled, inputs, settings, {}, result, stop.get_token(), progress)
                         : compiled.status();
+    if (status.ok()) {
+      std::optional<EnergyMeasurement> measured;
+      if (!sensors.empty()) {
+        progress("energy", sensors.front()->name());
+        auto m = MeasureEnergy(*sensors.front(),
+                               [&] { return (*compiled)->Run(inputs, nullptr, stop.get_token()).status(); });
+        if (m.ok()) {
+          measured = *m;
+        } else if (m.status().code() == StatusCode::kCancelled) {
+          status = m.status();
+        } else {
+          result.notes.push_back("energy: measuring with " + sensors.front()->name() +
+                                 " failed: " + m.status().message());
+        }
+      }
+      if (status.ok()) AttributeTargetEnergy(*energy_model, measured, result);
+    }
     if (tty) fmt::print(stderr, "\r\033[K");
     if (!status.ok()) {
       result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
@@ -653,6 +678,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
                                  : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
       {"settings", {{"warmup", flags.warmup}, {"iterations", flags.iterations}, {"min_time_s", flags.min_time}}},
+      {"energy_sensors", sensors.empty() ? nlohmann::json(sensor_notes) : nlohmann::json::array()},
       {"targets", targets_json}};
   if (!flags.json_file.empty()) {
     std::ofstream file(flags.json_file);
