@@ -28,6 +28,7 @@
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "profilers/accuracy/drift.h"
 #include "profilers/energy/energy_profiler.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
@@ -533,6 +534,9 @@ struct ProfileFlags {
   std::string json_file;
   std::string trace_file;
   std::string data_dir;
+  std::string reference = "ref:fp32";
+  std::string classifier_output;
+  int drift_samples = 4;
   bool quiet = false;
   uint64_t seed = 1;
 };
@@ -584,6 +588,24 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     inputs = samples.front();
   } else {
     for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
+  }
+
+  // Drift: every target against the reference on the same inputs (the user's, else seeded random).
+  auto reference_target = ParseTarget(flags.reference);
+  if (!reference_target.ok()) return Fail(reference_target.status());
+  if (flags.drift_samples < 1) return Fail(InvalidArgument("--drift-samples must be at least 1"));
+  std::vector<std::map<std::string, Tensor>> drift_samples = samples;
+  if (drift_samples.empty()) {
+    for (int i = 0; i < flags.drift_samples; ++i) {
+      std::map<std::string, Tensor> sample;
+      for (const ValueDesc& desc : graph->inputs) sample[desc.name] = SeededInput(desc, flags.seed + i);
+      drift_samples.push_back(std::move(sample));
+    }
+  }
+  auto reference_model = CompileForTarget(*graph, *reference_target);
+  if (!reference_model.ok()) {
+    return Fail(Status(reference_model.status().code(),
+                       "--reference " + flags.reference + ": " + reference_model.status().message()));
   }
 
   // Energy: a sensor when this machine has one (the first found: a package-level zone on RAPL
@@ -653,6 +675,20 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       }
       if (status.ok()) AttributeTargetEnergy(*energy_model, measured, result);
     }
+    if (status.ok()) {
+      progress("drift", "vs " + flags.reference);
+      DriftOptions drift_options{
+          .classifier_output = flags.classifier_output, .random_inputs = samples.empty(), .stop = stop.get_token()};
+      auto drift = MeasureDrift(**compiled, **reference_model, drift_samples, drift_options);
+      if (drift.ok()) {
+        result.accuracy = drift->summary;
+        for (size_t i = 0; i < result.layers.size() && i < drift->kernels.size(); ++i) {
+          result.layers[i].drift = drift->kernels[i];
+        }
+      } else {
+        status = drift.status();
+      }
+    }
     if (tty) fmt::print(stderr, "\r\033[K");
     if (!status.ok()) {
       result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
@@ -703,10 +739,18 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
         fmt::print("{:<16} {:<11} {}\n", r.target.ToString(), r.status, r.error.substr(0, 100));
         continue;
       }
-      fmt::print("{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}\n",
-                 r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
-                 base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead,
-                 r.latency.noisy ? ", noisy" : "");
+      std::string drift;
+      if (r.accuracy) {
+        drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
+        if (r.accuracy->top1_agreement) drift += fmt::format(", top-1 {:.1f} %", *r.accuracy->top1_agreement * 100);
+      }
+      std::string energy;
+      if (r.energy) energy = fmt::format(", {:.3g} mJ {}", r.energy->joules * 1e3, r.energy->source);
+      fmt::print(
+          "{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}{}{}\n",
+          r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
+          base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead, drift,
+          energy, r.latency.noisy ? ", noisy" : "");
     }
     for (const TargetProfile& r : results) {
       if (r.status != "ok") continue;
@@ -793,6 +837,12 @@ int Main(int argc, char** argv) {
                       "Write a Chrome trace / Perfetto JSON: a track per target, a slice per kernel");
   profile->add_option("--data", profile_flags.data_dir,
                       "Inputs: a folder of <input>.npy, or of sub-folders each holding a set (int8 calibrates on all)");
+  profile->add_option("--reference", profile_flags.reference, "Drift reference target (ref:fp32 or cpu:fp32)")
+      ->capture_default_str();
+  profile->add_option("--classifier-output", profile_flags.classifier_output,
+                      "Output holding class scores for top-1 agreement (default: rank-2 outputs with > 1 class)");
+  profile->add_option("--drift-samples", profile_flags.drift_samples, "Seeded random inputs for drift without --data")
+      ->capture_default_str();
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
   profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
 

@@ -1,0 +1,210 @@
+// Accuracy drift: tensor metrics in double, capture of the reference's values, per-kernel means.
+#include "profilers/accuracy/drift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace chipfit {
+namespace {
+
+DriftStats Worst() {
+  return {.cosine = 0, .nmse = kWorstNmse, .sqnr_db = -kExactSqnrDb, .max_abs = std::numeric_limits<double>::max()};
+}
+
+// Sums over samples of one value's metrics; SQNR is derived from the mean NMSE, not averaged in dB,
+// so one exact sample (200 dB) cannot hide a noisy one.
+struct Accumulator {
+  double cosine = 0, nmse = 0, max_abs = 0;
+  int count = 0;
+
+  void Add(const DriftStats& s) {
+    cosine += s.cosine;
+    nmse += s.nmse;
+    max_abs = std::max(max_abs, s.max_abs);
+    ++count;
+  }
+  DriftStats Mean() const {
+    if (count == 0) return {};
+    const double n = static_cast<double>(count);
+    const double mean_nmse = std::min(nmse / n, kWorstNmse);
+    return {.cosine = cosine / n, .nmse = mean_nmse, .sqnr_db = SqnrFromNmse(mean_nmse), .max_abs = max_abs};
+  }
+};
+
+// Keeps a copy of every named value the reference computes, for the target's run to compare with.
+class CaptureObserver final : public RunObserver {
+ public:
+  bool WantsOutputs(size_t /*index*/) override { return true; }
+  void KernelOutputs(size_t /*index*/, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
+      if (outputs[k] != nullptr && !kernel.outputs[k].empty()) values[kernel.outputs[k]] = outputs[k]->Clone();
+    }
+  }
+  std::map<std::string, Tensor> values;
+};
+
+// Compares the target's kernel outputs as they are produced, so no copy of the target's values is
+// kept; values the reference does not have (copies between devices, values inside a fusion that
+// the reference computes under another name) are skipped.
+class CompareObserver final : public RunObserver {
+ public:
+  CompareObserver(const std::map<std::string, Tensor>& reference, std::vector<std::map<std::string, Accumulator>>& acc)
+      : reference_(reference), acc_(acc) {}
+  bool WantsOutputs(size_t index) override { return index < acc_.size(); }
+  void KernelOutputs(size_t index, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
+      if (outputs[k] == nullptr || kernel.outputs[k].empty()) continue;
+      auto it = reference_.find(kernel.outputs[k]);
+      if (it == reference_.end()) continue;
+      acc_[index][kernel.outputs[k]].Add(CompareTensors(*outputs[k], it->second));
+    }
+  }
+
+ private:
+  const std::map<std::string, Tensor>& reference_;
+  std::vector<std::map<std::string, Accumulator>>& acc_;
+};
+
+// Index of the largest score in each row of `classes` scores.
+std::vector<int64_t> ArgmaxRows(const Tensor& scores, int64_t classes) {
+  std::vector<int64_t> best;
+  const int64_t rows = classes > 0 ? scores.numel() / classes : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t arg = 0;
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < classes; ++c) {
+      const double v = scores.GetAsDouble(r * classes + c);
+      if (v > top) {
+        top = v;
+        arg = c;
+      }
+    }
+    best.push_back(arg);
+  }
+  return best;
+}
+
+Status Named(const Status& status, const std::string& what) { return {status.code(), what + ": " + status.message()}; }
+
+}  // namespace
+
+double SqnrFromNmse(double nmse) {
+  if (!(nmse > 0)) return kExactSqnrDb;  // 0 (exact); NaN cannot come from CompareTensors
+  return std::clamp(-10.0 * std::log10(nmse), -kExactSqnrDb, kExactSqnrDb);
+}
+
+DriftStats CompareTensors(const Tensor& actual, const Tensor& reference) {
+  if (actual.shape() != reference.shape()) return Worst();
+  double signal = 0, noise = 0, dot = 0, actual_power = 0, max_abs = 0;
+  for (int64_t i = 0; i < reference.numel(); ++i) {
+    const double a = actual.GetAsDouble(i), r = reference.GetAsDouble(i);
+    if (!std::isfinite(a) || !std::isfinite(r)) {
+      if (a == r || (std::isnan(a) && std::isnan(r))) continue;
+      return Worst();
+    }
+    const double e = a - r;
+    signal += r * r;
+    noise += e * e;
+    dot += a * r;
+    actual_power += a * a;
+    max_abs = std::max(max_abs, std::abs(e));
+  }
+  DriftStats s{.max_abs = max_abs};
+  if (noise == 0) return s;  // exact, all-zero pairs included
+  s.nmse = signal > 0 ? std::min(noise / signal, kWorstNmse) : kWorstNmse;
+  s.sqnr_db = SqnrFromNmse(s.nmse);
+  // A zero vector has no direction: it agrees with nothing but another zero vector (handled above).
+  s.cosine = signal > 0 && actual_power > 0 ? std::clamp(dot / std::sqrt(signal * actual_power), -1.0, 1.0) : 0.0;
+  return s;
+}
+
+Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference,
+                                 const std::vector<std::map<std::string, Tensor>>& samples,
+                                 const DriftOptions& options) {
+  const std::string target_name = "target " + target.target().ToString();
+  const std::string reference_name = "reference " + reference.target().ToString();
+  if (samples.empty()) return InvalidArgument("accuracy drift needs at least one input sample");
+
+  // Graph outputs matched by name; which of them hold class scores.
+  std::map<std::string, size_t> reference_outputs;
+  for (size_t i = 0; i < reference.outputs().size(); ++i) reference_outputs[reference.outputs()[i].name] = i;
+  const std::vector<ValueDesc>& outputs = target.outputs();
+  if (!options.classifier_output.empty() && std::none_of(outputs.begin(), outputs.end(), [&](const ValueDesc& v) {
+        return v.name == options.classifier_output;
+      })) {
+    return InvalidArgument("classifier output '" + options.classifier_output + "' is not an output of the model");
+  }
+
+  std::vector<std::map<std::string, Accumulator>> per_kernel(target.kernels().size());
+  std::vector<Accumulator> per_output(outputs.size());
+  std::vector<int64_t> top1_rows(outputs.size(), 0), top1_agree(outputs.size(), 0);
+  std::vector<bool> compared_output(outputs.size(), false);
+
+  for (const auto& sample : samples) {
+    if (options.stop.stop_requested()) return Cancelled("accuracy drift stopped");
+    CaptureObserver capture;
+    auto want = reference.Run(sample, &capture, options.stop);
+    if (!want.ok()) return Named(want.status(), reference_name);
+    CompareObserver compare(capture.values, per_kernel);
+    auto got = target.Run(sample, &compare, options.stop);
+    if (!got.ok()) return Named(got.status(), target_name);
+
+    for (size_t i = 0; i < outputs.size() && i < got->size(); ++i) {
+      auto it = reference_outputs.find(outputs[i].name);
+      if (it == reference_outputs.end() || it->second >= want->size()) continue;
+      const Tensor& a = (*got)[i];
+      const Tensor& r = (*want)[it->second];
+      compared_output[i] = true;
+      per_output[i].Add(CompareTensors(a, r));
+      const bool named = options.classifier_output == outputs[i].name;
+      const bool class_scores = options.classifier_output.empty() ? a.rank() == 2 && a.dim(1) > 1 : named;
+      if (!class_scores || a.shape() != r.shape() || a.rank() == 0) continue;
+      const int64_t classes = a.dim(a.rank() - 1);
+      const std::vector<int64_t> ta = ArgmaxRows(a, classes), tr = ArgmaxRows(r, classes);
+      for (size_t row = 0; row < ta.size(); ++row) top1_agree[i] += ta[row] == tr[row] ? 1 : 0;
+      top1_rows[i] += static_cast<int64_t>(ta.size());
+    }
+  }
+
+  DriftReport report;
+  report.kernels.resize(per_kernel.size());
+  for (size_t k = 0; k < per_kernel.size(); ++k) {
+    // A kernel with several outputs is as good as its worst one.
+    for (const auto& [name, acc] : per_kernel[k]) {
+      const DriftStats s = acc.Mean();
+      if (!report.kernels[k] || s.sqnr_db < report.kernels[k]->sqnr_db) report.kernels[k] = s;
+    }
+    if (!report.first_kernel_below_threshold && report.kernels[k] &&
+        report.kernels[k]->sqnr_db < options.threshold_db) {
+      report.first_kernel_below_threshold = k;
+    }
+  }
+
+  AccuracySummary& summary = report.summary;
+  summary.reference = reference.target().ToString();
+  summary.random_inputs = options.random_inputs;
+  summary.samples = static_cast<int>(samples.size());
+  if (report.first_kernel_below_threshold) {
+    summary.first_layer_below_threshold = target.kernels()[*report.first_kernel_below_threshold].name;
+  }
+  int64_t rows = 0, agree = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!compared_output[i]) continue;
+    OutputDrift out{.name = outputs[i].name, .stats = per_output[i].Mean()};
+    if (top1_rows[i] > 0) {
+      out.top1_agreement = static_cast<double>(top1_agree[i]) / static_cast<double>(top1_rows[i]);
+      rows += top1_rows[i];
+      agree += top1_agree[i];
+    }
+    // The summary reports the worst output: a limit on it holds for every output.
+    summary.output_sqnr_db = std::min(summary.output_sqnr_db, out.stats.sqnr_db);
+    summary.output_cosine = std::min(summary.output_cosine, out.stats.cosine);
+    report.outputs.push_back(std::move(out));
+  }
+  if (rows > 0) summary.top1_agreement = static_cast<double>(agree) / static_cast<double>(rows);
+  return report;
+}
+
+}  // namespace chipfit
