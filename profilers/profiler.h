@@ -37,6 +37,6 @@ using ProgressFn = std::function<void(const std::string& phase, const std::strin
 // part of it, `extra` profilers observe the same per-layer passes. Cancelled (stop) between runs.
 Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
                           const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetProfile& result,
-                          std::stop_token stop = {}, const ProgressFn& progress = {});
+                          const std::stop_token& stop = {}, const ProgressFn& progress = {});
 
 }  // namespace chipfit

@@ -61,7 +61,7 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetProfile
 
 Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
                           const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetProfile& result,
-                          std::stop_token stop, const ProgressFn& progress) {
+                          const std::stop_token& stop, const ProgressFn& progress) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   auto report = [&](const std::string& phase, const std::string& detail) {
