@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -109,19 +108,24 @@ void DetectHwmon(const fs::path& root, std::vector<std::unique_ptr<EnergySensor>
     notes.push_back("hwmon: " + dir.string() + " does not exist");
     return;
   }
-  static const std::regex kEnergy(R"(energy(\d+)_input)");
-  static const std::regex kPower(R"(power(\d+)_(input|average))");
   size_t found = 0;
   for (const fs::path& chip : SortedEntries(dir)) {
     const std::string chip_name = NameFileOr(chip, chip.filename().string());
     for (const fs::path& file : SortedEntries(chip)) {
+      // energy<N>_input, power<N>_input or power<N>_average (parsed by hand: GCC 12 warns inside
+      // std::regex under the sanitizer build's -O1, and warnings are errors).
       const std::string base = file.filename().string();
-      std::smatch match;
-      const bool is_energy = std::regex_match(base, match, kEnergy);
-      if (!is_energy && !std::regex_match(base, match, kPower)) continue;
-      const std::string channel = (is_energy ? "energy" : "power") + match[1].str();
+      const bool is_energy = base.starts_with("energy");
+      if (!is_energy && !base.starts_with("power")) continue;
+      const size_t digits = is_energy ? 6 : 5;
+      size_t end = digits;
+      while (end < base.size() && std::isdigit(static_cast<unsigned char>(base[end])) != 0) ++end;
+      if (end == digits) continue;
+      const std::string suffix = base.substr(end);
+      if (suffix != "_input" && (is_energy || suffix != "_average")) continue;
+      const std::string channel = base.substr(0, end);
       // A channel with both files (power1_input, power1_average) is one sensor: take the instantaneous one.
-      if (!is_energy && match[2] == "average" && fs::exists(chip / (channel + "_input"), ec)) continue;
+      if (!is_energy && suffix == "_average" && fs::exists(chip / (channel + "_input"), ec)) continue;
       ++found;
       const std::string name = "hwmon:" + chip_name + "/" + channel;
       Result<uint64_t> probe = ReadUnsigned(file.string());
