@@ -16,6 +16,7 @@
 #include "core/tensor/metrics.h"
 #include "core/tensor/random.h"
 #include "devices/opencl/opencl_runtime.h"
+#include "tests/devices/kernel_test_metrics.h"
 
 namespace chipfit::testing {
 
@@ -142,26 +143,8 @@ inline std::vector<Tensor> RunReference(const OpenClCase& c) {
   return out.ok() ? std::move(out).value() : std::vector<Tensor>{};
 }
 
-// max |a − b| / max |b| (b = the reference).
-inline double MaxRelError(const Tensor& a, const Tensor& b) {
-  double err = 0, scale = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    err = std::max(err, std::fabs(a.GetAsDouble(i) - b.GetAsDouble(i)));
-    scale = std::max(scale, std::fabs(b.GetAsDouble(i)));
-  }
-  return scale > 0 ? err / scale : err;
-}
-
 // Normalised mean squared error Σ(a−b)² / Σb² (the drift profiler's NMSE).
 inline double Nmse(const Tensor& a, const Tensor& b) { return std::pow(10.0, -SqnrDb(a, b) / 10.0); }
-
-// Seeded f32 values uniform in [lo, hi).
-inline Tensor RandomF32(const Shape& shape, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  Tensor t(DType::kF32, shape);
-  SplitMix64 rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = rng.Uniform(lo, hi);
-  return t;
-}
 
 // Checks one case on fp32 (max rel error ≤ rtol) and fp16 storage (NMSE ≤ nmse16).
 inline void ExpectMatchesReference(KernelFactory factory, OpenClCase c, double rtol = 1e-4, double nmse16 = 1e-5) {
