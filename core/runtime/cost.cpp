@@ -52,9 +52,12 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   KernelCost cost;
   for (const ValueInfo* in : inputs) cost.bytes_read += Bytes(in);
   int64_t out_elements = 0;
-  for (const ValueInfo& out : outputs) {
-    cost.bytes_written += NumElements(out.shape) * static_cast<int64_t>(DTypeSize(out.dtype));
-    out_elements += NumElements(out.shape);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    // An omitted optional output ("" name) still gets a shape from the shape function, but the
+    // executor gives the kernel no tensor for it: nothing is written.
+    if (i < node.outputs.size() && node.outputs[i].empty()) continue;
+    cost.bytes_written += NumElements(outputs[i].shape) * static_cast<int64_t>(DTypeSize(outputs[i].dtype));
+    out_elements += NumElements(outputs[i].shape);
   }
   const std::string& op = node.op_type;
   const ValueInfo* x = inputs.empty() ? nullptr : inputs[0];
@@ -62,11 +65,18 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);
   if (IsDataMovement(op)) {
     cost.flops = 0;
-  } else if ((op == "Conv" || op == "FusedConv") && x && w && w->shape.size() >= 2) {
-    // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…]; a fused residual Z and
-    // activation add one op per output element each.
-    cost.flops = 2 * y * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
-    if (op == "FusedConv") cost.flops += (inputs.size() > 3 && inputs[3] ? y : 0) + (node.Has("activation") ? y : 0);
+  } else if ((op == "Conv" || op == "ConvInteger" || op == "FusedConv") && x && w && w->shape.size() >= 2) {
+    // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…]; a fused residual Z, an
+    // activation ("" is none) and each absorbed Max/Min clamp add one op per output element, as the
+    // ops they replace did. ConvInteger's third input is x's zero point, not a bias.
+    const bool bias = op != "ConvInteger" && inputs.size() > 2 && inputs[2];
+    cost.flops = 2 * y * Product(w->shape, 1) + (bias ? y : 0);
+    if (op == "FusedConv") {
+      const int64_t post_ops = (inputs.size() > 3 && inputs[3] ? 1 : 0) +
+                               (node.GetString("activation", "").empty() ? 0 : 1) + (node.Has("clamp_min") ? 1 : 0) +
+                               (node.Has("clamp_max") ? 1 : 0);
+      cost.flops += post_ops * y;
+    }
   } else if (op == "ConvTranspose" && x && w && w->shape.size() >= 2) {
     // Every input element scatters into (Cout/g)·k outputs; W is [Cin, Cout/g, k…].
     cost.flops = 2 * Elements(x) * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
