@@ -14,6 +14,8 @@ PACKAGES=(
   libdnnl-dev libcpuinfo-dev
   # OpenCL device: ICD loader, C and C++ headers, POCL's CPU device for tests, clinfo for humans
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
+  # model hashes (SHA-256 through OpenSSL's libcrypto)
+  libssl-dev
   # store, CLI, formats
   libsqlite3-dev libsqlitecpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
   # tests and benchmarks

@@ -43,6 +43,7 @@ ModelSummary Summarize(const LoadedOnnxModel& model) {
   const onnx::GraphProto& graph = proto.graph();
   ModelSummary s;
   s.path = model.path.string();
+  s.sha256 = model.sha256;
   s.ir_version = proto.ir_version();
   s.producer = proto.producer_name();
   if (!proto.producer_version().empty()) s.producer += " " + proto.producer_version();
@@ -117,6 +118,7 @@ nlohmann::json SummaryToJson(const ModelSummary& summary) {
   for (const auto& [domain, version] : summary.opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
   return {
       {"path", summary.path},
+      {"sha256", summary.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(summary.sha256)},
       {"ir_version", summary.ir_version},
       {"producer", summary.producer},
       {"opset", summary.default_opset},

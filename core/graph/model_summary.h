@@ -28,6 +28,7 @@ struct TensorSpec {
 
 struct ModelSummary {
   std::string path;
+  std::string sha256;  // of the file; empty for a model built in memory
   int64_t ir_version = 0;
   std::string producer;                   // "name version"
   std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version

@@ -10,6 +10,7 @@
 #include <exception>
 #include <set>
 
+#include "core/sha256.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "onnx/checker.h"
@@ -121,7 +122,11 @@ Result<LoadedOnnxModel> LoadOnnxModel(const std::filesystem::path& path, const O
                         "' is not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
     }
   }
-  return CheckOnnxModel(std::move(proto), path.string(), options);
+  auto sha256 = Sha256File(path);
+  if (!sha256.ok()) return sha256.status();
+  auto model = CheckOnnxModel(std::move(proto), path.string(), options);
+  if (model.ok()) model->sha256 = *sha256;
+  return model;
 }
 
 Result<LoadedOnnxModel> CheckOnnxModel(onnx::ModelProto proto, const std::string& origin,

@@ -27,6 +27,7 @@ struct OnnxLoadOptions {
 
 struct LoadedOnnxModel {
   std::filesystem::path path;
+  std::string sha256;  // of the .onnx file (external data files not included); empty for in-memory models
   onnx::ModelProto proto;
   int64_t default_opset = 0;
   // What was not done and why (e.g. opset newer than libonnx knows: checker skipped).
