@@ -1,5 +1,6 @@
-// MatMul (numpy batch broadcasting) and Gemm on oneDNN matmul / inner_product: fp32, and int8 with a
-// calibrated activation scale and per-column weight scales when B is a constant.
+// MatMul (numpy batch broadcasting) and Gemm on oneDNN matmul / inner_product: fp32; bf16 (inputs and
+// weights rounded to bf16, f32 accumulation and output); int8 with a calibrated activation scale and
+// per-column weight scales when B is a constant.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -124,12 +125,16 @@ std::vector<float> ColumnScales(const GemmSpec& s) {
   return amax;
 }
 
+enum class GemmMode { kF32, kBf16, kInt8 };
+
 class GemmKernel final : public IKernel {
  public:
-  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, const GemmSpec& s, bool int8,
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, const GemmSpec& s, GemmMode mode,
                                                  bool inner_product) {
     const Node& node = init.node;
     auto kernel = std::unique_ptr<GemmKernel>(new GemmKernel());
+    const bool int8 = mode == GemmMode::kInt8;
+    const bool bf16 = mode == GemmMode::kBf16;
     const bool b_const = s.b_value != nullptr;
     if (int8 && !b_const) return Unsupported("int8 " + node.op_type + " needs a constant B (weights)");
     const size_t rank = s.d_dims.size();
@@ -165,14 +170,19 @@ class GemmKernel final : public IKernel {
       attr.set_post_ops(ops);
     }
 
-    const dt src_type = int8 ? aq.type : dt::f32;
-    const dt w_type = int8 ? dt::s8 : dt::f32;
-    // Quantised A is written plain [.., M, K]; an f32 A is read in place, transposed or not.
+    const dt src_type = int8 ? aq.type : (bf16 ? dt::bf16 : dt::f32);
+    const dt w_type = int8 ? dt::s8 : (bf16 ? dt::bf16 : dt::f32);
+    // A converted A (quantised or rounded) is written plain [.., M, K]; an f32 A is read in place,
+    // transposed or not.
     const memory::desc a_f32_md(s.a_dims, dt::f32, s.a_strides);
-    const memory::desc src_md = int8 ? memory::desc(s.a_dims, src_type, RowMajorStrides(s.a_dims)) : a_f32_md;
+    const bool convert_a = int8 || bf16;
+    const memory::desc src_md = convert_a ? memory::desc(s.a_dims, src_type, RowMajorStrides(s.a_dims)) : a_f32_md;
     const memory::desc d_md(s.d_dims, dt::f32, RowMajorStrides(s.d_dims));
     memory::desc b_user_md(s.b_dims, dt::f32, s.b_strides);
-    memory::desc w_md = b_const ? memory::desc(s.b_dims, w_type, tag::any) : b_user_md;
+    // A run-time bf16 B is rounded each run into a plain bf16 copy.
+    memory::desc w_md = b_const ? memory::desc(s.b_dims, w_type, tag::any)
+                        : bf16  ? memory::desc(s.b_dims, dt::bf16, RowMajorStrides(s.b_dims))
+                                : b_user_md;
     memory::desc bias_md;
     if (bias) bias_md = inner_product ? memory::desc({s.n}, dt::f32, tag::a) : memory::desc({1, s.n}, dt::f32, tag::ab);
     if (inner_product) {
@@ -208,18 +218,27 @@ class GemmKernel final : public IKernel {
     args[DNNL_ARG_SRC] = memory(pd_src_desc, Engine(), DNNL_MEMORY_NONE);
     args[DNNL_ARG_DST] = memory(d_md, Engine(), DNNL_MEMORY_NONE);
     if (b_const) {
-      // Weights reordered (int8: quantised per column) once into the layout oneDNN chose.
+      // Weights reordered (int8: quantised per column; bf16: rounded) once into the layout oneDNN
+      // chose. int8 goes through a plain s8 copy: for s8 sources oneDNN's layout carries a
+      // compensation term that its reorder computes from s8 weights only.
       RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
         memory user(b_user_md, Engine(), const_cast<void*>(s.b_value->raw_data()));
         kernel->weights_ = memory(weights_desc, Engine());
-        dnnl::primitive_attr reorder_attr;
         if (int8) {
           std::vector<float> inv;
           for (float w : w_scales) inv.push_back(1.0f / w);
-          reorder_attr.set_output_scales(inner_product ? 1 << 0 : 1 << (rank - 1), inv);
+          dnnl::primitive_attr quantize_attr;
+          quantize_attr.set_output_scales(inner_product ? 1 << 0 : 1 << (rank - 1), inv);
+          const memory::desc plain_s8(b_user_md.dims(), dt::s8, RowMajorStrides(b_user_md.dims()));
+          memory plain(plain_s8, Engine());
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), b_user_md, Engine(), plain_s8, quantize_attr))
+              .execute(Stream(), user, plain);
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain_s8, Engine(), weights_desc))
+              .execute(Stream(), plain, kernel->weights_);
+        } else {
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), b_user_md, Engine(), weights_desc))
+              .execute(Stream(), user, kernel->weights_);
         }
-        dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), b_user_md, Engine(), weights_desc, reorder_attr))
-            .execute(Stream(), user, kernel->weights_);
         Stream().wait();
       }));
       args[DNNL_ARG_WEIGHTS] = kernel->weights_;
@@ -227,6 +246,14 @@ class GemmKernel final : public IKernel {
       RETURN_IF_ERROR(RequireStaticF32(init, {1}));
       args[DNNL_ARG_WEIGHTS] = memory(weights_desc, Engine(), DNNL_MEMORY_NONE);
       kernel->b_runtime_ = true;
+      if (bf16) {
+        kernel->b_converted_.resize(static_cast<size_t>(weights_desc.get_size()) + 64);
+        RETURN_IF_ERROR(Guard(node, "B rounding to bf16", [&] {
+          dnnl::reorder::primitive_desc rpd(Engine(), b_user_md, Engine(), weights_desc);
+          kernel->convert_b_ =
+              PrimitiveCall::SrcDst(dnnl::reorder(rpd), b_user_md, weights_desc, DNNL_ARG_FROM, DNNL_ARG_TO);
+        }));
+      }
     }
     if (bias) {
       kernel->bias_ = memory(bias_md, Engine());
@@ -240,18 +267,19 @@ class GemmKernel final : public IKernel {
     }
     kernel->main_ = PrimitiveCall(primitive, std::move(args));
 
-    if (int8) {
+    if (convert_a) {
       dnnl::primitive_attr q_attr;
-      q_attr.set_output_scales(0, {1.0f / aq.scale});
-      kernel->quantized_.resize(static_cast<size_t>(NumElements(Shape(s.a_dims.begin(), s.a_dims.end()))) + 64);
-      RETURN_IF_ERROR(Guard(node, "input quantisation", [&] {
+      if (int8) q_attr.set_output_scales(0, {1.0f / aq.scale});
+      kernel->quantized_.resize(
+          static_cast<size_t>(NumElements(Shape(s.a_dims.begin(), s.a_dims.end()))) * (bf16 ? 2 : 1) + 64);
+      RETURN_IF_ERROR(Guard(node, int8 ? "input quantisation" : "input rounding to bf16", [&] {
         dnnl::reorder::primitive_desc rpd(Engine(), a_f32_md, Engine(), pd_src_desc, q_attr);
         std::unordered_map<int, memory> q_args;
         q_args[DNNL_ARG_FROM] = memory(a_f32_md, Engine(), DNNL_MEMORY_NONE);
         q_args[DNNL_ARG_TO] = memory(pd_src_desc, Engine(), kernel->quantized_.data());
         kernel->quantize_ = PrimitiveCall(dnnl::reorder(rpd), std::move(q_args));
       }));
-      kernel->int8_ = true;
+      kernel->convert_a_ = true;
     }
     kernel->m_ = s.m;
     kernel->n_ = s.n;
@@ -259,14 +287,19 @@ class GemmKernel final : public IKernel {
   }
 
   Status Run(KernelContext& ctx) override {
-    if (int8_) {
+    if (convert_a_) {
       quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
       quantize_.Execute();
       main_.SetHandle(DNNL_ARG_SRC, quantized_.data());
     } else {
       main_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
     }
-    if (b_runtime_) main_.SetHandle(DNNL_ARG_WEIGHTS, ctx.input(1)->raw_data());
+    if (!b_converted_.empty()) {
+      convert_b_.Run(ctx.input(1)->raw_data(), b_converted_.data());
+      main_.SetHandle(DNNL_ARG_WEIGHTS, b_converted_.data());
+    } else if (b_runtime_) {
+      main_.SetHandle(DNNL_ARG_WEIGHTS, ctx.input(1)->raw_data());
+    }
     Tensor& y = *ctx.output(0);
     if (prefill_) BroadcastC(*ctx.input(2), y.data<float>());
     main_.SetHandle(DNNL_ARG_DST, y.raw_data());
@@ -295,23 +328,25 @@ class GemmKernel final : public IKernel {
 
   PrimitiveCall main_;
   PrimitiveCall quantize_;
+  PrimitiveCall convert_b_;
+  std::vector<uint8_t> b_converted_;  // a run-time B rounded to bf16
   memory weights_;
   memory bias_;
   std::vector<uint8_t> quantized_;
   Shape c_shape_;
   int64_t m_ = 0, n_ = 0;
-  bool int8_ = false;
+  bool convert_a_ = false;
   bool b_runtime_ = false;
   bool prefill_ = false;
 };
 
-Result<std::unique_ptr<IKernel>> CreateMatMul(const KernelInit& init, bool int8) {
+Result<std::unique_ptr<IKernel>> CreateMatMul(const KernelInit& init, GemmMode mode) {
   RETURN_IF_ERROR(RequireStaticF32(init, {0, 1}));
   ASSIGN_OR_RETURN(GemmSpec spec, ReadMatMulSpec(init));
-  return GemmKernel::Create(init, spec, int8, false);
+  return GemmKernel::Create(init, spec, mode, false);
 }
 
-Result<std::unique_ptr<IKernel>> CreateGemm(const KernelInit& init, bool int8) {
+Result<std::unique_ptr<IKernel>> CreateGemm(const KernelInit& init, GemmMode mode) {
   RETURN_IF_ERROR(RequireStaticF32(init, {0, 1}));
   ASSIGN_OR_RETURN(GemmSpec spec, ReadGemmSpec(init));
   // inner_product is oneDNN's fully-connected layer: A [M, K] times constant weights plus a bias.
@@ -319,17 +354,23 @@ Result<std::unique_ptr<IKernel>> CreateGemm(const KernelInit& init, bool int8) {
       !spec.trans_a && spec.b_value != nullptr && spec.alpha == 1.0f &&
       (spec.c == nullptr || (spec.beta == 1.0f && CIsColumnBias(spec) && NumElements(spec.c->shape) == spec.n));
   if (fully_connected) {
-    auto kernel = GemmKernel::Create(init, spec, int8, true);
+    auto kernel = GemmKernel::Create(init, spec, mode, true);
     if (kernel.ok() || kernel.status().code() != StatusCode::kUnsupported) return kernel;
   }
-  return GemmKernel::Create(init, spec, int8, false);
+  return GemmKernel::Create(init, spec, mode, false);
 }
 
 }  // namespace
 
-Result<std::unique_ptr<IKernel>> CreateMatMulF32(const KernelInit& init) { return CreateMatMul(init, false); }
-Result<std::unique_ptr<IKernel>> CreateMatMulInt8(const KernelInit& init) { return CreateMatMul(init, true); }
-Result<std::unique_ptr<IKernel>> CreateGemmF32(const KernelInit& init) { return CreateGemm(init, false); }
-Result<std::unique_ptr<IKernel>> CreateGemmInt8(const KernelInit& init) { return CreateGemm(init, true); }
+Result<std::unique_ptr<IKernel>> CreateMatMulF32(const KernelInit& init) { return CreateMatMul(init, GemmMode::kF32); }
+Result<std::unique_ptr<IKernel>> CreateMatMulBf16(const KernelInit& init) {
+  return CreateMatMul(init, GemmMode::kBf16);
+}
+Result<std::unique_ptr<IKernel>> CreateMatMulInt8(const KernelInit& init) {
+  return CreateMatMul(init, GemmMode::kInt8);
+}
+Result<std::unique_ptr<IKernel>> CreateGemmF32(const KernelInit& init) { return CreateGemm(init, GemmMode::kF32); }
+Result<std::unique_ptr<IKernel>> CreateGemmBf16(const KernelInit& init) { return CreateGemm(init, GemmMode::kBf16); }
+Result<std::unique_ptr<IKernel>> CreateGemmInt8(const KernelInit& init) { return CreateGemm(init, GemmMode::kInt8); }
 
 }  // namespace chipfit::cpu

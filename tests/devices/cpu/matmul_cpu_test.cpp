@@ -152,6 +152,48 @@ TEST(MatMulCpuTest, GemmInt8IsCloseToReferenceBySqnr) {
   }
 }
 
+// A large signed A: oneDNN's brgemm matmul stores s8 weights with a compensation term for s8
+// sources, which its reorder only computes from s8 weights (the kernel quantises to a plain s8
+// copy first; a direct f32 → s8 reorder into that layout was refused).
+TEST(MatMulCpuTest, Int8LargeSignedInputUsesTheCompensatedWeightLayout) {
+  KernelCase c = MakeMatMul({{64, 512}, {512, 256}}, 500);
+  const QuantTable table = RangeOf(c);
+  c.precision = Precision::kInt8;
+  c.quant = &table;
+  auto out = RunCpuKernel(cpu::CreateMatMulInt8, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_GE(SqnrDb((*out)[0], RunReference(c)[0]), kInt8MinSqnrDb);
+}
+
+// bf16 rounds A and B to 8 significant bits (relative error ≤ 2^-9 each) and accumulates in f32:
+// ≥ 35 dB as for convolutions (a wrong conversion gives ≤ 0 dB). A run-time B is rounded each run.
+// Where oneDNN 2.6 only has its reference bf16 matmul (no AVX-512) the factory refuses, and the
+// test says it skipped.
+constexpr double kBf16MinSqnrDb = 35.0;
+
+TEST(MatMulCpuTest, Bf16IsCloseToReferenceBySqnr) {
+  uint64_t seed = 600;
+  for (const MatMulSpec& spec : kMatMuls) {
+    KernelCase c = MakeMatMul(spec, seed += 10);
+    c.precision = Precision::kBf16;
+    SCOPED_TRACE(ShapeToString(spec.a) + " x " + ShapeToString(spec.b) + (spec.b_constant ? " B constant" : ""));
+    auto out = RunCpuKernel(cpu::CreateMatMulBf16, c);
+    if (!out.ok() && out.status().message().find("reference") != std::string::npos) {
+      GTEST_SKIP() << "only oneDNN's reference bf16 matmul on this CPU: " << out.status().message();
+    }
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_GE(SqnrDb((*out)[0], RunReference(c)[0]), kBf16MinSqnrDb);
+  }
+  for (const GemmSpec& spec : kGemms) {
+    KernelCase c = MakeGemm(spec, seed += 10);
+    c.precision = Precision::kBf16;
+    SCOPED_TRACE(Describe(spec));
+    auto out = RunCpuKernel(cpu::CreateGemmBf16, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_GE(SqnrDb((*out)[0], RunReference(c)[0]), kBf16MinSqnrDb);
+  }
+}
+
 TEST(MatMulCpuTest, RefusesWhatItCannotRunWithAReason) {
   KernelCase c = MakeMatMul(kMatMuls[0], 7);
   const QuantTable empty;
