@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <filesystem>
 #include <iostream>
@@ -30,6 +31,8 @@
 #include "nlohmann/json.hpp"
 #include "profilers/accuracy/drift.h"
 #include "profilers/energy/energy_profiler.h"
+#include "profilers/memory/ceilings.h"
+#include "profilers/memory/memory_profiler.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
 #include "profilers/trace.h"
@@ -83,14 +86,74 @@ void PrintDevice(const DeviceInfo& info) {
   }
 }
 
-int RunDevices(bool json) {
+// How ceilings micro-benchmarks compile their graphs: the target's own path; int8 calibrates on two
+// seeded random samples (a MatMul's speed does not depend on its calibration).
+GraphCompiler CeilingCompiler() {
+  return [](const Graph& graph, const Target& target) {
+    Int8Options int8;
+    int8.random_samples = 2;
+    return CompileForTarget(graph, target, {}, int8);
+  };
+}
+
+void PrintCeilings(const CeilingReport* r, bool verbose) {
+  if (r == nullptr) {
+    fmt::print("    {:<18} not measured: run `chipfit devices --measure`\n", "ceilings");
+    return;
+  }
+  fmt::print("    {:<18} measured {} (`chipfit devices --measure` re-measures)\n", "ceilings", r->measured_at);
+  const double bw = r->measured.memory_bandwidth_gbps;
+  if (bw > 0) fmt::print("      {:<16} {:>8.1f} GB/s measured\n", "memory bandwidth", bw);
+  for (const auto& [precision, gflops] : r->measured.peak_gflops) {
+    const auto theory = r->theoretical_gflops.find(precision);
+    std::string theory_text = "theoretical: no figure";
+    if (theory != r->theoretical_gflops.end()) {
+      theory_text = fmt::format("theoretical {:.0f} (estimate), measured = {:.0f} %", theory->second,
+                                100 * gflops / theory->second);
+    }
+    fmt::print("      {:<16} {:>8.1f} GFLOP/s measured, {}; ridge point {:.1f} FLOP/byte\n",
+               std::string(PrecisionName(precision)) + " peak", gflops, theory_text, bw > 0 ? gflops / bw : 0.0);
+  }
+  if (!verbose) return;
+  for (const std::string& m : r->methods) fmt::print("      how: {}\n", m);
+  for (const std::string& n : r->notes) fmt::print("      note: {}\n", n);
+}
+
+int RunDevices(bool json, bool measure) {
   DiscoveryReport report = DiscoverDevices();
+  const auto cache_path = DefaultCeilingCachePath();
+  auto cache = LoadCeilingCache(cache_path);
+  if (!cache.ok()) return Fail(cache.status());
+  if (measure) {
+    CeilingOptions options;
+    for (const auto& device : report.devices) {
+      fmt::print(stderr, "measuring {} ({}) ...\n", device->info().Id(), device->info().name);
+      auto measured = MeasureCeilings(device->info(), CeilingCompiler(), options);
+      if (!measured.ok()) {
+        report.notes.push_back(device->info().Id() + ": ceilings not measured: " + measured.status().message());
+        continue;
+      }
+      if (Status saved = SaveCeilingReport(cache_path, *measured); !saved.ok()) return Fail(saved);
+      (*cache)[measured->device_key] = std::move(measured).value();
+    }
+  }
+  auto cached = [&](const DeviceInfo& info) -> const CeilingReport* {
+    const auto it = cache->find(CeilingKey(info));
+    return it == cache->end() ? nullptr : &it->second;
+  };
   if (json) {
-    std::cout << DiscoveryToJson(report).dump(2) << "\n";
+    nlohmann::json j = DiscoveryToJson(report);
+    for (size_t i = 0; i < report.devices.size(); ++i) {
+      const CeilingReport* r = cached(report.devices[i]->info());
+      j["devices"][i]["ceilings"] = r ? CeilingReportToJson(*r) : nlohmann::json(nullptr);
+    }
+    j["ceilings_cache"] = cache_path.string();
+    std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   for (const auto& device : report.devices) {
     PrintDevice(device->info());
+    PrintCeilings(cached(device->info()), measure);
     fmt::print("\n");
   }
   for (const auto& note : report.notes) fmt::print("note: {}\n", note);
@@ -538,8 +601,30 @@ struct ProfileFlags {
   std::string classifier_output;
   int drift_samples = 4;
   bool quiet = false;
+  bool measure_ceilings = true;
   uint64_t seed = 1;
 };
+
+// The machine a profile was measured on: host, OS, and every device as `chipfit devices --json`.
+nlohmann::json MachineJson(const DiscoveryReport& discovery) {
+  nlohmann::json machine = DiscoveryToJson(discovery);
+  utsname name{};
+  if (uname(&name) == 0) {
+    machine["hostname"] = name.nodename;
+    machine["os"] = std::string(name.sysname) + " " + name.release;
+    machine["arch"] = name.machine;
+  }
+  return machine;
+}
+
+nlohmann::json EnergySensorsJson(const std::vector<std::unique_ptr<EnergySensor>>& sensors,
+                                 const std::vector<std::string>& notes) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const auto& s : sensors) found.push_back(s->name());
+  return {{"found", found},
+          {"used", sensors.empty() ? nlohmann::json(nullptr) : nlohmann::json(sensors.front()->name())},
+          {"notes", notes}};
+}
 
 int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags) {
   if (flags.targets.empty() == !flags.all_targets) {
@@ -608,6 +693,35 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
                        "--reference " + flags.reference + ": " + reference_model.status().message()));
   }
 
+  // Roofline ceilings: cached by `chipfit devices --measure`; a device profiled here without them is
+  // measured once now (and cached), so every layer gets its bound.
+  const auto ceiling_cache_path = DefaultCeilingCachePath();
+  auto ceiling_cache = LoadCeilingCache(ceiling_cache_path);
+  if (!ceiling_cache.ok()) return Fail(ceiling_cache.status());
+  std::map<std::string, DeviceCeilings> ceilings;
+  std::vector<CeilingReport> ceilings_used;
+  for (const auto& device : discovery.devices) {
+    const DeviceInfo& info = device->info();
+    const bool profiled = std::any_of(targets.begin(), targets.end(),
+                                      [&](const Target& t) { return t.kind == info.kind && t.index == info.index; }) ||
+                          (info.kind == DeviceKind::kCpu && reference_target->kind == DeviceKind::kCpu);
+    if (!profiled) continue;
+    auto entry = ceiling_cache->find(CeilingKey(info));
+    if (entry == ceiling_cache->end() && flags.measure_ceilings) {
+      if (!flags.quiet) {
+        fmt::print(stderr, "measuring the roofline ceilings of {} once (cached in {}) ...\n", info.Id(),
+                   ceiling_cache_path.string());
+      }
+      auto measured = MeasureCeilings(info, CeilingCompiler(), {});
+      if (!measured.ok()) return Fail(measured.status());
+      if (Status saved = SaveCeilingReport(ceiling_cache_path, *measured); !saved.ok()) return Fail(saved);
+      entry = ceiling_cache->insert_or_assign(measured->device_key, *measured).first;
+    }
+    if (entry == ceiling_cache->end()) continue;
+    ceilings[info.Id()] = entry->second.measured;
+    ceilings_used.push_back(entry->second);
+  }
+
   // Energy: a sensor when this machine has one (the first found: a package-level zone on RAPL
   // machines), the model's estimate always.
   std::vector<std::string> sensor_notes;
@@ -626,7 +740,8 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     }
   });
   const bool tty = !flags.quiet && isatty(fileno(stderr));
-  ProfileSettings settings{.warmup = flags.warmup, .iterations = flags.iterations, .min_time_s = flags.min_time};
+  ProfileSettings settings{
+      .warmup = flags.warmup, .iterations = flags.iterations, .min_time_s = flags.min_time, .ceilings = ceilings};
   std::vector<TargetProfile> results;
   for (const Target& target : targets) {
     TargetProfile result;
@@ -649,6 +764,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     };
     progress("compile", "");
     const auto t0 = std::chrono::steady_clock::now();
+    settings.heap_baseline_bytes = HeapInUseBytes();
     Int8Options int8;
     int8.samples = samples;
     QuantReport quant;
@@ -704,17 +820,25 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   std::signal(SIGINT, SIG_DFL);
 
   nlohmann::json targets_json = nlohmann::json::array();
-  for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r));
+  std::map<std::string, std::string> node_ops;
+  for (const Node& node : graph->nodes) node_ops[node.name] = node.op_type;
+  for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r, node_ops));
+  nlohmann::json ceilings_json = nlohmann::json::array();
+  for (const CeilingReport& c : ceilings_used) ceilings_json.push_back(CeilingReportToJson(c));
   const ModelSummary summary = Summarize(*model);
+  nlohmann::json model_json = SummaryToJson(summary);
+  model_json["flops"] = (*reference_model)->stats().flops;
   nlohmann::json out = {
       {"schema", "chipfit.profile/1"},
       {"chipfit_version", std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"},
       {"run_id", nullptr},
-      {"model", SummaryToJson(summary)},
+      {"model", model_json},
+      {"machine", MachineJson(discovery)},
       {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
                                  : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
       {"settings", {{"warmup", flags.warmup}, {"iterations", flags.iterations}, {"min_time_s", flags.min_time}}},
-      {"energy_sensors", sensors.empty() ? nlohmann::json(sensor_notes) : nlohmann::json::array()},
+      {"energy_sensors", EnergySensorsJson(sensors, sensor_notes)},
+      {"ceilings", ceilings_json},
       {"targets", targets_json}};
   if (!flags.json_file.empty()) {
     std::ofstream file(flags.json_file);
@@ -758,11 +882,23 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       for (const LayerProfile& l : r.layers) top.push_back(&l);
       std::sort(top.begin(), top.end(),
                 [](const LayerProfile* a, const LayerProfile* b) { return a->time_p50_ms > b->time_p50_ms; });
-      fmt::print("\ntop layers on {} (p50, device time):\n", r.target.ToString());
+      int memory_bound = 0, compute_bound = 0;
+      for (const LayerProfile& l : r.layers) {
+        memory_bound += l.bound == "memory" ? 1 : 0;
+        compute_bound += l.bound == "compute" ? 1 : 0;
+      }
+      fmt::print("\n{}: peak memory {} planned, {}; roofline: {}\n", r.target.ToString(),
+                 HumanBytes(r.peak_memory_bytes),
+                 r.measured_peak_memory_bytes ? HumanBytes(*r.measured_peak_memory_bytes) + " heap high-water mark"
+                                              : std::string("heap high-water mark not measurable here"),
+                 r.ceilings ? fmt::format("{} layers memory-bound, {} compute-bound", memory_bound, compute_bound)
+                            : std::string("no measured ceilings (chipfit devices --measure)"));
+      fmt::print("top layers on {} (p50, device time):\n", r.target.ToString());
       for (size_t i = 0; i < top.size() && i < 5; ++i) {
-        fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:.2f} GFLOP/s\n", top[i]->name.substr(0, 32),
-                   top[i]->op.substr(0, 12), top[i]->time_p50_ms, 100 * top[i]->time_p50_ms / r.latency.p50,
-                   top[i]->gflops_per_s);
+        fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:>7.2f} GFLOP/s  {:>6.2f} GB/s  {}\n",
+                   top[i]->name.substr(0, 32), top[i]->op.substr(0, 12), top[i]->time_p50_ms,
+                   100 * top[i]->time_p50_ms / r.latency.p50, top[i]->gflops_per_s, top[i]->gb_per_s,
+                   top[i]->bound.empty() ? "" : top[i]->bound + "-bound");
       }
     }
   }
@@ -779,6 +915,10 @@ int Main(int argc, char** argv) {
   bool json = false;
   auto* devices = app.add_subcommand("devices", "List the devices chipfit found and the targets each offers");
   devices->add_flag("--json", json, "Print JSON instead of text");
+  bool measure = false;
+  devices->add_flag("--measure", measure,
+                    "Measure each device's roofline ceilings (memory bandwidth, peak FLOP/s per precision) and cache "
+                    "them for every profile's roofline");
 
   std::string model_path;
   std::vector<std::string> shapes;
@@ -845,6 +985,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
   profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
+  profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
+                    "Do not measure missing roofline ceilings (layers then have no memory/compute bound)");
 
   try {
     app.parse(argc, argv);
@@ -859,7 +1001,7 @@ int Main(int argc, char** argv) {
     return kExitInputError;
   }
 
-  if (devices->parsed()) return RunDevices(json);
+  if (devices->parsed()) return RunDevices(json, measure);
   if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);

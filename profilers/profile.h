@@ -10,6 +10,7 @@
 
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/target.h"
+#include "devices/device.h"
 
 namespace chipfit {
 
@@ -43,8 +44,9 @@ struct LayerProfile {
   int64_t flops = 0, bytes_read = 0, bytes_written = 0;
   double arithmetic_intensity = 0;  // flops / (bytes read + written)
   double gflops_per_s = 0, gb_per_s = 0;
-  std::string bound{};                // "memory", "compute", or "" when no ceilings are known
-  std::optional<DriftStats> drift{};  // absent for kernels whose outputs the reference lacks
+  std::string bound{};                 // "memory", "compute", or "" when no ceilings are known
+  double attainable_gflops_per_s = 0;  // roofline: min(peak, intensity × bandwidth); 0 when unknown
+  std::optional<DriftStats> drift{};   // absent for kernels whose outputs the reference lacks
   std::optional<EnergyValue> energy{};
 };
 
@@ -67,7 +69,11 @@ struct TargetProfile {
   LatencyStats latency;
   double instrumentation_overhead = 0;  // Σ layer p50 / end-to-end p50
   size_t peak_memory_bytes = 0;         // planned (host arena + device arena + constants)
-  std::optional<EnergyValue> energy{};  // per inference
+  // Heap growth from before compiling to the highest point of one observed run (mallinfo2 sampled
+  // at every kernel boundary); absent where the allocator does not report it.
+  std::optional<int64_t> measured_peak_memory_bytes{};
+  std::optional<DeviceCeilings> ceilings{};  // the target's device's, as the roofline used them
+  std::optional<EnergyValue> energy{};       // per inference
   std::optional<AccuracySummary> accuracy{};
   std::vector<LayerProfile> layers;
   std::vector<std::string> notes;  // random calibration, noisy, fallbacks …

@@ -5,11 +5,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
 
 #include "core/runtime/compiled_model.h"
+#include "devices/device.h"
 #include "profilers/profile.h"
 
 namespace chipfit {
@@ -20,6 +22,11 @@ struct ProfileSettings {
   int iterations = 50;        // timed end-to-end runs, at least …
   double min_time_s = 1.0;    // … and at least this long
   int layer_runs = 20;        // runs observed kernel by kernel
+  // Roofline ceilings by device id ("cpu", "opencl:0"), from `chipfit devices --measure`; a layer
+  // on a device without them has no `bound`.
+  std::map<std::string, DeviceCeilings> ceilings{};
+  // HeapInUseBytes() taken before compiling, for the measured high-water mark (none: not measured).
+  std::optional<int64_t> heap_baseline_bytes{};
 };
 
 // What a profiler sees: the compiled model once, every kernel event of the per-layer passes, and

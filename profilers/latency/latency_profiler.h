@@ -1,5 +1,5 @@
 // The latency profiler: end-to-end statistics, per-kernel device times (p50/p90), instrumentation
-// overhead, and each layer's row with its cost-model FLOPs and bytes.
+// overhead, and each layer's row (the memory profiler adds its FLOPs and bytes).
 #pragma once
 
 #include <vector>

@@ -310,6 +310,39 @@ TEST(CliConformanceTest, OpenClFallbackAndNoFallback) {
   EXPECT_GE(j["targets"][0]["total"]["unsupported"].get<int>(), 1);
 }
 
+// devices --measure: ceilings for every device, cached and shown again without --measure; a cache
+// that is not one is an error naming it, left untouched.
+TEST(CliDevicesTest, MeasureCachesCeilingsThatLaterCallsShow) {
+  const auto cache = std::filesystem::temp_directory_path() / ("chipfit_xdg_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  const std::string env = "XDG_CACHE_HOME=" + cache.string() + " ";
+  Outcome measured = RunCli("devices --measure --json", true, env + CHIPFIT_CLI);
+  ASSERT_EQ(measured.exit_code, 0) << measured.out;
+  const nlohmann::json j = nlohmann::json::parse(measured.out);
+  const auto& cpu = j["devices"][0];
+  ASSERT_EQ(cpu["id"], "cpu") << cpu.dump();
+  const auto& c = cpu["ceilings"];
+  ASSERT_TRUE(c.is_object()) << cpu.dump();
+  EXPECT_GT(c["measured"]["memory_bandwidth_gbps"].get<double>(), 0.1);
+  EXPECT_GT(c["measured"]["peak_gflops"]["fp32"].get<double>(), 0.1);
+  EXPECT_FALSE(c["methods"].empty());
+  EXPECT_TRUE(std::filesystem::exists(cache / "chipfit" / "ceilings.json"));
+  // Cached: shown without measuring again, the same figures.
+  Outcome again = RunCli("devices --json", true, env + CHIPFIT_CLI);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["devices"][0]["ceilings"], c);
+  Outcome text = RunCli("devices", false, env + CHIPFIT_CLI);
+  EXPECT_NE(text.out.find("GFLOP/s measured"), std::string::npos) << text.out;
+  // A file that is not a ceilings cache.
+  std::ofstream(cache / "chipfit" / "ceilings.json") << "not json";
+  Outcome corrupt = RunCli("devices", false, env + CHIPFIT_CLI);
+  EXPECT_EQ(corrupt.exit_code, 2);
+  EXPECT_NE(corrupt.out.find("ceilings.json"), std::string::npos) << corrupt.out;
+  std::ifstream in(cache / "chipfit" / "ceilings.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "not json");
+  std::filesystem::remove_all(cache);
+}
+
 // chipfit profile: the JSON contract's fields per target, an unsupported target recorded with its
 // reason while the others go on, and Ctrl-C ending the run cleanly with every target accounted for.
 TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
@@ -343,7 +376,28 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
       EXPECT_GE(layer["time_ms"]["p90"].get<double>(), layer["time_ms"]["p50"].get<double>());
     }
     EXPECT_GT(flops, 0);
+    // Roofline: the CPU's and the OpenCL device's ceilings were measured (or cached), so every
+    // layer with a cost has a bound and none is attainable beyond its device's peak.
+    ASSERT_TRUE(target["ceilings"].is_object()) << target["ceilings"].dump();
+    for (const auto& layer : target["layers"]) {
+      if (layer["bytes_read"].get<int64_t>() + layer["bytes_written"].get<int64_t>() > 0) {
+        EXPECT_TRUE(layer["bound"] == "memory" || layer["bound"] == "compute") << layer.dump();
+      }
+    }
+    // The per-ONNX-node view: every node a layer covers, its time shares adding up to the layers'.
+    double layer_ms = 0, node_ms = 0;
+    for (const auto& layer : target["layers"]) layer_ms += layer["time_ms"]["p50"].get<double>();
+    for (const auto& node : target["nodes"]) {
+      node_ms += node["time_ms"]["p50"].get<double>();
+      EXPECT_TRUE(node["op"].is_string()) << node.dump();
+    }
+    EXPECT_NEAR(node_ms, layer_ms, 1e-6 * std::max(1.0, layer_ms));
+    if (target["measured_peak_memory_bytes"].is_number()) {
+      EXPECT_GT(target["measured_peak_memory_bytes"].get<int64_t>(), 0);
+    }
   }
+  EXPECT_EQ(j["model"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_GT(j["model"]["flops"].get<int64_t>(), 0);
   std::filesystem::remove(json_path);
   // The trace: a named track per target and one complete slice per kernel of each that ran.
   std::ifstream trace_in(trace_path);
