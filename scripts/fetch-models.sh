@@ -49,21 +49,30 @@ for entry in "${MODELS[@]}"; do
   echo "fetch-models: $name ready"
 done
 
-# The peer runtime: ONNX Runtime for Node (its CPU library ships inside the npm package), used by
-# tests/peer and bench/ only. --ignore-scripts: nothing is downloaded beyond the package itself.
+# The peer packages of tests/peer/package.json, each pinned: ONNX Runtime for Node (its CPU library
+# ships inside the npm package), used by tests/peer and bench/, and ajv, which checks the profile JSON
+# against resources/schema/ (tests/app). --ignore-scripts: nothing is downloaded beyond the packages.
 peer=${CHIPFIT_PEER_DIR:-$repo/.cache/peer}
-want=$(sed -n 's/.*"onnxruntime-node": "\(.*\)".*/\1/p' "$repo/tests/peer/package.json")
-have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$peer/node_modules/onnxruntime-node/package.json" 2>/dev/null || true)
-if [ "$have" = "$want" ]; then
-  echo "fetch-models: onnxruntime-node $want present"
-else
+stale=()
+listed=0
+while read -r package want; do
+  listed=$((listed + 1))
+  have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$peer/node_modules/$package/package.json" 2>/dev/null || true)
+  if [ "$have" = "$want" ]; then
+    echo "fetch-models: $package $want present"
+  else
+    stale+=("$package@$want")
+  fi
+done < <(sed -n '/"dependencies"/,/}/s/^ *"\([^"]*\)": "\([^"]*\)".*/\1 \2/p' "$repo/tests/peer/package.json")
+[ $listed -gt 0 ] || { echo "fetch-models: no dependencies found in tests/peer/package.json" >&2; exit 2; }
+if [ ${#stale[@]} -gt 0 ]; then
   mkdir -p "$peer"
   cp "$repo/tests/peer/package.json" "$peer/package.json"
-  echo "fetch-models: npm install onnxruntime-node@$want"
+  echo "fetch-models: npm install ${stale[*]}"
   if ! (cd "$peer" && npm install --ignore-scripts --no-audit --no-fund --silent >install.log 2>&1); then
-    echo "fetch-models: installing onnxruntime-node failed (offline, or the registry is unreachable):" >&2
+    echo "fetch-models: installing ${stale[*]} failed (offline, or the registry is unreachable):" >&2
     sed 's/^/  /' "$peer/install.log" >&2
     exit 2
   fi
-  echo "fetch-models: onnxruntime-node $want ready"
+  echo "fetch-models: ${stale[*]} ready"
 fi

@@ -1,0 +1,170 @@
+// `chipfit profile --json` against resources/schema/profile.schema.json (DESIGN.md §7's contract, checked
+// by ajv through tests/tools/validate-json.mjs): real output validates, broken output is rejected.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome RunShell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return outcome;
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+std::string Quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+fs::path PeerDir() {
+  const char* env = std::getenv("CHIPFIT_PEER_DIR");
+  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(CHIPFIT_DEFAULT_PEER_DIR);
+}
+
+fs::path TempJson(const std::string& what) {
+  return fs::temp_directory_path() / ("chipfit_schema_" + what + "_" + std::to_string(::getpid()) + ".json");
+}
+
+const std::string kCnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+
+// Runs the validator on `data`; exit 0 valid, 1 invalid, 2 usage or setup error.
+Outcome Validate(const fs::path& data) {
+  return RunShell("CHIPFIT_PEER_DIR=" + Quote(PeerDir().string()) + " node " + Quote(CHIPFIT_VALIDATE_JSON) + " " +
+                  Quote(CHIPFIT_PROFILE_SCHEMA) + " " + Quote(data.string()));
+}
+
+nlohmann::json ReadJson(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+void WriteJson(const fs::path& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
+
+class ProfileSchemaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RunShell("node --version").exit_code != 0) {
+      GTEST_SKIP() << "node is not on PATH: run scripts/setup-deps.sh, then scripts/fetch-models.sh";
+    }
+    if (!fs::exists(PeerDir() / "node_modules/ajv/package.json")) {
+      GTEST_SKIP() << "ajv is not installed under " << PeerDir() << ": run scripts/fetch-models.sh";
+    }
+  }
+
+  // Profiles cnn.onnx on `targets` into `json`; fails the test unless chipfit exits 0.
+  static void Profile(const std::string& targets, const fs::path& json) {
+    const Outcome o = RunShell(std::string(CHIPFIT_CLI) + " profile " + Quote(kCnn) + " --targets " + targets +
+                               " --min-time 0.05 --warmup 2 --iterations 5 --quiet --json " + Quote(json.string()));
+    ASSERT_EQ(o.exit_code, 0) << o.out;
+  }
+};
+
+TEST_F(ProfileSchemaTest, RealProfileValidates) {
+  const fs::path json = TempJson("real");
+  ASSERT_NO_FATAL_FAILURE(Profile("cpu:fp32,cpu:bf16,cpu:int8", json));
+  const nlohmann::json j = ReadJson(json);
+  ASSERT_EQ(j["targets"].size(), 3u);
+  EXPECT_EQ(j["targets"][0]["status"], "ok") << j["targets"][0].dump();
+  EXPECT_FALSE(j["targets"][0]["layers"].empty());
+  const Outcome v = Validate(json);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  fs::remove(json);
+}
+
+// The schema must be able to fail: each mutation of a real profile breaks one rule of the contract,
+// and the validator names the value at fault.
+TEST_F(ProfileSchemaTest, BrokenProfilesAreRejected) {
+  const fs::path json = TempJson("base");
+  ASSERT_NO_FATAL_FAILURE(Profile("cpu:fp32", json));
+  const nlohmann::json base = ReadJson(json);
+  fs::remove(json);
+  ASSERT_EQ(base["targets"][0]["status"], "ok") << base["targets"][0].dump();
+  ASSERT_FALSE(base["targets"][0]["layers"].empty());
+
+  struct Mutation {
+    const char* what;
+    const char* instance_path;  // as the validator prints it
+    std::function<void(nlohmann::json&)> apply;
+  };
+  const std::vector<Mutation> mutations = {
+      {"status outside the enum", "/targets/0/status", [](auto& j) { j["targets"][0]["status"] = "okay"; }},
+      {"p50 as a string", "/targets/0/latency_ms/p50", [](auto& j) { j["targets"][0]["latency_ms"]["p50"] = "1.5"; }},
+      {"required status missing", "/targets/0", [](auto& j) { j["targets"][0].erase("status"); }},
+      {"required model.path missing", "/model", [](auto& j) { j["model"].erase("path"); }},
+      {"wrong schema name", "/schema", [](auto& j) { j["schema"] = "chipfit.profile/2"; }},
+      {"energy source unknown", "/targets/0/energy_j/source",
+       [](auto& j) {
+         j["targets"][0]["energy_j"] = {{"value", 0.001}, {"source", "guessed"}};
+       }},
+      {"bound outside the enum", "/targets/0/layers/0/bound",
+       [](auto& j) { j["targets"][0]["layers"][0]["bound"] = "io"; }},
+      {"sha256 not lowercase hex", "/model/sha256", [](auto& j) { j["model"]["sha256"] = "ABC123"; }},
+      {"ok target without latency", "/targets/0/latency_ms", [](auto& j) { j["targets"][0]["latency_ms"] = nullptr; }},
+      {"peak memory negative", "/targets/0/peak_memory_bytes",
+       [](auto& j) { j["targets"][0]["peak_memory_bytes"] = -1; }},
+  };
+  for (const Mutation& m : mutations) {
+    nlohmann::json broken = base;
+    m.apply(broken);
+    const fs::path path = TempJson("broken");
+    WriteJson(path, broken);
+    const Outcome v = Validate(path);
+    EXPECT_EQ(v.exit_code, 1) << m.what << ":\n" << v.out;
+    EXPECT_NE(v.out.find(std::string(m.instance_path) + ":"), std::string::npos) << m.what << ":\n" << v.out;
+    fs::remove(path);
+  }
+}
+
+// Targets that did not run (unsupported, cancelled) carry an error and null measurements, and validate.
+TEST_F(ProfileSchemaTest, TargetsThatDidNotRunValidate) {
+  const fs::path json = TempJson("unsupported");
+  ASSERT_NO_FATAL_FAILURE(Profile("cpu:fp32,cpu:fp16", json));
+  nlohmann::json j = ReadJson(json);
+  ASSERT_EQ(j["targets"].size(), 2u);
+  EXPECT_EQ(j["targets"][1]["status"], "unsupported") << j["targets"][1].dump();
+  Outcome v = Validate(json);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  fs::remove(json);
+
+  // Ctrl-C (SIGINT after 1.5 s, inside the first target's 30-second timing loop): every target cancelled.
+  const fs::path cancelled = TempJson("cancelled");
+  const Outcome o =
+      RunShell("timeout --preserve-status -s INT 1.5 " + std::string(CHIPFIT_CLI) + " profile " + Quote(kCnn) +
+               " --targets cpu:fp32,cpu:int8 --min-time 30 --warmup 1 --quiet --json " + Quote(cancelled.string()));
+  EXPECT_EQ(o.exit_code, 130) << o.out;
+  ASSERT_TRUE(fs::exists(cancelled)) << "no JSON after Ctrl-C: " << o.out;
+  j = ReadJson(cancelled);
+  ASSERT_EQ(j["targets"].size(), 2u);
+  for (const auto& t : j["targets"]) EXPECT_EQ(t["status"], "cancelled") << t.dump();
+  v = Validate(cancelled);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  fs::remove(cancelled);
+}
+
+}  // namespace
