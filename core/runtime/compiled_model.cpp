@@ -492,6 +492,24 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
     }
     model->stats_.dynamic_kernels += step.dynamic ? 1 : 0;
     model->stats_.device_kernels += info.device == target.DeviceId() && target.kind != DeviceKind::kReference ? 1 : 0;
+    if (cost.known) {
+      // Bytes at the dtypes the kernel actually moves: device-resident tensors in the device's
+      // storage type (fp16 on OpenCL fp16), constant float weights as an int8/bf16 kernel packed
+      // them (1 or 2 bytes); host activations stay f32 (int8/bf16 kernels convert them inside).
+      const size_t packed = info.precision == "int8" ? 1 : info.precision == "bf16" ? 2 : 0;
+      auto bytes = [&](int id) -> int64_t {
+        if (id < 0) return 0;
+        const auto& slot = im.slots[static_cast<size_t>(id)];
+        size_t size = DTypeSize(im.StorageType(slot));
+        const bool weight = slot.constant != nullptr && slot.dtype == DType::kF32 && slot.shape.size() >= 2;
+        if (packed != 0 && weight) size = packed;
+        return NumElements(slot.shape) * static_cast<int64_t>(size);
+      };
+      cost.bytes_read = 0;
+      cost.bytes_written = 0;
+      for (int id : step.in) cost.bytes_read += bytes(id);
+      for (int id : step.out) cost.bytes_written += bytes(id);
+    }
     model->costs_.push_back(cost);
     model->kernel_infos_.push_back(std::move(info));
     im.steps.push_back(std::move(step));

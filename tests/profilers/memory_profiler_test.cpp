@@ -101,6 +101,31 @@ TEST(MemoryProfilerTest, LayersGetTrafficAndTheirBoundOnTheDeviceRoofline) {
   EXPECT_GE(*result.measured_peak_memory_bytes, static_cast<int64_t>((**model).stats().planned_arena_bytes));
 }
 
+// Bytes at the executed dtype: an int8 MatMul reads its f32 activations and its packed s8 weights.
+TEST(MemoryProfilerTest, Int8WeightsCountOneBytePerElement) {
+  onnx::ModelProto m = testing::NewModel("int8");
+  auto* g = m.mutable_graph();
+  testing::AddValue(g->mutable_input(), "x", {256, 1024});
+  testing::AddValue(g->mutable_output(), "y", {256, 256});
+  testing::AddInitializer(g, "w", {1024, 256}, [](int64_t i) { return static_cast<float>(i % 7) * 0.01f - 0.03f; });
+  testing::AddNode(g, "MatMul", {"x", "w"}, {"y"}, "matmul");
+  auto graph = ImportModel(*CheckOnnxModel(m, "int8"));
+  ASSERT_TRUE(graph.ok());
+  auto model = CompileForTarget(*graph, *ParseTarget("cpu:int8"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const auto& kernels = (**model).kernels();
+  const auto& costs = (**model).costs();
+  bool found = false;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name != "matmul") continue;
+    found = true;
+    ASSERT_EQ(kernels[i].precision, "int8") << kernels[i].precision_reason;
+    EXPECT_EQ(costs[i].bytes_read, (1 << 20) + 1024 * 256);  // f32 A + s8 B
+    EXPECT_EQ(costs[i].bytes_written, 256 * 256 * 4);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(MemoryProfilerTest, LayersWithoutCeilingsHaveNoBound) {
   onnx::ModelProto m = testing::NewModel("plain");
   auto* g = m.mutable_graph();
