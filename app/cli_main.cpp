@@ -753,12 +753,18 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       results.push_back(std::move(result));
       continue;
     }
+    // On a TTY one line redrawn at most every 50 ms: [target i/n], target, phase, run and layer;
+    // otherwise a plain line per phase.
     std::string last_phase;
+    auto last_draw = std::chrono::steady_clock::time_point{};
+    const std::string counter = fmt::format("[{}/{}]", results.size() + 1, targets.size());
     const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
-      if (tty) {
-        fmt::print(stderr, "\r\033[K{:<16} {:<11} {}", target.ToString(), phase, detail.substr(0, 48));
-      } else if (!flags.quiet && phase != last_phase) {
-        fmt::print(stderr, "{}: {}\n", target.ToString(), phase);
+      const auto now = std::chrono::steady_clock::now();
+      if (tty && (phase != last_phase || now - last_draw > std::chrono::milliseconds(50))) {
+        fmt::print(stderr, "\r\033[K{} {:<16} {:<11} {}", counter, target.ToString(), phase, detail.substr(0, 56));
+        last_draw = now;
+      } else if (!tty && !flags.quiet && phase != last_phase) {
+        fmt::print(stderr, "{} {}: {}\n", counter, target.ToString(), phase);
       }
       last_phase = phase;
     };

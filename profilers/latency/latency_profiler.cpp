@@ -71,6 +71,7 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
     const auto a = Clock::now();
     RETURN_IF_ERROR(model.Run(inputs, nullptr, stop).status());
     e2e.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    if (e2e.size() % 16 == 0) report("end-to-end", std::to_string(e2e.size()) + " runs");
   }
   // Latency first: the memory profiler reads its rows' p50 times.
   LatencyProfiler latency;
@@ -82,8 +83,9 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
   struct Fanout final : RunObserver {
     std::vector<Profiler*>* targets;
     const ProgressFn* progress;
+    std::string run_label;  // run 3/20, then the layer
     void KernelBegin(size_t i, const KernelInfo& k) override {
-      if (*progress) (*progress)("per-layer", k.name);
+      if (*progress) (*progress)("per-layer", run_label + k.name);
       for (Profiler* p : *targets) p->KernelBegin(i, k);
     }
     void KernelEnd(size_t i, const KernelInfo& k, double ms) override {
@@ -104,6 +106,7 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
   fanout.progress = &progress;
   for (int r = 0; r < settings.layer_runs; ++r) {
     if (stop.stop_requested()) return cancelled();
+    fanout.run_label = "run " + std::to_string(r + 1) + "/" + std::to_string(settings.layer_runs) + " ";
     RETURN_IF_ERROR(model.Run(inputs, &fanout, stop).status());
   }
   for (Profiler* p : all) RETURN_IF_ERROR(p->Collect(e2e, result));
