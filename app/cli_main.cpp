@@ -86,6 +86,15 @@ void PrintDevice(const DeviceInfo& info) {
   }
 }
 
+nlohmann::json EnergySensorsJson(const std::vector<std::unique_ptr<EnergySensor>>& sensors,
+                                 const std::vector<std::string>& notes) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const auto& s : sensors) found.push_back(s->name());
+  return {{"found", found},
+          {"used", sensors.empty() ? nlohmann::json(nullptr) : nlohmann::json(sensors.front()->name())},
+          {"notes", notes}};
+}
+
 // How ceilings micro-benchmarks compile their graphs: the target's own path; int8 calibrates on two
 // seeded random samples (a MatMul's speed does not depend on its calibration).
 GraphCompiler CeilingCompiler() {
@@ -121,6 +130,8 @@ void PrintCeilings(const CeilingReport* r, bool verbose) {
 
 int RunDevices(bool json, bool measure) {
   DiscoveryReport report = DiscoverDevices();
+  std::vector<std::string> sensor_notes;
+  const auto sensors = DetectEnergySensors("/sys", &sensor_notes);
   const auto cache_path = DefaultCeilingCachePath();
   auto cache = LoadCeilingCache(cache_path);
   if (!cache.ok()) return Fail(cache.status());
@@ -148,6 +159,7 @@ int RunDevices(bool json, bool measure) {
       j["devices"][i]["ceilings"] = r ? CeilingReportToJson(*r) : nlohmann::json(nullptr);
     }
     j["ceilings_cache"] = cache_path.string();
+    j["energy_sensors"] = EnergySensorsJson(sensors, sensor_notes);
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -155,6 +167,13 @@ int RunDevices(bool json, bool measure) {
     PrintDevice(device->info());
     PrintCeilings(cached(device->info()), measure);
     fmt::print("\n");
+  }
+  if (sensors.empty()) {
+    fmt::print("energy sensors: none; profiles estimate energy from the energy model\n");
+    for (const auto& note : sensor_notes) fmt::print("    {}\n", note);
+  } else {
+    fmt::print("energy sensors:\n");
+    for (const auto& sensor : sensors) fmt::print("    {}\n", sensor->name());
   }
   for (const auto& note : report.notes) fmt::print("note: {}\n", note);
   return kExitOk;
@@ -615,15 +634,6 @@ nlohmann::json MachineJson(const DiscoveryReport& discovery) {
     machine["arch"] = name.machine;
   }
   return machine;
-}
-
-nlohmann::json EnergySensorsJson(const std::vector<std::unique_ptr<EnergySensor>>& sensors,
-                                 const std::vector<std::string>& notes) {
-  nlohmann::json found = nlohmann::json::array();
-  for (const auto& s : sensors) found.push_back(s->name());
-  return {{"found", found},
-          {"used", sensors.empty() ? nlohmann::json(nullptr) : nlohmann::json(sensors.front()->name())},
-          {"notes", notes}};
 }
 
 int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags) {

@@ -327,6 +327,9 @@ TEST(CliDevicesTest, MeasureCachesCeilingsThatLaterCallsShow) {
   EXPECT_GT(c["measured"]["peak_gflops"]["fp32"].get<double>(), 0.1);
   EXPECT_FALSE(c["methods"].empty());
   EXPECT_TRUE(std::filesystem::exists(cache / "chipfit" / "ceilings.json"));
+  // Energy sensors: those found, or why none was (this VM has none: the notes say what was tried).
+  const auto& sensors = j["energy_sensors"];
+  EXPECT_GT(sensors["found"].size() + sensors["notes"].size(), 0u) << sensors.dump();
   // Cached: shown without measuring again, the same figures.
   Outcome again = RunCli("devices --json", true, env + CHIPFIT_CLI);
   ASSERT_EQ(again.exit_code, 0) << again.out;
