@@ -883,6 +883,9 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       if (r.accuracy) {
         drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
         if (r.accuracy->top1_agreement) drift += fmt::format(", top-1 {:.1f} %", *r.accuracy->top1_agreement * 100);
+        if (!r.accuracy->first_layer_below_threshold.empty()) {
+          drift += ", below 30 dB from " + r.accuracy->first_layer_below_threshold;
+        }
       }
       std::string energy;
       if (r.energy) energy = fmt::format(", {:.3g} mJ {}", r.energy->joules * 1e3, r.energy->source);
