@@ -145,7 +145,8 @@ int RunDevices(bool json, bool measure) {
         continue;
       }
       if (Status saved = SaveCeilingReport(cache_path, *measured); !saved.ok()) return Fail(saved);
-      (*cache)[measured->device_key] = std::move(measured).value();
+      const std::string key = measured->device_key;
+      (*cache)[key] = std::move(measured).value();
     }
   }
   auto cached = [&](const DeviceInfo& info) -> const CeilingReport* {
