@@ -22,6 +22,8 @@
 #include "core/quant/calibration_data.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
+#include "core/sha256.h"
+#include "core/store/run_store.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
@@ -39,6 +41,9 @@
 
 namespace chipfit {
 namespace {
+
+// The command as typed, recorded with every stored run.
+std::string g_command_line;
 
 // Exit codes of DESIGN.md §7.
 constexpr int kExitOk = 0;
@@ -623,6 +628,8 @@ struct ProfileFlags {
   bool quiet = false;
   bool measure_ceilings = true;
   uint64_t seed = 1;
+  std::string db;  // empty: RunStore::DefaultPath()
+  bool no_store = false;
 };
 
 // The machine a profile was measured on: host, OS, and every device as `chipfit devices --json`.
@@ -740,6 +747,38 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   auto energy_model = LoadEnergyModel(DefaultEnergyTablePath());
   if (!energy_model.ok()) return Fail(energy_model.status());
 
+  // The run's JSON apart from its targets, known before the first target runs: stored now (the run
+  // stays `incomplete` until it finishes), each target added as it finishes.
+  std::map<std::string, std::string> node_ops;
+  for (const Node& node : graph->nodes) node_ops[node.name] = node.op_type;
+  nlohmann::json ceilings_json = nlohmann::json::array();
+  for (const CeilingReport& c : ceilings_used) ceilings_json.push_back(CeilingReportToJson(c));
+  nlohmann::json model_json = SummaryToJson(Summarize(*model));
+  model_json["flops"] = (*reference_model)->stats().flops;
+  const std::string version = std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")";
+  const nlohmann::json machine_json = MachineJson(discovery);
+  const nlohmann::json run_json = {
+      {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
+                                 : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
+      {"settings",
+       {{"warmup", flags.warmup},
+        {"iterations", flags.iterations},
+        {"min_time_s", flags.min_time},
+        {"reference", flags.reference},
+        {"targets", flags.all_targets ? "all" : flags.targets}}},
+      {"energy_sensors", EnergySensorsJson(sensors, sensor_notes)},
+      {"ceilings", ceilings_json}};
+  std::unique_ptr<RunStore> store;
+  std::optional<int64_t> run_id;
+  if (!flags.no_store) {
+    auto opened = RunStore::Open(flags.db.empty() ? RunStore::DefaultPath() : std::filesystem::path(flags.db));
+    if (!opened.ok()) return Fail(opened.status());
+    store = std::move(opened).value();
+    auto begun = store->BeginRun(model_json, machine_json, run_json, g_command_line, version);
+    if (!begun.ok()) return Fail(begun.status());
+    run_id = *begun;
+  }
+
   g_interrupted = 0;
   std::signal(SIGINT, OnInterrupt);
   std::stop_source stop;
@@ -830,33 +869,34 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       result.error = status.message();
       result.layers.clear();
     }
+    if (store) {
+      if (Status stored = store->AddTarget(*run_id, TargetProfileToJson(result, node_ops)); !stored.ok()) {
+        done = true;
+        watcher.join();
+        return Fail(stored);
+      }
+    }
     results.push_back(std::move(result));
   }
   done = true;
   watcher.join();
   std::signal(SIGINT, SIG_DFL);
 
+  const std::string run_status = stop.stop_requested() ? "cancelled" : "ok";
+  if (store) {
+    if (Status finished = store->FinishRun(*run_id, run_status); !finished.ok()) return Fail(finished);
+  }
   nlohmann::json targets_json = nlohmann::json::array();
-  std::map<std::string, std::string> node_ops;
-  for (const Node& node : graph->nodes) node_ops[node.name] = node.op_type;
   for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r, node_ops));
-  nlohmann::json ceilings_json = nlohmann::json::array();
-  for (const CeilingReport& c : ceilings_used) ceilings_json.push_back(CeilingReportToJson(c));
-  const ModelSummary summary = Summarize(*model);
-  nlohmann::json model_json = SummaryToJson(summary);
-  model_json["flops"] = (*reference_model)->stats().flops;
-  nlohmann::json out = {
-      {"schema", "chipfit.profile/1"},
-      {"chipfit_version", std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"},
-      {"run_id", nullptr},
-      {"model", model_json},
-      {"machine", MachineJson(discovery)},
-      {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
-                                 : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
-      {"settings", {{"warmup", flags.warmup}, {"iterations", flags.iterations}, {"min_time_s", flags.min_time}}},
-      {"energy_sensors", EnergySensorsJson(sensors, sensor_notes)},
-      {"ceilings", ceilings_json},
-      {"targets", targets_json}};
+  nlohmann::json out = {{"schema", "chipfit.profile/1"},
+                        {"chipfit_version", version},
+                        {"run_id", run_id ? nlohmann::json(*run_id) : nlohmann::json(nullptr)},
+                        {"status", run_status},
+                        {"command", g_command_line},
+                        {"model", model_json},
+                        {"machine", machine_json}};
+  for (const auto& [key, value] : run_json.items()) out[key] = value;
+  out["targets"] = targets_json;
   if (!flags.json_file.empty()) {
     std::ofstream file(flags.json_file);
     file << out.dump(2) << "\n";
@@ -922,11 +962,63 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       }
     }
   }
+  if (store && !flags.quiet) {
+    fmt::print("\nstored as run {} ({}) in {}\n", *run_id, run_status, store->path().string());
+  }
   if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
   return kExitOk;
 }
 
+Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
+  const std::filesystem::path path = db.empty() ? RunStore::DefaultPath() : std::filesystem::path(db);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return NotFound("no run store at '" + path.string() + "' (profile a model first, or give --db FILE)");
+  }
+  return RunStore::Open(path);
+}
+
+// chipfit history: the stored runs, newest first; --model limits them to that model's sha256.
+int RunHistory(const std::string& model_file, const std::string& db, bool json) {
+  std::optional<std::string> sha256;
+  if (!model_file.empty()) {
+    auto hash = Sha256File(model_file);
+    if (!hash.ok()) return Fail(hash.status());
+    sha256 = *hash;
+  }
+  auto store = OpenStore(db);
+  if (!store.ok()) return Fail(store.status());
+  auto runs = (*store)->ListRuns(sha256);
+  if (!runs.ok()) return Fail(runs.status());
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const RunSummary& r : *runs) {
+      list.push_back({{"run_id", r.id},
+                      {"status", r.status},
+                      {"started_at", r.started_at},
+                      {"finished_at", r.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.finished_at)},
+                      {"model", {{"path", r.model_path}, {"sha256", r.model_sha256}}},
+                      {"hostname", r.hostname},
+                      {"chipfit_version", r.chipfit_version},
+                      {"command", r.command},
+                      {"targets", r.targets},
+                      {"targets_ok", r.targets_ok}});
+    }
+    std::cout << nlohmann::json{{"db", (*store)->path().string()}, {"runs", list}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  fmt::print("{:>5}  {:<10}  {:<20}  {:>7}  {:<14}  {}\n", "run", "status", "started (UTC)", "targets", "model sha256",
+             "model");
+  for (const RunSummary& r : *runs) {
+    fmt::print("{:>5}  {:<10}  {:<20}  {:>3}/{:<3}  {:<14}  {}\n", r.id, r.status, r.started_at, r.targets_ok,
+               r.targets, r.model_sha256.substr(0, 12) + "..", r.model_path);
+  }
+  if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"chipfit: profile ONNX models on every device and precision of this machine, and pick a target."};
   app.name("chipfit");
   app.set_version_flag("--version", std::string("chipfit ") + CHIPFIT_VERSION + " (" + CHIPFIT_GIT_REVISION + ")");
@@ -1005,6 +1097,15 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();
   profile->add_flag("--quiet", profile_flags.quiet, "No progress and no summary");
+  profile->add_option("--db", profile_flags.db,
+                      "Run store (SQLite) to record the run in (default: " + RunStore::DefaultPath().string() + ")");
+  profile->add_flag("--no-store", profile_flags.no_store, "Do not record the run in the store");
+
+  std::string history_model, history_db;
+  auto* history = app.add_subcommand("history", "List the runs in the store, newest first");
+  history->add_option("--model", history_model, "Only runs of this model (matched by its sha256)");
+  history->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
+  history->add_flag("--json", json, "Print JSON instead of text");
   profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
                     "Do not measure missing roofline ceilings (layers then have no memory/compute bound)");
 
@@ -1025,6 +1126,7 @@ int Main(int argc, char** argv) {
   if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
+  if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "core/tensor/npy.h"
 #include "nlohmann/json.hpp"
@@ -450,6 +453,102 @@ TEST(CliConformanceTest, CountsAndExitCode) {
   EXPECT_EQ(j["targets"][0]["total"]["device_kernels"].get<int>(), 0);
   EXPECT_GE(j["targets"][1]["total"]["device_kernels"].get<int>(), 1);
   EXPECT_EQ(RunCli("conformance --suite /nonexistent/suite").exit_code, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// The run store through the CLI: profile records each run, history lists it, two processes
+// profiling into one store both succeed, and a process killed mid-run leaves its run incomplete
+// and every earlier run intact.
+std::string TempStore(const std::string& name) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("chipfit_cli_" + name + "_" + std::to_string(::getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+  return path.string();
+}
+
+nlohmann::json History(const std::string& db) {
+  Outcome o = RunCli("history --db " + db + " --json", true);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  return nlohmann::json::parse(o.out, nullptr, false);
+}
+
+TEST(CliStoreTest, ProfileRecordsTheRunAndHistoryListsIt) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string db = TempStore("history");
+  const auto json_path = db + ".json";
+  Outcome o = RunCli("profile " + cnn + " --targets cpu:fp32,cpu:fp16 --min-time 0.05 --warmup 2 --quiet --db " + db +
+                     " --json " + json_path);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream in(json_path);
+  const nlohmann::json profile = nlohmann::json::parse(in);
+  ASSERT_TRUE(profile["run_id"].is_number_integer()) << profile["run_id"];
+  const nlohmann::json history = History(db);
+  ASSERT_EQ(history["runs"].size(), 1u);
+  const auto& run = history["runs"][0];
+  EXPECT_EQ(run["run_id"], profile["run_id"]);
+  EXPECT_EQ(run["status"], "ok");
+  EXPECT_EQ(run["targets"], 2);
+  EXPECT_EQ(run["targets_ok"], 1);
+  EXPECT_EQ(run["model"]["sha256"], profile["model"]["sha256"]);
+  // --model matches by content: the same file found, another model not.
+  Outcome mine = RunCli("history --db " + db + " --json --model " + cnn, true);
+  EXPECT_EQ(nlohmann::json::parse(mine.out)["runs"].size(), 1u);
+  Outcome other = RunCli(
+      "history --db " + db + " --json --model " + std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/mlp.onnx", true);
+  EXPECT_TRUE(nlohmann::json::parse(other.out)["runs"].empty());
+  EXPECT_EQ(RunCli("history --db /nonexistent/chipfit.db").exit_code, 2);
+  std::filesystem::remove(json_path);
+}
+
+TEST(CliStoreTest, TwoProfilesIntoOneStoreAtOnceBothSucceed) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string db = TempStore("concurrent");
+  const std::string profile = std::string(CHIPFIT_CLI) + " profile " + cnn +
+                              " --targets cpu:fp32,cpu:int8 --min-time 0.3 --warmup 2 --quiet --db " + db;
+  Outcome both = RunCli("-c '" + profile + " & " + profile + " & wait %1 && wait %2'", false, "bash");
+  ASSERT_EQ(both.exit_code, 0) << both.out;
+  const nlohmann::json history = History(db);
+  ASSERT_EQ(history["runs"].size(), 2u) << history.dump();
+  for (const auto& run : history["runs"]) {
+    EXPECT_EQ(run["status"], "ok");
+    EXPECT_EQ(run["targets_ok"], 2);
+  }
+}
+
+TEST(CliStoreTest, KillNineMidRunLeavesItIncompleteAndEarlierRunsIntact) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string db = TempStore("kill");
+  ASSERT_EQ(RunCli("profile " + cnn + " --targets cpu:fp32 --min-time 0.05 --warmup 2 --quiet --db " + db).exit_code,
+            0);
+  // The second run: three targets of about 1 s each; killed once the first is stored.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    execl(CHIPFIT_CLI, CHIPFIT_CLI, "profile", cnn.c_str(), "--targets", "cpu:fp32,cpu:int8,cpu:bf16", "--min-time",
+          "1", "--warmup", "2", "--quiet", "--db", db.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the first target is stored, then kill -9 while the second one is timed.
+  bool first_stored = false;
+  for (int i = 0; i < 600 && !first_stored; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const nlohmann::json h = History(db);
+    first_stored = h.is_object() && h["runs"].size() == 2 && h["runs"][0]["targets"] == 1;
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(first_stored) << "the second run's first target was never stored";
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const nlohmann::json history = History(db);
+  ASSERT_EQ(history["runs"].size(), 2u);
+  EXPECT_EQ(history["runs"][0]["status"], "incomplete");
+  EXPECT_GE(history["runs"][0]["targets"].get<int>(), 1);
+  EXPECT_EQ(history["runs"][1]["status"], "ok");
+  EXPECT_EQ(history["runs"][1]["targets_ok"], 1);
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+// The run store (DESIGN.md §6): every profile run in one SQLite file, through SQLiteCpp. Runs,
+// their targets and layers are kept as the profile JSON of DESIGN.md §7 describes them (the store
+// takes and gives back those JSON objects, so core needs no profiler types), with the numbers a
+// query needs (latency, drift, energy per target and per layer) in columns of their own.
+//
+// Safety: WAL, foreign keys, a busy timeout so concurrent writers wait for each other, one
+// transaction per finished target; a run starts `incomplete` and only FinishRun changes that, so
+// a killed process leaves its finished targets and an `incomplete` run. A file that is not a
+// chipfit store, is newer than this binary, or is corrupt is refused before anything is written.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace chipfit {
+
+// PRAGMA user_version of the schema this binary writes; older files are migrated forward.
+inline constexpr int kStoreSchemaVersion = 1;
+// PRAGMA application_id of a chipfit store ("CHFT").
+inline constexpr int32_t kStoreApplicationId = 0x43484654;
+
+struct RunSummary {
+  int64_t id = 0;
+  std::string status;  // incomplete | ok | cancelled
+  std::string started_at, finished_at;
+  std::string model_path, model_sha256;
+  std::string hostname;
+  std::string chipfit_version;
+  std::string command;
+  int targets = 0;     // target results stored
+  int targets_ok = 0;  // of which status ok
+};
+
+class RunStore {
+ public:
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  // $XDG_DATA_HOME/chipfit/chipfit.db, else ~/.local/share/chipfit/chipfit.db.
+  static std::filesystem::path DefaultPath();
+  // Opens (creating the file and its folder when missing) and migrates to kStoreSchemaVersion.
+  static Result<std::unique_ptr<RunStore>> Open(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const { return path_; }
+  int schema_version() const;
+
+  // A new run, `incomplete` until FinishRun: `model`, `machine` are the profile JSON's objects;
+  // `run` holds the rest of its top level (settings, inputs, energy_sensors, ceilings …).
+  Result<int64_t> BeginRun(const nlohmann::json& model, const nlohmann::json& machine, const nlohmann::json& run,
+                           const std::string& command, const std::string& chipfit_version);
+  // One target's JSON (a `targets[]` entry), with its layers, in one transaction.
+  Status AddTarget(int64_t run_id, const nlohmann::json& target);
+  // ok | cancelled | failed; stamps the finish time.
+  Status FinishRun(int64_t run_id, const std::string& status);
+
+  // The run as profile JSON (schema chipfit.profile/1), `run_id` and `status` filled in.
+  Result<nlohmann::json> LoadRun(int64_t run_id) const;
+  // Newest first; only runs of the model with this sha256 when given.
+  Result<std::vector<RunSummary>> ListRuns(const std::optional<std::string>& model_sha256 = std::nullopt) const;
+
+ private:
+  RunStore(std::filesystem::path path, std::unique_ptr<SQLite::Database> db);
+  Status Migrate();
+
+  std::filesystem::path path_;
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+}  // namespace chipfit
