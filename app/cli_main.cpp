@@ -23,6 +23,7 @@
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
 #include "core/sha256.h"
+#include "core/store/run_diff.h"
 #include "core/store/run_store.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
@@ -1017,6 +1018,66 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
   return kExitOk;
 }
 
+// chipfit diff A B: per target and layer, B against A; exit 1 when B regressed beyond the noise.
+int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
+  auto store = OpenStore(db);
+  if (!store.ok()) return Fail(store.status());
+  auto a = (*store)->LoadRun(run_a);
+  if (!a.ok()) return Fail(a.status());
+  auto b = (*store)->LoadRun(run_b);
+  if (!b.ok()) return Fail(b.status());
+  const nlohmann::json diff = DiffRuns(*a, *b);
+  const int regressions = diff["regressions"].get<int>();
+  if (json) {
+    std::cout << diff.dump(2) << "\n";
+    return regressions > 0 ? 1 : kExitOk;
+  }
+  auto str = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string("-");
+  };
+  fmt::print("A: run {} ({}, {})\nB: run {} ({}, {})\n", run_a, str(diff["a"], "status"), str(diff["a"], "started_at"),
+             run_b, str(diff["b"], "status"), str(diff["b"], "started_at"));
+  for (const auto& note : diff["notes"]) fmt::print("note: {}\n", note.get<std::string>());
+  fmt::print("\n{:<16} {:>9} {:>9} {:>7} {:>10} {:>16}  {}\n", "target", "A p50 ms", "B p50 ms", "B/A", "noise ±",
+             "SQNR A→B dB", "verdict");
+  for (const auto& t : diff["targets"]) {
+    const std::string name = t["target"];
+    if (t.contains("change")) {
+      fmt::print("{:<16} {}\n", name, t["change"].get<std::string>() == "added" ? "only in B" : "only in A");
+      continue;
+    }
+    if (!t.contains("ratio")) {
+      fmt::print("{:<16} A {} / B {}{}\n", name, str(t, "a_status"), str(t, "b_status"),
+                 t.value("regression", false) ? "  REGRESSION (no longer runs)" : "");
+      continue;
+    }
+    std::string sqnr = "-";
+    if (t.contains("a_sqnr_db")) {
+      sqnr = fmt::format("{:.1f}→{:.1f}", t["a_sqnr_db"].get<double>(), t["b_sqnr_db"].get<double>());
+    }
+    std::string verdict = t["regression"].get<bool>()   ? "REGRESSION"
+                          : t.value("faster", false)    ? "faster"
+                          : t.value("too_noisy", false) ? "too noisy to compare (re-run on a quieter machine)"
+                                                        : "same";
+    if (t["regression"].get<bool>()) {
+      verdict += t.value("latency_regression", false) ? " (latency)" : "";
+      verdict += t.value("drift_regression", false) ? " (drift)" : "";
+    }
+    fmt::print("{:<16} {:>9.3f} {:>9.3f} {:>6.2f}x {:>9.1f}% {:>16}  {}\n", name, t["a_p50_ms"].get<double>(),
+               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), 100 * t["threshold"].get<double>(), sqnr,
+               verdict);
+    for (const auto& l : t["layers"]) {
+      if (!l.value("regression", false)) continue;
+      fmt::print("    slower layer {:<28} {:<10} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
+                 l["op"].get<std::string>(), l["a_ms"].get<double>(), l["b_ms"].get<double>(), l.value("ratio", 0.0),
+                 l.contains("sqnr_change_db") ? fmt::format(", SQNR {:+.1f} dB", l["sqnr_change_db"].get<double>())
+                                              : std::string());
+    }
+  }
+  fmt::print("\n{} regression(s) beyond noise\n", regressions);
+  return regressions > 0 ? 1 : kExitOk;
+}
+
 int Main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"chipfit: profile ONNX models on every device and precision of this machine, and pick a target."};
@@ -1106,6 +1167,14 @@ int Main(int argc, char** argv) {
   history->add_option("--model", history_model, "Only runs of this model (matched by its sha256)");
   history->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   history->add_flag("--json", json, "Print JSON instead of text");
+
+  int64_t diff_a = 0, diff_b = 0;
+  auto* diff = app.add_subcommand(
+      "diff", "Compare two stored runs per target and layer (exit 1 when B regressed beyond both runs' noise)");
+  diff->add_option("RUN_A", diff_a, "The baseline run id")->required();
+  diff->add_option("RUN_B", diff_b, "The run compared with it")->required();
+  diff->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
+  diff->add_flag("--json", json, "Print JSON instead of text");
   profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
                     "Do not measure missing roofline ceilings (layers then have no memory/compute bound)");
 
@@ -1127,6 +1196,7 @@ int Main(int argc, char** argv) {
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
+  if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, json);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }

@@ -500,6 +500,17 @@ TEST(CliStoreTest, ProfileRecordsTheRunAndHistoryListsIt) {
       "history --db " + db + " --json --model " + std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/mlp.onnx", true);
   EXPECT_TRUE(nlohmann::json::parse(other.out)["runs"].empty());
   EXPECT_EQ(RunCli("history --db /nonexistent/chipfit.db").exit_code, 2);
+  // diff: a run against itself has no regression (exit 0); an unknown run is an input error.
+  const std::string id = std::to_string(profile["run_id"].get<int64_t>());
+  Outcome same = RunCli("diff " + id + " " + id + " --db " + db + " --json", true);
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  const nlohmann::json diff = nlohmann::json::parse(same.out);
+  EXPECT_EQ(diff["regressions"], 0);
+  EXPECT_EQ(diff["targets"].size(), 2u);
+  EXPECT_DOUBLE_EQ(diff["targets"][0]["ratio"].get<double>(), 1.0);
+  Outcome text = RunCli("diff " + id + " " + id + " --db " + db);
+  EXPECT_NE(text.out.find("0 regression(s) beyond noise"), std::string::npos) << text.out;
+  EXPECT_EQ(RunCli("diff " + id + " 999 --db " + db).exit_code, 2);
   std::filesystem::remove(json_path);
 }
 
