@@ -20,6 +20,7 @@
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
 #include "core/quant/calibration_data.h"
+#include "core/recommend/recommend.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
 #include "core/sha256.h"
@@ -66,6 +67,62 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
   return out;
+}
+
+// Limits and objective of a recommendation (profile, recommend, later batch).
+struct LimitFlags {
+  std::optional<double> max_latency_ms, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj;
+  std::string latency_stat = "p99";
+  std::string objective = "latency";
+  std::string weights;
+  std::string costs;  // empty: the shipped table
+};
+
+void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
+  cmd->add_option("--max-latency-ms", f.max_latency_ms, "Limit: latency (the --latency-stat statistic) in ms");
+  cmd->add_option("--latency-stat", f.latency_stat, "Which latency the limit bounds: p50, p90 or p99")
+      ->capture_default_str();
+  cmd->add_option("--min-top1", f.min_top1, "Limit: top-1 agreement with the reference, 0..1 (e.g. 0.99)");
+  cmd->add_option("--min-sqnr-db", f.min_sqnr_db, "Limit: output SQNR against the reference, dB");
+  cmd->add_option("--max-memory-mb", f.max_memory_mb, "Limit: planned peak memory, MiB");
+  cmd->add_option("--max-energy-mj", f.max_energy_mj, "Limit: energy per inference, mJ (estimated where not measured)");
+  cmd->add_option("--objective", f.objective, "Rank passing targets by latency, energy or cost")->capture_default_str();
+  cmd->add_option("--weights", f.weights, "Weighted ranking instead: latency=1,energy=0.5,cost=0,drift=0.2");
+  cmd->add_option("--costs", f.costs, "Device $/hour table (YAML) for the cost objective (default: the shipped one)");
+}
+
+bool RecommendFromFlagsHadLimits(const LimitFlags& f) {
+  return f.max_latency_ms || f.min_top1 || f.min_sqnr_db || f.max_memory_mb || f.max_energy_mj;
+}
+
+// The recommendation JSON for `run`, from the limit flags.
+Result<nlohmann::json> RecommendFromFlags(const nlohmann::json& run, const LimitFlags& f) {
+  RecommendOptions o;
+  o.limits = Limits{.max_latency_ms = f.max_latency_ms,
+                    .latency_stat = f.latency_stat,
+                    .min_top1 = f.min_top1,
+                    .min_sqnr_db = f.min_sqnr_db,
+                    .max_memory_mb = f.max_memory_mb,
+                    .max_energy_mj = f.max_energy_mj};
+  ASSIGN_OR_RETURN(o.objective, ParseObjective(f.objective));
+  if (!f.weights.empty()) {
+    ASSIGN_OR_RETURN(o.weights, ParseWeights(f.weights));
+  }
+  ASSIGN_OR_RETURN(CostTable costs,
+                   LoadCostTable(f.costs.empty() ? DefaultCostTablePath() : std::filesystem::path(f.costs)));
+  o.costs = &costs;
+  return Recommend(run, o);
+}
+
+void PrintRecommendation(const nlohmann::json& r) {
+  fmt::print("\nrecommendation ({}{}):\n  {}\n", r["objective"].get<std::string>(),
+             r["ranked"].empty() ? "" : ", ranked: " + Join(r["ranked"].get<std::vector<std::string>>(), ", "),
+             r["summary"].get<std::string>());
+  for (const auto& rej : r["rejected"]) {
+    fmt::print("  rejected {}: {}\n", rej["target"].get<std::string>(), rej["reason"].get<std::string>());
+  }
+  fmt::print("  Pareto frontier (latency x drift x energy): {}\n",
+             Join(r["pareto"].get<std::vector<std::string>>(), ", "));
 }
 
 void PrintDevice(const DeviceInfo& info) {
@@ -631,6 +688,7 @@ struct ProfileFlags {
   uint64_t seed = 1;
   std::string db;  // empty: RunStore::DefaultPath()
   bool no_store = false;
+  LimitFlags limits;
 };
 
 // The machine a profile was measured on: host, OS, and every device as `chipfit devices --json`.
@@ -884,11 +942,16 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   std::signal(SIGINT, SIG_DFL);
 
   const std::string run_status = stop.stop_requested() ? "cancelled" : "ok";
-  if (store) {
-    if (Status finished = store->FinishRun(*run_id, run_status); !finished.ok()) return Fail(finished);
-  }
   nlohmann::json targets_json = nlohmann::json::array();
   for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r, node_ops));
+  auto recommendation = RecommendFromFlags({{"targets", targets_json}}, flags.limits);
+  if (!recommendation.ok()) return Fail(recommendation.status());
+  if (store) {
+    if (Status finished = store->FinishRun(*run_id, run_status, {{"recommendation", *recommendation}});
+        !finished.ok()) {
+      return Fail(finished);
+    }
+  }
   nlohmann::json out = {{"schema", "chipfit.profile/1"},
                         {"chipfit_version", version},
                         {"run_id", run_id ? nlohmann::json(*run_id) : nlohmann::json(nullptr)},
@@ -898,6 +961,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
                         {"machine", machine_json}};
   for (const auto& [key, value] : run_json.items()) out[key] = value;
   out["targets"] = targets_json;
+  out["recommendation"] = *recommendation;
   if (!flags.json_file.empty()) {
     std::ofstream file(flags.json_file);
     file << out.dump(2) << "\n";
@@ -963,10 +1027,13 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       }
     }
   }
+  if (!flags.quiet) PrintRecommendation(*recommendation);
   if (store && !flags.quiet) {
     fmt::print("\nstored as run {} ({}) in {}\n", *run_id, run_status, store->path().string());
   }
   if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
+  // Limits given and no target meets them: exit 1, so the command can gate a pipeline.
+  if ((*recommendation)["best"].is_null() && RecommendFromFlagsHadLimits(flags.limits)) return 1;
   return kExitOk;
 }
 
@@ -1016,6 +1083,36 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
   }
   if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
   return kExitOk;
+}
+
+// chipfit recommend RUN_ID | --json FILE: the recommendation for a stored run or a profile JSON.
+int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_in, const std::string& db,
+                 const LimitFlags& limits, const std::string& json_out) {
+  if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("recommend: give RUN_ID or --json FILE"));
+  nlohmann::json run;
+  if (run_id) {
+    auto store = OpenStore(db);
+    if (!store.ok()) return Fail(store.status());
+    auto loaded = (*store)->LoadRun(*run_id);
+    if (!loaded.ok()) return Fail(loaded.status());
+    run = std::move(loaded).value();
+  } else {
+    std::ifstream in(json_in);
+    if (!in) return Fail(NotFound("cannot read '" + json_in + "'"));
+    run = nlohmann::json::parse(in, nullptr, false);
+    if (run.is_discarded() || !run.is_object() || !run.contains("targets")) {
+      return Fail(ParseError("'" + json_in + "' is not a chipfit profile JSON (schema chipfit.profile/1)"));
+    }
+  }
+  auto r = RecommendFromFlags(run, limits);
+  if (!r.ok()) return Fail(r.status());
+  if (!json_out.empty()) {
+    std::ofstream file(json_out);
+    file << r->dump(2) << "\n";
+    if (!file) return Fail(IoError("cannot write " + json_out));
+  }
+  PrintRecommendation(*r);
+  return (*r)["best"].is_null() && RecommendFromFlagsHadLimits(limits) ? 1 : kExitOk;
 }
 
 // chipfit diff A B: per target and layer, B against A; exit 1 when B regressed beyond the noise.
@@ -1161,12 +1258,24 @@ int Main(int argc, char** argv) {
   profile->add_option("--db", profile_flags.db,
                       "Run store (SQLite) to record the run in (default: " + RunStore::DefaultPath().string() + ")");
   profile->add_flag("--no-store", profile_flags.no_store, "Do not record the run in the store");
+  AddLimitFlags(profile, profile_flags.limits);
 
   std::string history_model, history_db;
   auto* history = app.add_subcommand("history", "List the runs in the store, newest first");
   history->add_option("--model", history_model, "Only runs of this model (matched by its sha256)");
   history->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   history->add_flag("--json", json, "Print JSON instead of text");
+
+  std::optional<int64_t> recommend_run;
+  std::string recommend_json, recommend_out;
+  LimitFlags recommend_limits;
+  auto* recommend =
+      app.add_subcommand("recommend", "Recommend a target of a stored run (or a profile JSON) under limits");
+  recommend->add_option("RUN_ID", recommend_run, "A stored run");
+  recommend->add_option("--in", recommend_json, "A profile JSON instead of a stored run");
+  recommend->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
+  recommend->add_option("--json", recommend_out, "Also write the recommendation JSON here");
+  AddLimitFlags(recommend, recommend_limits);
 
   int64_t diff_a = 0, diff_b = 0;
   auto* diff = app.add_subcommand(
@@ -1197,6 +1306,8 @@ int Main(int argc, char** argv) {
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, json);
+  if (recommend->parsed())
+    return RunRecommend(recommend_run, recommend_json, history_db, recommend_limits, recommend_out);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }

@@ -190,10 +190,13 @@ Result<std::unique_ptr<RunStore>> RunStore::Open(const std::filesystem::path& pa
   std::unique_ptr<SQLite::Database> db;
   try {
     db = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, 15000);
-    // Identify the file before writing anything to it.
+    // Identify the file before writing anything to it, in one read transaction: another process
+    // creating the schema at this moment is seen entirely or not at all.
+    db->exec("BEGIN");
     const int app_id = db->execAndGet("PRAGMA application_id").getInt();
     const int version = db->execAndGet("PRAGMA user_version").getInt();
     const int objects = db->execAndGet("SELECT count(*) FROM sqlite_master").getInt();
+    db->exec("COMMIT");
     if (app_id != kStoreApplicationId && !(app_id == 0 && objects == 0)) {
       return ParseError("'" + path.string() + "' is not a chipfit run store (an SQLite database with application_id " +
                         std::to_string(app_id) + " and " + std::to_string(objects) +
@@ -403,16 +406,26 @@ Status RunStore::AddTarget(int64_t run_id, const json& target) {
   });
 }
 
-Status RunStore::FinishRun(int64_t run_id, const std::string& status) {
+Status RunStore::FinishRun(int64_t run_id, const std::string& status, const json& extra) {
   if (status != "ok" && status != "cancelled" && status != "failed") {
     return InvalidArgument("a run finishes as ok, cancelled or failed, not '" + status + "'");
   }
   return Guarded(path_, "finishing run " + std::to_string(run_id), [&]() -> Status {
-    SQLite::Statement update(*db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+    WriteTransaction t(*db_);
+    SQLite::Statement read(*db_, "SELECT run FROM runs WHERE id = ?");
+    read.bind(1, run_id);
+    if (!read.executeStep()) return NotFound("run " + std::to_string(run_id) + " is not in " + path_.string());
+    json run = json::parse(read.getColumn(0).getString());
+    if (extra.is_object()) {
+      for (const auto& [key, value] : extra.items()) run[key] = value;
+    }
+    SQLite::Statement update(*db_, "UPDATE runs SET status = ?, finished_at = ?, run = ? WHERE id = ?");
     update.bind(1, status);
     update.bind(2, UtcNow());
-    update.bind(3, run_id);
-    if (update.exec() != 1) return NotFound("run " + std::to_string(run_id) + " is not in " + path_.string());
+    update.bind(3, run.dump());
+    update.bind(4, run_id);
+    update.exec();
+    t.Commit();
     return Status();
   });
 }

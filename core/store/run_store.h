@@ -63,8 +63,9 @@ class RunStore {
                            const std::string& command, const std::string& chipfit_version);
   // One target's JSON (a `targets[]` entry), with its layers, in one transaction.
   Status AddTarget(int64_t run_id, const nlohmann::json& target);
-  // ok | cancelled | failed; stamps the finish time.
-  Status FinishRun(int64_t run_id, const std::string& status);
+  // ok | cancelled | failed; stamps the finish time. `extra` (an object, e.g. the recommendation)
+  // is merged into the run's top-level JSON.
+  Status FinishRun(int64_t run_id, const std::string& status, const nlohmann::json& extra = nullptr);
 
   // The run as profile JSON (schema chipfit.profile/1), `run_id` and `status` filled in.
   Result<nlohmann::json> LoadRun(int64_t run_id) const;

@@ -563,3 +563,42 @@ TEST(CliStoreTest, KillNineMidRunLeavesItIncompleteAndEarlierRunsIntact) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliRecommendTest, LimitsRankRejectAndGateTheExitCode) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string db = TempStore("recommend");
+  const std::string json_path = db + ".json";
+  // profile takes the limits too: the recommendation is in its JSON.
+  Outcome o =
+      RunCli("profile " + cnn + " --targets cpu:fp32,cpu:int8,cpu:fp16 --min-time 0.05 --warmup 2 --quiet --db " + db +
+             " --json " + json_path + " --max-latency-ms 1000 --min-sqnr-db 10");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream in(json_path);
+  const nlohmann::json profile = nlohmann::json::parse(in);
+  const auto& r = profile["recommendation"];
+  EXPECT_FALSE(r["best"].is_null()) << r.dump();
+  EXPECT_EQ(r["ranked"].size(), 2u);
+  EXPECT_EQ(r["rejected"][0]["target"], "cpu:fp16");  // did not run
+  const std::string id = std::to_string(profile["run_id"].get<int64_t>());
+  // recommend on the stored run: an impossible limit → no target, the closest named, exit 1.
+  Outcome none = RunCli("recommend " + id + " --db " + db + " --max-latency-ms 0.000001");
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_NE(none.out.find("No target meets the limits; the closest is"), std::string::npos) << none.out;
+  // The profile JSON as input, ranked by cost with the shipped table.
+  const std::string out_path = db + ".rec.json";
+  Outcome cost = RunCli("recommend --in " + json_path + " --objective cost --json " + out_path);
+  ASSERT_EQ(cost.exit_code, 0) << cost.out;
+  std::ifstream rec_in(out_path);
+  const nlohmann::json rec = nlohmann::json::parse(rec_in);
+  EXPECT_EQ(rec["objective"], "cost");
+  EXPECT_TRUE(rec["scores"][0]["cost_usd_per_million"].is_number()) << rec.dump();
+  EXPECT_EQ(RunCli("recommend " + id + " --db " + db + " --objective speed").exit_code, 2);
+  EXPECT_EQ(RunCli("recommend").exit_code, 2);
+  EXPECT_EQ(RunCli("recommend --in /nonexistent.json").exit_code, 2);
+  std::filesystem::remove(json_path);
+  std::filesystem::remove(out_path);
+}
+
+}  // namespace

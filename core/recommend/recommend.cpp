@@ -1,0 +1,416 @@
+// Limits, ranking, Pareto frontier, rejection reasons and the summary paragraph.
+#include "core/recommend/recommend.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace chipfit {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::optional<double> Num(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+struct Candidate {
+  std::string target, status, error, kind, device_name;
+  double latency = kInf;  // the limit's statistic
+  double p50 = kInf;
+  std::optional<double> energy_mj, memory_mb, sqnr_db, top1, cost;
+  std::string energy_source;
+  bool ok() const { return status == "ok"; }
+};
+
+struct Violation {
+  std::string limit;
+  std::optional<double> value;
+  double bound = 0;
+  double severity = 0;  // relative amount by which the limit is missed (kInf: not measured)
+  std::string reason;
+};
+
+Candidate FromJson(const json& t, const RecommendOptions& o) {
+  Candidate c;
+  c.target = t.value("target", "");
+  c.status = t.value("status", "");
+  if (t.contains("error") && t["error"].is_string()) c.error = t["error"].get<std::string>();
+  const json& device = t.value("device", json::object());
+  c.kind = device.value("kind", "");
+  c.device_name = device.value("name", "");
+  const json& latency = t.value("latency_ms", json(nullptr));
+  c.latency = Num(latency, o.limits.latency_stat.c_str()).value_or(kInf);
+  c.p50 = Num(latency, "p50").value_or(kInf);
+  if (auto bytes = Num(t, "peak_memory_bytes")) c.memory_mb = *bytes / (1024.0 * 1024.0);
+  const json& energy = t.value("energy_j", json(nullptr));
+  if (auto j = Num(energy, "value")) {
+    c.energy_mj = *j * 1e3;
+    c.energy_source = energy.value("source", "");
+  }
+  const json& accuracy = t.value("accuracy", json(nullptr));
+  c.sqnr_db = Num(accuracy, "output_sqnr_db");
+  c.top1 = Num(accuracy, "top1_agreement");
+  if (o.costs != nullptr && std::isfinite(c.p50)) {
+    if (const CostEntry* e = o.costs->Find(c.kind, c.device_name)) {
+      // One inference at a time on the whole device: $/h × seconds per inference × 10^6 / 3600.
+      c.cost = e->usd_per_hour * (c.p50 / 1e3) * 1e6 / 3600.0;
+    }
+  }
+  return c;
+}
+
+std::vector<Violation> Check(const Candidate& c, const Limits& l) {
+  std::vector<Violation> v;
+  auto over = [&](const char* limit, std::optional<double> value, double bound, const std::string& what,
+                  const std::string& unit) {
+    if (!value) {
+      v.push_back(
+          {limit, std::nullopt, bound, kInf, what + " was not measured, so the " + limit + " limit cannot be met"});
+    } else if (*value > bound) {
+      v.push_back({limit, value, bound, (*value - bound) / std::max(bound, 1e-12),
+                   fmt::format("{} {:.4g} {} is over the {:.4g} {} limit by {:.3g} {} ({:.2f}x)", what, *value, unit,
+                               bound, unit, *value - bound, unit, *value / std::max(bound, 1e-12))});
+    }
+  };
+  auto under = [&](const char* limit, std::optional<double> value, double bound, const std::string& what,
+                   const std::string& unit, double scale) {
+    if (!value) {
+      v.push_back(
+          {limit, std::nullopt, bound, kInf, what + " was not measured, so the " + limit + " limit cannot be met"});
+    } else if (*value < bound) {
+      v.push_back({limit, value, bound, (bound - *value) / std::max(std::fabs(bound), 1e-12),
+                   fmt::format("{} {:.4g}{} is under the {:.4g}{} limit by {:.3g}{}", what, *value * scale, unit,
+                               bound * scale, unit, (bound - *value) * scale, unit)});
+    }
+  };
+  if (l.max_latency_ms) {
+    over("max_latency_ms", std::isfinite(c.latency) ? std::optional(c.latency) : std::nullopt, *l.max_latency_ms,
+         l.latency_stat + " latency", "ms");
+  }
+  if (l.min_top1) under("min_top1", c.top1, *l.min_top1, "top-1 agreement", " %", 100.0);
+  if (l.min_sqnr_db) under("min_sqnr_db", c.sqnr_db, *l.min_sqnr_db, "output SQNR", " dB", 1.0);
+  if (l.max_memory_mb) over("max_memory_mb", c.memory_mb, *l.max_memory_mb, "planned peak memory", "MiB");
+  if (l.max_energy_mj) {
+    over("max_energy_mj", c.energy_mj, *l.max_energy_mj,
+         "energy per inference" + (c.energy_source.empty() ? std::string() : " (" + c.energy_source + ")"), "mJ");
+  }
+  return v;
+}
+
+// Noise power of the output relative to the signal: lower is better (drift axis of the frontier).
+double Nmse(const Candidate& c) { return c.sqnr_db ? std::pow(10.0, -*c.sqnr_db / 10.0) : kInf; }
+
+bool Dominates(const Candidate& a, const Candidate& b) {
+  const double av[] = {a.p50, Nmse(a), a.energy_mj.value_or(kInf)};
+  const double bv[] = {b.p50, Nmse(b), b.energy_mj.value_or(kInf)};
+  bool strictly = false;
+  for (int i = 0; i < 3; ++i) {
+    if (av[i] > bv[i]) return false;
+    strictly = strictly || av[i] < bv[i];
+  }
+  return strictly;
+}
+
+std::string DriftText(const Candidate& c) {
+  std::string text;
+  if (c.top1) text = fmt::format("top-1 agreement {:.1f} %", *c.top1 * 100);
+  if (c.sqnr_db) text += fmt::format("{}output SQNR {:.1f} dB", text.empty() ? "" : ", ", *c.sqnr_db);
+  return text.empty() ? "drift not measured" : text;
+}
+
+}  // namespace
+
+const char* ObjectiveName(Objective objective) {
+  switch (objective) {
+    case Objective::kLatency: return "latency";
+    case Objective::kEnergy: return "energy";
+    case Objective::kCost: return "cost";
+  }
+  return "latency";
+}
+
+Result<Objective> ParseObjective(const std::string& text) {
+  if (text == "latency") return Objective::kLatency;
+  if (text == "energy") return Objective::kEnergy;
+  if (text == "cost") return Objective::kCost;
+  return InvalidArgument("unknown objective '" + text + "' (latency, energy or cost)");
+}
+
+const CostEntry* CostTable::Find(const std::string& kind, const std::string& device_name) const {
+  for (const CostEntry& e : entries) {
+    if (e.kind == kind && (e.name_contains.empty() || device_name.find(e.name_contains) != std::string::npos))
+      return &e;
+  }
+  return nullptr;
+}
+
+std::filesystem::path DefaultCostTablePath() {
+#ifdef CHIPFIT_COST_TABLE
+  return CHIPFIT_COST_TABLE;
+#else
+  return "resources/costs/default.yaml";
+#endif
+}
+
+Result<CostTable> LoadCostTable(const std::filesystem::path& path) {
+  CostTable table;
+  table.path = path.string();
+  try {
+    const YAML::Node root = YAML::LoadFile(path.string());
+    const YAML::Node devices = root["devices"];
+    if (!devices || !devices.IsSequence()) {
+      return ParseError("cost table '" + path.string() + "': needs a 'devices:' list");
+    }
+    for (const YAML::Node& d : devices) {
+      const int line = d.Mark().line + 1;
+      for (const auto& kv : d) {
+        const auto key = kv.first.as<std::string>();
+        if (key != "kind" && key != "name_contains" && key != "usd_per_hour" && key != "source") {
+          return ParseError(
+              fmt::format("cost table '{}' line {}: unknown key '{}' (kind, name_contains, "
+                          "usd_per_hour, source)",
+                          path.string(), kv.first.Mark().line + 1, key));
+        }
+      }
+      if (!d["kind"] || !d["usd_per_hour"]) {
+        return ParseError(
+            fmt::format("cost table '{}' line {}: every entry needs kind and usd_per_hour", path.string(), line));
+      }
+      CostEntry e{.kind = d["kind"].as<std::string>(),
+                  .name_contains = d["name_contains"] ? d["name_contains"].as<std::string>() : "",
+                  .usd_per_hour = d["usd_per_hour"].as<double>(),
+                  .source = d["source"] ? d["source"].as<std::string>() : ""};
+      if (e.usd_per_hour < 0) {
+        return ParseError(fmt::format("cost table '{}' line {}: usd_per_hour must be ≥ 0", path.string(), line));
+      }
+      table.entries.push_back(std::move(e));
+    }
+  } catch (const YAML::BadFile&) {
+    return NotFound("cost table '" + path.string() + "' cannot be read");
+  } catch (const YAML::Exception& e) {
+    return ParseError("cost table '" + path.string() + "': " + e.what());
+  }
+  return table;
+}
+
+Result<std::map<std::string, double>> ParseWeights(const std::string& text) {
+  std::map<std::string, double> weights;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t eq = part.find('=');
+    if (eq == std::string::npos) return InvalidArgument("--weights: '" + part + "' is not NAME=NUMBER");
+    const std::string name = part.substr(0, eq);
+    if (name != "latency" && name != "energy" && name != "cost" && name != "drift") {
+      return InvalidArgument("--weights: unknown term '" + name + "' (latency, energy, cost, drift)");
+    }
+    char* end = nullptr;
+    const double w = std::strtod(part.c_str() + eq + 1, &end);
+    if (end == part.c_str() + eq + 1 || *end != '\0' || !(w >= 0)) {
+      return InvalidArgument("--weights: '" + part + "' needs a number ≥ 0");
+    }
+    weights[name] = w;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return weights;
+}
+
+Result<json> Recommend(const json& run, const RecommendOptions& o) {
+  const Limits& l = o.limits;
+  if (l.latency_stat != "p50" && l.latency_stat != "p90" && l.latency_stat != "p99") {
+    return InvalidArgument("--latency-stat must be p50, p90 or p99, not '" + l.latency_stat + "'");
+  }
+  std::map<std::string, double> weights = o.weights;
+  if (weights.empty()) weights[ObjectiveName(o.objective)] = 1.0;
+  if ((weights.contains("cost") && weights["cost"] > 0) && o.costs == nullptr) {
+    return InvalidArgument("the cost objective needs a cost table ($/hour per device)");
+  }
+  std::vector<Candidate> all;
+  for (const json& t : run.value("targets", json::array())) all.push_back(FromJson(t, o));
+
+  json rejected = json::array();
+  std::vector<const Candidate*> passing;
+  const Candidate* closest = nullptr;
+  const Violation* closest_violation = nullptr;
+  double closest_severity = kInf;
+  std::vector<std::vector<Violation>> violations(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Candidate& c = all[i];
+    if (!c.ok()) {
+      rejected.push_back({{"target", c.target},
+                          {"limit", "status"},
+                          {"value", nullptr},
+                          {"bound", nullptr},
+                          {"reason", "did not run (" + c.status + (c.error.empty() ? "" : ": " + c.error) + ")"}});
+      continue;
+    }
+    violations[i] = Check(c, l);
+    if (violations[i].empty()) {
+      passing.push_back(&c);
+      continue;
+    }
+    double worst = 0;
+    const Violation* worst_v = nullptr;
+    for (const Violation& v : violations[i]) {
+      rejected.push_back({{"target", c.target},
+                          {"limit", v.limit},
+                          {"value", v.value ? json(*v.value) : json(nullptr)},
+                          {"bound", v.bound},
+                          {"reason", v.reason}});
+      if (worst_v == nullptr || v.severity > worst) {
+        worst = v.severity;
+        worst_v = &v;
+      }
+    }
+    if (worst < closest_severity) {
+      closest_severity = worst;
+      closest = &c;
+      closest_violation = worst_v;
+    }
+  }
+
+  // Score: Σ weight × (value / best passing value); drift adds one per 10 dB below the best SQNR.
+  auto value_of = [](const Candidate& c, const std::string& term) -> double {
+    if (term == "latency") return c.latency;
+    if (term == "energy") return c.energy_mj.value_or(kInf);
+    if (term == "cost") return c.cost.value_or(kInf);
+    return c.sqnr_db.value_or(-kInf);
+  };
+  std::map<std::string, double> best;
+  for (const auto& [term, w] : weights) {
+    double b = term == "drift" ? -kInf : kInf;
+    for (const Candidate* c : passing) {
+      const double v = value_of(*c, term);
+      b = term == "drift" ? std::max(b, v) : std::min(b, v);
+    }
+    best[term] = b;
+  }
+  auto score = [&](const Candidate& c) {
+    double s = 0;
+    for (const auto& [term, w] : weights) {
+      if (w == 0) continue;
+      const double v = value_of(c, term);
+      if (term == "drift") {
+        s += w * (std::isfinite(v) && std::isfinite(best[term]) ? 1 + (best[term] - v) / 10.0 : kInf);
+      } else {
+        s += w * (std::isfinite(v) && best[term] > 0 ? v / best[term] : kInf);
+      }
+    }
+    return s;
+  };
+  std::vector<std::pair<double, const Candidate*>> ranked;
+  for (const Candidate* c : passing) ranked.emplace_back(score(*c), c);
+  // Ties (equal scores) go to the faster p50, then the lower energy, then the name: deterministic.
+  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first < y.first;
+    if (x.second->p50 != y.second->p50) return x.second->p50 < y.second->p50;
+    const double ex = x.second->energy_mj.value_or(kInf), ey = y.second->energy_mj.value_or(kInf);
+    if (ex != ey) return ex < ey;
+    return x.second->target < y.second->target;
+  });
+  json ranked_names = json::array(), scores = json::array();
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const Candidate& c = *ranked[i].second;
+    ranked_names.push_back(c.target);
+    const bool tie = (i > 0 && ranked[i - 1].first == ranked[i].first) ||
+                     (i + 1 < ranked.size() && ranked[i + 1].first == ranked[i].first);
+    scores.push_back({{"target", c.target},
+                      {"score", std::isfinite(ranked[i].first) ? json(ranked[i].first) : json(nullptr)},
+                      {"tie", tie},
+                      {"latency_ms", c.latency},
+                      {"p50_ms", c.p50},
+                      {"energy_mj", c.energy_mj ? json(*c.energy_mj) : json(nullptr)},
+                      {"cost_usd_per_million", c.cost ? json(*c.cost) : json(nullptr)},
+                      {"output_sqnr_db", c.sqnr_db ? json(*c.sqnr_db) : json(nullptr)},
+                      {"top1_agreement", c.top1 ? json(*c.top1) : json(nullptr)}});
+  }
+  json pareto = json::array();
+  for (const Candidate& c : all) {
+    if (!c.ok()) continue;
+    bool dominated = false;
+    for (const Candidate& d : all) dominated = dominated || (d.ok() && Dominates(d, c));
+    if (!dominated) pareto.push_back(c.target);
+  }
+
+  // The paragraph.
+  const Candidate* baseline = nullptr;
+  for (const Candidate& c : all) {
+    if (c.ok() && (baseline == nullptr || c.target == "cpu:fp32")) baseline = &c;
+  }
+  std::string summary;
+  json best_json = nullptr, fallback_json = nullptr, closest_json = nullptr;
+  if (!ranked.empty()) {
+    const Candidate& b = *ranked.front().second;
+    best_json = b.target;
+    std::string speed;
+    if (baseline != nullptr && baseline != &b && std::isfinite(b.p50) && b.p50 > 0) {
+      const double ratio = baseline->p50 / b.p50;
+      if (std::fabs(ratio - 1) < 0.03) {
+        speed = fmt::format("as fast as {} within 3 % (p50 {:.3g} ms vs {:.3g} ms)", baseline->target, b.p50,
+                            baseline->p50);
+      } else {
+        speed = fmt::format("{:.2f}x {} than {} (p50 {:.3g} ms vs {:.3g} ms)", ratio >= 1 ? ratio : 1 / ratio,
+                            ratio >= 1 ? "faster" : "slower", baseline->target, b.p50, baseline->p50);
+      }
+    } else {
+      speed = fmt::format("p50 {:.3g} ms", b.p50);
+    }
+    summary = fmt::format("{}: {}, {}, {}", b.target, speed, DriftText(b),
+                          l.any() ? "within all limits" : "no limits were given");
+    if (o.objective != Objective::kLatency || o.weights.size() > 1) {
+      summary += fmt::format(" (ranked by {})", o.weights.empty() ? ObjectiveName(o.objective) : "the weighted score");
+    }
+    summary += ".";
+    // The fallback: the best-ranked other passing target that drifts less.
+    for (size_t i = 1; i < ranked.size(); ++i) {
+      const Candidate& f = *ranked[i].second;
+      if (f.sqnr_db && b.sqnr_db && *f.sqnr_db > *b.sqnr_db + 0.5) {
+        fallback_json = f.target;
+        summary +=
+            fmt::format(" {} is the fallback if {}'s drift is not acceptable ({}).", f.target, b.target, DriftText(f));
+        break;
+      }
+    }
+  } else if (closest != nullptr) {
+    closest_json = {
+        {"target", closest->target}, {"limit", closest_violation->limit}, {"reason", closest_violation->reason}};
+    summary =
+        fmt::format("No target meets the limits; the closest is {}: {}.", closest->target, closest_violation->reason);
+  } else {
+    summary = "No target ran, so none can be recommended.";
+  }
+  int rejected_targets = 0;
+  for (size_t i = 0; i < all.size(); ++i) rejected_targets += (!all[i].ok() || !violations[i].empty()) ? 1 : 0;
+  if (rejected_targets > 0 && !ranked.empty()) {
+    summary += fmt::format(" {} other target(s) rejected (see the reasons).", rejected_targets);
+  }
+
+  json limits = {{"latency_stat", l.latency_stat}};
+  auto put = [&](const char* key, const std::optional<double>& v) { limits[key] = v ? json(*v) : json(nullptr); };
+  put("max_latency_ms", l.max_latency_ms);
+  put("min_top1", l.min_top1);
+  put("min_sqnr_db", l.min_sqnr_db);
+  put("max_memory_mb", l.max_memory_mb);
+  put("max_energy_mj", l.max_energy_mj);
+  json weights_json = json::object();
+  for (const auto& [term, w] : weights) weights_json[term] = w;
+  return json{{"limits", limits},        {"objective", ObjectiveName(o.objective)},
+              {"weights", weights_json}, {"cost_table", o.costs ? json(o.costs->path) : json(nullptr)},
+              {"ranked", ranked_names},  {"scores", scores},
+              {"pareto", pareto},        {"rejected", rejected},
+              {"best", best_json},       {"fallback", fallback_json},
+              {"closest", closest_json}, {"summary", summary}};
+}
+
+}  // namespace chipfit

@@ -1,0 +1,65 @@
+// Recommendation (DESIGN.md §5): from a run's target results, hard limits and an objective, the
+// targets that pass ranked, the Pareto frontier over latency × drift × energy, every rejected
+// target with the limit it broke and by how much, and one paragraph in plain language.
+// Deterministic and device-free: it reads the profile JSON (schema chipfit.profile/1) only.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace chipfit {
+
+struct Limits {
+  std::optional<double> max_latency_ms;
+  std::string latency_stat = "p99";  // p50 | p90 | p99: which statistic max_latency_ms bounds
+  std::optional<double> min_top1;    // agreement with the reference, 0..1
+  std::optional<double> min_sqnr_db;
+  std::optional<double> max_memory_mb;  // planned peak memory
+  std::optional<double> max_energy_mj;  // per inference
+  bool any() const { return max_latency_ms || min_top1 || min_sqnr_db || max_memory_mb || max_energy_mj; }
+};
+
+enum class Objective { kLatency, kEnergy, kCost };
+const char* ObjectiveName(Objective objective);
+Result<Objective> ParseObjective(const std::string& text);
+
+// $/hour per device, matched by device kind and (optionally) a substring of the device's name;
+// the first matching entry wins. Loaded from YAML (resources/costs/default.yaml is the default).
+struct CostEntry {
+  std::string kind;  // "cpu", "opencl", "cuda"
+  std::string name_contains;
+  double usd_per_hour = 0;
+  std::string source;
+};
+struct CostTable {
+  std::vector<CostEntry> entries;
+  std::string path;
+  const CostEntry* Find(const std::string& kind, const std::string& device_name) const;
+};
+Result<CostTable> LoadCostTable(const std::filesystem::path& path);
+std::filesystem::path DefaultCostTablePath();
+
+struct RecommendOptions {
+  Limits limits;
+  Objective objective = Objective::kLatency;
+  // Optional weights of a combined score (each term is the target's value over the best passing
+  // value, so 1 is the best); empty: the objective alone.
+  std::map<std::string, double> weights;  // keys: latency, energy, cost, drift
+  const CostTable* costs = nullptr;       // needed for the cost objective and cost weights
+};
+
+// Parses "latency=1,energy=0.5"; errors name the bad part.
+Result<std::map<std::string, double>> ParseWeights(const std::string& text);
+
+// The recommendation JSON of DESIGN.md §7: {"limits", "objective", "weights", "ranked", "scores",
+// "pareto", "rejected", "best", "fallback", "closest", "summary"}.
+Result<nlohmann::json> Recommend(const nlohmann::json& run, const RecommendOptions& options);
+
+}  // namespace chipfit

@@ -1,0 +1,170 @@
+// Recommend: ranking per objective, ties, the Pareto frontier, rejection reasons with amounts, the
+// empty result naming the closest target, the cost table and weights.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/recommend/recommend.h"
+
+namespace chipfit {
+namespace {
+
+using nlohmann::json;
+
+// One target's JSON: p50 (p99 = 1.5 × p50), output SQNR, top-1, energy (mJ), planned memory (MiB).
+json T(const std::string& target, double p50, double sqnr, std::optional<double> top1, double energy_mj,
+       double memory_mb = 10, const std::string& status = "ok") {
+  if (status != "ok") return {{"target", target}, {"status", status}, {"error", "refused: no kernel"}};
+  return {{"target", target},
+          {"status", "ok"},
+          {"device", {{"kind", target.substr(0, target.find(':'))}, {"name", "Test CPU"}}},
+          {"latency_ms", {{"p50", p50}, {"p90", p50 * 1.2}, {"p99", p50 * 1.5}}},
+          {"peak_memory_bytes", memory_mb * 1024 * 1024},
+          {"energy_j", {{"value", energy_mj / 1e3}, {"source", "estimated"}}},
+          {"accuracy", {{"output_sqnr_db", sqnr}, {"top1_agreement", top1 ? json(*top1) : json(nullptr)}}}};
+}
+
+json RunOf(std::vector<json> targets) { return {{"targets", targets}}; }
+
+const json kRun =
+    RunOf({T("cpu:fp32", 1.0, 120, 1.0, 1.4), T("cpu:bf16", 0.6, 40, 0.998, 1.2), T("cpu:int8", 0.37, 24, 0.996, 1.1),
+           T("opencl:0:fp32", 9.7, 127, 1.0, 1.4), T("cpu:fp16", 0, 0, 0, 0, 0, "unsupported")});
+
+std::vector<std::string> Names(const json& list) { return list.get<std::vector<std::string>>(); }
+
+TEST(RecommendTest, RanksPassingTargetsByLatencyAndExplainsTheBest) {
+  RecommendOptions o;
+  o.limits.max_latency_ms = 5;  // p99
+  o.limits.min_top1 = 0.99;
+  auto r = Recommend(kRun, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:int8", "cpu:bf16", "cpu:fp32"}));
+  EXPECT_EQ((*r)["best"], "cpu:int8");
+  EXPECT_EQ((*r)["fallback"], "cpu:bf16");  // the next one that drifts less
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("cpu:int8: 2.70x faster than cpu:fp32"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("top-1 agreement 99.6 %"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("within all limits"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("cpu:bf16 is the fallback if cpu:int8's drift is not acceptable"), std::string::npos)
+      << summary;
+  // Rejected: opencl over the p99 limit by 14.55 - 5 ms; cpu:fp16 did not run.
+  ASSERT_EQ((*r)["rejected"].size(), 2u);
+  const json& slow = (*r)["rejected"][0];
+  EXPECT_EQ(slow["target"], "opencl:0:fp32");
+  EXPECT_EQ(slow["limit"], "max_latency_ms");
+  EXPECT_DOUBLE_EQ(slow["value"].get<double>(), 9.7 * 1.5);
+  EXPECT_NE(slow["reason"].get<std::string>().find("p99 latency 14.55 ms is over the 5 ms limit by 9.55 ms"),
+            std::string::npos)
+      << slow["reason"];
+  EXPECT_EQ((*r)["rejected"][1]["limit"], "status");
+  EXPECT_NE((*r)["rejected"][1]["reason"].get<std::string>().find("unsupported"), std::string::npos);
+}
+
+TEST(RecommendTest, EveryBrokenLimitIsListedWithItsAmount) {
+  RecommendOptions o;
+  o.limits.latency_stat = "p50";
+  o.limits.max_latency_ms = 0.5;
+  o.limits.min_sqnr_db = 30;
+  o.limits.max_memory_mb = 8;
+  o.limits.max_energy_mj = 1.15;
+  auto r = Recommend(RunOf({T("cpu:bf16", 0.6, 40, 0.998, 1.2, 12), T("cpu:int8", 0.37, 24, 0.996, 1.1, 6)}), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE((*r)["ranked"].empty());
+  std::map<std::string, std::vector<std::string>> broken;
+  for (const json& rej : (*r)["rejected"]) broken[rej["target"]].push_back(rej["limit"]);
+  EXPECT_EQ(broken["cpu:bf16"], (std::vector<std::string>{"max_latency_ms", "max_memory_mb", "max_energy_mj"}));
+  EXPECT_EQ(broken["cpu:int8"], (std::vector<std::string>{"min_sqnr_db"}));
+  // The closest: int8 misses 30 dB by 6 dB (20 %), bf16 misses 0.5 ms by 20 %, 8 MiB by 50 %.
+  EXPECT_EQ((*r)["closest"]["target"], "cpu:int8");
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("No target meets the limits; the closest is cpu:int8: output SQNR 24 dB is under the 30 dB "
+                         "limit by 6 dB"),
+            std::string::npos)
+      << summary;
+}
+
+TEST(RecommendTest, AMissingMeasurementCannotMeetALimit) {
+  RecommendOptions o;
+  o.limits.min_top1 = 0.99;
+  auto r = Recommend(RunOf({T("cpu:fp32", 1.0, 120, std::nullopt, 1.4)}), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE((*r)["ranked"].empty());
+  EXPECT_TRUE((*r)["rejected"][0]["value"].is_null());
+  EXPECT_NE((*r)["rejected"][0]["reason"].get<std::string>().find("was not measured"), std::string::npos);
+}
+
+TEST(RecommendTest, TiesAreBrokenDeterministically) {
+  // Same p99 and score: the lower energy wins, then the name.
+  RecommendOptions o;
+  auto r = Recommend(
+      RunOf({T("cpu:b", 1.0, 40, 1.0, 2.0), T("cpu:a", 1.0, 40, 1.0, 2.0), T("cpu:c", 1.0, 40, 1.0, 1.0)}), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:c", "cpu:a", "cpu:b"}));
+  for (const json& s : (*r)["scores"]) EXPECT_TRUE(s["tie"].get<bool>());
+  EXPECT_NE((*r)["summary"].get<std::string>().find("no limits were given"), std::string::npos);
+}
+
+TEST(RecommendTest, ParetoFrontierOverLatencyDriftAndEnergy) {
+  // d is dominated by c (slower, noisier, same energy); the rest each win somewhere.
+  const json run = RunOf({T("cpu:a", 1.0, 120, 1.0, 3.0), T("cpu:b", 0.5, 40, 1.0, 2.0), T("cpu:c", 0.3, 25, 1.0, 2.5),
+                          T("cpu:d", 0.4, 20, 1.0, 2.5), T("cpu:e", 2.0, 30, 1.0, 1.0)});
+  auto r = Recommend(run, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Names((*r)["pareto"]), (std::vector<std::string>{"cpu:a", "cpu:b", "cpu:c", "cpu:e"}));
+}
+
+TEST(RecommendTest, EnergyAndCostObjectivesAndWeights) {
+  RecommendOptions o;
+  o.objective = Objective::kEnergy;
+  auto r = Recommend(kRun, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "cpu:int8");
+  EXPECT_EQ(Names((*r)["ranked"]).back(), "opencl:0:fp32");  // 1.4 mJ and the slowest: last of the ties
+  // Cost: the table prices the device per hour; the slow OpenCL target costs the most.
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_costs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "costs.yaml") << "devices:\n  - kind: cpu\n    usd_per_hour: 3.6\n    source: test\n"
+                                       "  - kind: opencl\n    usd_per_hour: 0.36\n    source: test\n";
+  auto table = LoadCostTable(dir / "costs.yaml");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  o.objective = Objective::kCost;
+  o.costs = &*table;
+  r = Recommend(kRun, o);
+  ASSERT_TRUE(r.ok());
+  // cpu:int8: 3.6 $/h × 0.37 ms → 0.37 $/million; opencl: 0.36 $/h × 9.7 ms → 0.97 $/million.
+  EXPECT_EQ((*r)["best"], "cpu:int8");
+  EXPECT_NEAR((*r)["scores"][0]["cost_usd_per_million"].get<double>(), 0.37, 1e-9);
+  // Weights: drift counted as heavily as latency puts fp32 (120 dB) ahead of int8 (24 dB).
+  auto w = ParseWeights("latency=1,drift=1");
+  ASSERT_TRUE(w.ok());
+  o.objective = Objective::kLatency;
+  o.weights = *w;
+  r = Recommend(kRun, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "cpu:fp32");
+  EXPECT_FALSE(ParseWeights("latency=fast").ok());
+  EXPECT_FALSE(ParseWeights("speed=1").ok());
+  // A cost objective without a table is an error, as is an unknown key in the table.
+  RecommendOptions no_table;
+  no_table.objective = Objective::kCost;
+  EXPECT_FALSE(Recommend(kRun, no_table).ok());
+  std::ofstream(dir / "bad.yaml") << "devices:\n  - kind: cpu\n    usd_per_hour: 1\n    price: 2\n";
+  auto bad = LoadCostTable(dir / "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 4"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("price"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RecommendTest, TheShippedCostTableLoadsAndNamesItsSources) {
+  auto table = LoadCostTable(DefaultCostTablePath());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_NE(table->Find("cpu", "AMD EPYC"), nullptr);
+  for (const CostEntry& e : table->entries) EXPECT_FALSE(e.source.empty()) << e.kind;
+  EXPECT_EQ(table->Find("opencl", "pthread-skylake-avx512")->usd_per_hour, table->Find("cpu", "x")->usd_per_hour);
+}
+
+}  // namespace
+}  // namespace chipfit
