@@ -77,8 +77,14 @@ CREATE TABLE layer_results(
   energy_j REAL);
 CREATE INDEX layers_by_target ON layer_results(target_result_id, position);
 )sql",
+    // 2: a run's identity across stores (chipfit merge): a random 128-bit id.
+    R"sql(
+ALTER TABLE runs ADD COLUMN uid TEXT;
+UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
+)sql",
 };
-static_assert(kStoreSchemaVersion == 1, "add a migration to kMigrations with every schema version");
+static_assert(kStoreSchemaVersion == 2, "add a migration to kMigrations with every schema version");
 
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
@@ -166,6 +172,8 @@ auto Guarded(const std::filesystem::path& path, const std::string& context, F&& 
 
 }  // namespace
 
+const std::vector<const char*>& StoreMigrations() { return kMigrations; }
+
 RunStore::RunStore(std::filesystem::path path, std::unique_ptr<SQLite::Database> db)
     : path_(std::move(path)), db_(std::move(db)) {}
 
@@ -250,6 +258,12 @@ Status RunStore::Migrate() {
 
 Result<int64_t> RunStore::BeginRun(const json& model, const json& machine, const json& run, const std::string& command,
                                    const std::string& chipfit_version) {
+  return InsertRun(model, machine, run, command, chipfit_version,
+                   {.status = "incomplete", .started_at = UtcNow(), .finished_at = std::nullopt, .uid = std::nullopt});
+}
+
+Result<int64_t> RunStore::InsertRun(const json& model, const json& machine, const json& run, const std::string& command,
+                                    const std::string& chipfit_version, const RunMeta& meta) {
   const auto sha256 = Text(model, "sha256");
   if (!sha256) return InvalidArgument("a run is stored with its model's sha256; this model has none");
   return Guarded(path_, "starting a run", [&]() -> Result<int64_t> {
@@ -321,15 +335,19 @@ Result<int64_t> RunStore::BeginRun(const json& model, const json& machine, const
     }
 
     SQLite::Statement insert_run(*db_, R"sql(
-      INSERT INTO runs(model_id, machine_id, status, started_at, chipfit_version, command, machine, run)
-      VALUES(?, ?, 'incomplete', ?, ?, ?, ?, ?))sql");
+      INSERT INTO runs(model_id, machine_id, status, started_at, finished_at, chipfit_version, command, machine, run,
+                       uid)
+      VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, lower(hex(randomblob(16))))))sql");
     insert_run.bind(1, model_row);
     insert_run.bind(2, machine_row);
-    insert_run.bind(3, UtcNow());
-    insert_run.bind(4, chipfit_version);
-    insert_run.bind(5, command);
-    insert_run.bind(6, machine.dump());
-    insert_run.bind(7, run.dump());
+    insert_run.bind(3, meta.status);
+    insert_run.bind(4, meta.started_at);
+    BindOptional(insert_run, 5, meta.finished_at);
+    insert_run.bind(6, chipfit_version);
+    insert_run.bind(7, command);
+    insert_run.bind(8, machine.dump());
+    insert_run.bind(9, run.dump());
+    BindOptional(insert_run, 10, meta.uid);
     insert_run.exec();
     const int64_t run_id = db_->getLastInsertRowid();
     t.Commit();
@@ -434,13 +452,14 @@ Result<json> RunStore::LoadRun(int64_t run_id) const {
   return Guarded(path_, "reading run " + std::to_string(run_id), [&]() -> Result<json> {
     SQLite::Statement q(*db_, R"sql(
       SELECT runs.status, runs.started_at, runs.finished_at, runs.chipfit_version, runs.command, runs.machine,
-             runs.run, models.summary
+             runs.run, models.summary, runs.uid
       FROM runs JOIN models ON models.id = runs.model_id WHERE runs.id = ?)sql");
     q.bind(1, run_id);
     if (!q.executeStep()) return NotFound("run " + std::to_string(run_id) + " is not in " + path_.string());
     json out = {{"schema", "chipfit.profile/1"},
                 {"chipfit_version", q.getColumn(3).getString()},
                 {"run_id", run_id},
+                {"run_uid", q.getColumn(8).getString()},
                 {"status", q.getColumn(0).getString()},
                 {"started_at", q.getColumn(1).getString()},
                 {"finished_at", q.getColumn(2).isNull() ? json(nullptr) : json(q.getColumn(2).getString())},
@@ -458,6 +477,45 @@ Result<json> RunStore::LoadRun(int64_t run_id) const {
     out["targets"] = targets;
     return out;
   });
+}
+
+Result<MergeStats> RunStore::MergeFrom(const RunStore& other) {
+  auto runs = other.ListRuns();
+  if (!runs.ok()) return runs.status();
+  MergeStats stats;
+  // Oldest first, so merged runs keep their order.
+  for (auto it = runs->rbegin(); it != runs->rend(); ++it) {
+    auto run = other.LoadRun(it->id);
+    if (!run.ok()) return run.status();
+    const std::string uid = (*run)["run_uid"];
+    auto present = Guarded(path_, "merging", [&]() -> Result<bool> {
+      SQLite::Statement q(*db_, "SELECT count(*) FROM runs WHERE uid = ?");
+      q.bind(1, uid);
+      q.executeStep();
+      return q.getColumn(0).getInt() > 0;
+    });
+    if (!present.ok()) return present.status();
+    if (*present) {
+      ++stats.skipped;
+      continue;
+    }
+    json rest = *run;
+    for (const char* key : {"schema", "chipfit_version", "run_id", "run_uid", "status", "started_at", "finished_at",
+                            "command", "model", "machine", "targets"}) {
+      rest.erase(key);
+    }
+    const json& finished = (*run)["finished_at"];
+    auto id =
+        InsertRun((*run)["model"], (*run)["machine"], rest, (*run)["command"], (*run)["chipfit_version"],
+                  {.status = (*run)["status"],
+                   .started_at = (*run)["started_at"],
+                   .finished_at = finished.is_string() ? std::optional(finished.get<std::string>()) : std::nullopt,
+                   .uid = uid});
+    if (!id.ok()) return id.status();
+    for (const json& target : (*run)["targets"]) RETURN_IF_ERROR(AddTarget(*id, target));
+    ++stats.merged;
+  }
+  return stats;
 }
 
 Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::string>& model_sha256) const {

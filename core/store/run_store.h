@@ -27,9 +27,17 @@ class Database;
 namespace chipfit {
 
 // PRAGMA user_version of the schema this binary writes; older files are migrated forward.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 // PRAGMA application_id of a chipfit store ("CHFT").
 inline constexpr int32_t kStoreApplicationId = 0x43484654;
+
+// The SQL of each migration: [N-1] makes schema version N (for tests that build older stores).
+const std::vector<const char*>& StoreMigrations();
+
+struct MergeStats {
+  int merged = 0;   // runs copied in
+  int skipped = 0;  // runs this store already had (same uid)
+};
 
 struct RunSummary {
   int64_t id = 0;
@@ -67,13 +75,25 @@ class RunStore {
   // is merged into the run's top-level JSON.
   Status FinishRun(int64_t run_id, const std::string& status, const nlohmann::json& extra = nullptr);
 
-  // The run as profile JSON (schema chipfit.profile/1), `run_id` and `status` filled in.
+  // The run as profile JSON (schema chipfit.profile/1), `run_id`, `run_uid` and `status` filled in.
   Result<nlohmann::json> LoadRun(int64_t run_id) const;
   // Newest first; only runs of the model with this sha256 when given.
   Result<std::vector<RunSummary>> ListRuns(const std::optional<std::string>& model_sha256 = std::nullopt) const;
 
+  // Copies every run of `other` this store lacks (runs are identified by their uid, so merging the
+  // same shard twice adds nothing), each with its targets and layers, status and times.
+  Result<MergeStats> MergeFrom(const RunStore& other);
+
  private:
+  struct RunMeta {
+    std::string status;
+    std::string started_at;
+    std::optional<std::string> finished_at;
+    std::optional<std::string> uid;  // none: a new random one
+  };
   RunStore(std::filesystem::path path, std::unique_ptr<SQLite::Database> db);
+  Result<int64_t> InsertRun(const nlohmann::json& model, const nlohmann::json& machine, const nlohmann::json& run,
+                            const std::string& command, const std::string& chipfit_version, const RunMeta& meta);
   Status Migrate();
 
   std::filesystem::path path_;

@@ -148,6 +148,79 @@ TEST(RunStoreTest, AnEmptyFileIsMigratedToTheCurrentSchema) {
   EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
 }
 
+// A store written by every earlier schema version opens, migrates to the current one and keeps
+// its runs.
+TEST(RunStoreTest, EveryEarlierSchemaVersionMigratesForwardKeepingItsRuns) {
+  for (int version = 1; version < kStoreSchemaVersion; ++version) {
+    SCOPED_TRACE("from schema version " + std::to_string(version));
+    const fs::path path = TempDb("v" + std::to_string(version));
+    {
+      SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+      for (int v = 1; v <= version; ++v) db.exec(StoreMigrations()[static_cast<size_t>(v - 1)]);
+      db.exec("PRAGMA application_id=" + std::to_string(kStoreApplicationId));
+      db.exec("PRAGMA user_version=" + std::to_string(version));
+      // A run as version 1 stored it (the columns every version has).
+      db.exec("INSERT INTO models(sha256, path, summary) VALUES('" + std::string(64, 'a') + "', 'm.onnx', '{}')");
+      db.exec("INSERT INTO machines(fingerprint, hostname) VALUES('host|x86_64|cpu', 'host')");
+      db.exec(
+          "INSERT INTO runs(model_id, machine_id, status, started_at, chipfit_version, command, machine, run) "
+          "VALUES(1, 1, 'ok', '2026-01-01T00:00:00Z', 'old', 'chipfit profile m.onnx', '{}', '{}')");
+      db.exec(
+          "INSERT INTO target_results(run_id, position, target, status, result) VALUES(1, 0, 'cpu:fp32', 'ok', "
+          "'{\"target\": \"cpu:fp32\", \"status\": \"ok\"}')");
+    }
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_EQ((*store)->schema_version(), kStoreSchemaVersion);
+    auto run = (*store)->LoadRun(1);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ((*run)["status"], "ok");
+    EXPECT_EQ((*run)["targets"][0]["target"], "cpu:fp32");
+    EXPECT_EQ((*run)["run_uid"].get<std::string>().size(), 32u);  // given one by migration 2
+    // And it takes new runs.
+    EXPECT_TRUE((*store)->BeginRun(kModel, kMachine, kRun, "x", "test").ok());
+  }
+}
+
+TEST(RunStoreTest, MergeCopiesMissingRunsOnce) {
+  const fs::path a_path = TempDb("merge_a"), b_path = TempDb("merge_b");
+  auto a = RunStore::Open(a_path);
+  auto b = RunStore::Open(b_path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int i = 0; i < 3; ++i) {
+    auto run = (*a)->BeginRun(kModel, kMachine, kRun, "shard a " + std::to_string(i), "test");
+    ASSERT_TRUE(run.ok());
+    ASSERT_TRUE((*a)->AddTarget(*run, Target("cpu:fp32", 1.0 + i)).ok());
+    if (i < 2) {
+      ASSERT_TRUE((*a)->FinishRun(*run, "ok", {{"recommendation", {{"best", "cpu:fp32"}}}}).ok());
+    }
+  }
+  auto own = (*b)->BeginRun(kModel, kMachine, kRun, "shard b", "test");
+  ASSERT_TRUE(own.ok());
+  auto stats = (*b)->MergeFrom(**a);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->merged, 3);
+  EXPECT_EQ(stats->skipped, 0);
+  auto again = (*b)->MergeFrom(**a);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->merged, 0);
+  EXPECT_EQ(again->skipped, 3);
+  auto runs = (*b)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 4u);
+  // Same content, status, times and uid as in the shard; only the id differs.
+  for (int64_t id = 1; id <= 3; ++id) {
+    json from = *(*a)->LoadRun(id);
+    json to = *(*b)->LoadRun(id + 1);
+    EXPECT_EQ(to["run_uid"], from["run_uid"]);
+    from.erase("run_id");
+    to.erase("run_id");
+    EXPECT_EQ(to, from);
+  }
+  EXPECT_EQ((*(*b)->LoadRun(4))["status"], "incomplete");
+  EXPECT_EQ((*(*b)->LoadRun(2))["recommendation"]["best"], "cpu:fp32");
+}
+
 TEST(RunStoreTest, FilesItMustNotWriteAreRefusedAndLeftUntouched) {
   // Not SQLite at all.
   const fs::path text = TempDb("text");
