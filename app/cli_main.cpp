@@ -40,6 +40,7 @@
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
 #include "profilers/trace.h"
+#include "yaml-cpp/yaml.h"
 
 namespace chipfit {
 namespace {
@@ -703,7 +704,9 @@ nlohmann::json MachineJson(const DiscoveryReport& discovery) {
   return machine;
 }
 
-int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags) {
+// `result` (optional) receives the run's JSON, as --json writes it.
+int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags,
+               nlohmann::json* result = nullptr) {
   if (flags.targets.empty() == !flags.all_targets) {
     return Fail(InvalidArgument("profile: give --targets T1,T2,... or --all-targets"));
   }
@@ -962,6 +965,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   for (const auto& [key, value] : run_json.items()) out[key] = value;
   out["targets"] = targets_json;
   out["recommendation"] = *recommendation;
+  if (result != nullptr) *result = out;
   if (!flags.json_file.empty()) {
     std::ofstream file(flags.json_file);
     file << out.dump(2) << "\n";
@@ -1082,6 +1086,279 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
                r.targets, r.model_sha256.substr(0, 12) + "..", r.model_path);
   }
   if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
+  return kExitOk;
+}
+
+// Writes the report of a run in the format its extension names.
+Status WriteRunReport(const nlohmann::json& run, const std::string& path) {
+  if (!path.ends_with(".json")) return Unsupported("report '" + path + "': only .json reports exist so far");
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::ofstream file(path);
+  file << run.dump(2) << "\n";
+  return file ? Status() : IoError("cannot write report '" + path + "'");
+}
+
+// chipfit batch MANIFEST.yaml: models × targets × limits, every run stored, reports written, a final
+// table; exit 1 when a model breaks its limits or regresses against its baseline (a CI gate).
+struct BatchModel {
+  std::filesystem::path path;
+  std::vector<std::string> shapes;  // NAME=DxD…
+  std::string data;
+  int line = 0;
+};
+
+struct BatchManifest {
+  std::vector<BatchModel> models;
+  std::string targets;  // "T1,T2" or empty for all
+  bool all_targets = false;
+  LimitFlags limits;
+  std::optional<int64_t> baseline_run;
+  bool baseline_latest = false;
+  std::string report;  // pattern with {model}
+  int iterations = 50, warmup = 10;
+  double min_time = 1.0;
+};
+
+Result<BatchManifest> ReadManifest(const std::filesystem::path& path) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  auto where = [&](const YAML::Node& n) { return path.string() + ":" + std::to_string(n.Mark().line + 1); };
+  auto bad = [&](const YAML::Node& n, const std::string& what) { return ParseError(where(n) + ": " + what); };
+  BatchManifest m;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path.string());
+  } catch (const YAML::BadFile&) {
+    return NotFound("cannot read the batch manifest '" + path.string() + "'");
+  } catch (const YAML::Exception& e) {
+    return ParseError("batch manifest '" + path.string() + "': " + e.what());
+  }
+  if (!root.IsMap())
+    return ParseError("batch manifest '" + path.string() + "': expected a mapping (models:, targets: …)");
+  try {
+    for (const auto& kv : root) {
+      const auto key = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      if (key == "models") {
+        if (!v.IsSequence() || v.size() == 0) return bad(kv.first, "models: needs a list of models");
+        for (const YAML::Node& entry : v) {
+          if (!entry.IsMap()) return bad(entry, "a model entry needs path: (and optionally shapes:, data:)");
+          BatchModel bm;
+          bm.line = entry.Mark().line + 1;
+          for (const auto& f : entry) {
+            const auto field = f.first.as<std::string>();
+            if (field == "path") {
+              bm.path = (dir / f.second.as<std::string>()).lexically_normal();
+              std::error_code ec;
+              if (!std::filesystem::is_regular_file(bm.path, ec)) {
+                return bad(f.second, "model '" + bm.path.string() + "' does not exist");
+              }
+            } else if (field == "shapes") {
+              if (!f.second.IsMap()) return bad(f.second, "shapes: needs NAME: 1x3x224x224 pairs");
+              for (const auto& s : f.second)
+                bm.shapes.push_back(s.first.as<std::string>() + "=" + s.second.as<std::string>());
+            } else if (field == "data") {
+              bm.data = (dir / f.second.as<std::string>()).string();
+            } else {
+              return bad(f.first, "unknown model key '" + field + "' (path, shapes, data)");
+            }
+          }
+          if (bm.path.empty()) return bad(entry, "a model entry needs path:");
+          m.models.push_back(std::move(bm));
+        }
+      } else if (key == "targets") {
+        if (v.IsScalar() && v.as<std::string>() == "all") {
+          m.all_targets = true;
+        } else if (v.IsSequence()) {
+          for (const YAML::Node& t : v) {
+            const auto text = t.as<std::string>();
+            if (auto parsed = ParseTarget(text); !parsed.ok()) return bad(t, parsed.status().message());
+            m.targets += (m.targets.empty() ? "" : ",") + text;
+          }
+        } else {
+          return bad(v, "targets: needs a list of targets or 'all'");
+        }
+      } else if (key == "limits") {
+        if (!v.IsMap()) return bad(v, "limits: needs a mapping");
+        for (const auto& l : v) {
+          const auto name = l.first.as<std::string>();
+          if (name == "latency_stat") {
+            m.limits.latency_stat = l.second.as<std::string>();
+            continue;
+          }
+          const double value = l.second.as<double>();
+          if (name == "max_latency_ms")
+            m.limits.max_latency_ms = value;
+          else if (name == "min_top1")
+            m.limits.min_top1 = value;
+          else if (name == "min_sqnr_db")
+            m.limits.min_sqnr_db = value;
+          else if (name == "max_memory_mb")
+            m.limits.max_memory_mb = value;
+          else if (name == "max_energy_mj")
+            m.limits.max_energy_mj = value;
+          else
+            return bad(l.first, "unknown limit '" + name +
+                                    "' (max_latency_ms, latency_stat, min_top1, min_sqnr_db, "
+                                    "max_memory_mb, max_energy_mj)");
+        }
+      } else if (key == "objective") {
+        m.limits.objective = v.as<std::string>();
+        if (auto o = ParseObjective(m.limits.objective); !o.ok()) return bad(v, o.status().message());
+      } else if (key == "weights") {
+        m.limits.weights = v.as<std::string>();
+        if (auto w = ParseWeights(m.limits.weights); !w.ok()) return bad(v, w.status().message());
+      } else if (key == "costs") {
+        m.limits.costs = (dir / v.as<std::string>()).string();
+      } else if (key == "baseline") {
+        const auto text = v.as<std::string>();
+        if (text == "latest") {
+          m.baseline_latest = true;
+        } else {
+          char* end = nullptr;
+          const long long id = std::strtoll(text.c_str(), &end, 10);
+          if (end == text.c_str() || *end != '\0' || id < 1) return bad(v, "baseline: needs 'latest' or a run id");
+          m.baseline_run = id;
+        }
+      } else if (key == "report") {
+        m.report = (dir / v.as<std::string>()).string();
+      } else if (key == "iterations") {
+        m.iterations = v.as<int>();
+      } else if (key == "warmup") {
+        m.warmup = v.as<int>();
+      } else if (key == "min_time") {
+        m.min_time = v.as<double>();
+      } else {
+        return bad(kv.first, "unknown key '" + key +
+                                 "' (models, targets, limits, objective, weights, costs, baseline, report, iterations, "
+                                 "warmup, min_time)");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return ParseError("batch manifest '" + path.string() + "' line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (m.models.empty()) return ParseError("batch manifest '" + path.string() + "': no models: list");
+  if (m.targets.empty() && !m.all_targets) return ParseError("batch manifest '" + path.string() + "': no targets:");
+  return m;
+}
+
+int RunBatch(const std::string& manifest_path, const std::string& db, const std::string& shard,
+             const std::string& out_dir, bool quiet) {
+  auto manifest = ReadManifest(manifest_path);
+  if (!manifest.ok()) return Fail(manifest.status());
+  if (!out_dir.empty() && !manifest->report.empty()) {
+    // Reports under --out instead of beside the manifest.
+    manifest->report = (std::filesystem::path(out_dir) /
+                        std::filesystem::path(manifest->report)
+                            .lexically_relative(std::filesystem::path(manifest_path).has_parent_path()
+                                                    ? std::filesystem::path(manifest_path).parent_path()
+                                                    : std::filesystem::path(".")))
+                           .string();
+  }
+  int shard_index = 1, shard_count = 1;
+  if (!shard.empty()) {
+    const auto slash = shard.find('/');
+    shard_index = slash == std::string::npos ? 0 : std::atoi(shard.substr(0, slash).c_str());
+    shard_count = slash == std::string::npos ? 0 : std::atoi(shard.substr(slash + 1).c_str());
+    if (shard_count < 1 || shard_index < 1 || shard_index > shard_count) {
+      return Fail(InvalidArgument("--shard '" + shard + "': needs I/N with 1 ≤ I ≤ N"));
+    }
+  }
+  const std::string db_path = db.empty() ? RunStore::DefaultPath().string() : db;
+  struct Row {
+    std::string model, best, verdict, report;
+    double p50 = 0;
+    int regressions = 0;
+    int exit_code = 0;
+  };
+  std::vector<Row> rows;
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < manifest->models.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(shard_count)) != shard_index - 1) continue;
+    const BatchModel& bm = manifest->models[i];
+    Row row;
+    row.model = bm.path.string();
+    // The baseline, chosen before this run is stored: the latest finished run of this model.
+    std::optional<int64_t> baseline = manifest->baseline_run;
+    if (manifest->baseline_latest) {
+      auto sha = Sha256File(bm.path);
+      auto store = RunStore::Open(db_path);
+      if (!sha.ok() || !store.ok()) return Fail(!sha.ok() ? sha.status() : store.status());
+      auto runs = (*store)->ListRuns(*sha);
+      if (!runs.ok()) return Fail(runs.status());
+      for (const RunSummary& r : *runs) {
+        if (r.status == "ok") {
+          baseline = r.id;
+          break;
+        }
+      }
+    }
+    ProfileFlags flags;
+    flags.targets = manifest->targets;
+    flags.all_targets = manifest->all_targets;
+    flags.iterations = manifest->iterations;
+    flags.warmup = manifest->warmup;
+    flags.min_time = manifest->min_time;
+    flags.data_dir = bm.data;
+    flags.quiet = quiet;
+    flags.db = db_path;
+    flags.limits = manifest->limits;
+    if (!quiet) fmt::print("\n== {} ({}/{})\n", bm.path.string(), i + 1, manifest->models.size());
+    nlohmann::json run;
+    row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &run);
+    if (row.exit_code == 130) return 130;
+    if (row.exit_code == kExitInputError || run.is_null()) {
+      row.verdict = "error (see above)";
+      rows.push_back(row);
+      exit_code = kExitInputError;
+      continue;
+    }
+    const nlohmann::json& rec = run["recommendation"];
+    row.best = rec["best"].is_string() ? rec["best"].get<std::string>() : "-";
+    for (const auto& s : rec["scores"]) {
+      if (s["target"] == rec["best"]) row.p50 = s["p50_ms"].get<double>();
+    }
+    row.verdict = row.exit_code == 1 ? "limits broken" : "ok";
+    if (baseline) {
+      auto store = RunStore::Open(db_path);
+      if (!store.ok()) return Fail(store.status());
+      auto a = (*store)->LoadRun(*baseline);
+      if (!a.ok()) return Fail(a.status());
+      const nlohmann::json diff = DiffRuns(*a, run);
+      row.regressions = diff["regressions"].get<int>();
+      row.verdict += fmt::format(", {} regression(s) vs run {}", row.regressions, *baseline);
+    }
+    if (!manifest->report.empty()) {
+      std::string out = manifest->report;
+      const std::string stem = bm.path.stem().string();
+      for (size_t at = out.find("{model}"); at != std::string::npos; at = out.find("{model}", at + stem.size())) {
+        out.replace(at, 7, stem);
+      }
+      if (Status written = WriteRunReport(run, out); !written.ok()) return Fail(written);
+      row.report = out;
+    }
+    if (row.exit_code == 1 || row.regressions > 0) exit_code = std::max(exit_code, 1);
+    rows.push_back(row);
+  }
+  fmt::print("\n{:<40} {:<16} {:>9}  {:<40} {}\n", "model", "best target", "p50 ms", "verdict", "report");
+  for (const Row& r : rows) {
+    fmt::print("{:<40} {:<16} {:>9.3f}  {:<40} {}\n", r.model, r.best, r.p50, r.verdict, r.report);
+  }
+  fmt::print("{} model(s) of {} in this shard ({}/{}); stored in {}\n", rows.size(), manifest->models.size(),
+             shard_index, shard_count, db_path);
+  return exit_code;
+}
+
+// chipfit merge OTHER.db: the runs of a shard's store that this store lacks.
+int RunMerge(const std::string& other, const std::string& db) {
+  auto from = OpenStore(other);
+  if (!from.ok()) return Fail(from.status());
+  auto into = RunStore::Open(db.empty() ? RunStore::DefaultPath() : std::filesystem::path(db));
+  if (!into.ok()) return Fail(into.status());
+  auto stats = (*into)->MergeFrom(**from);
+  if (!stats.ok()) return Fail(stats.status());
+  fmt::print("merged {} run(s) from {} into {} ({} already there)\n", stats->merged, other, (*into)->path().string(),
+             stats->skipped);
   return kExitOk;
 }
 
@@ -1266,6 +1543,19 @@ int Main(int argc, char** argv) {
   history->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   history->add_flag("--json", json, "Print JSON instead of text");
 
+  std::string batch_manifest, batch_shard, batch_out, merge_other;
+  bool batch_quiet = false;
+  auto* batch = app.add_subcommand(
+      "batch", "Profile every model of a YAML manifest, store and report each; exit 1 on a broken limit or regression");
+  batch->add_option("MANIFEST", batch_manifest, "The manifest (models, targets, limits, baseline, report)")->required();
+  batch->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
+  batch->add_option("--shard", batch_shard, "Run only the I-th of N slices of the models: I/N");
+  batch->add_flag("--quiet", batch_quiet, "Only the final table");
+  batch->add_option("--out", batch_out, "Write the reports under this folder (default: beside the manifest)");
+  auto* merge = app.add_subcommand("merge", "Copy the runs of another store (a shard's) that this store lacks");
+  merge->add_option("OTHER", merge_other, "The other store")->required();
+  merge->add_option("--db", history_db, "Run store to merge into (default: " + RunStore::DefaultPath().string() + ")");
+
   std::optional<int64_t> recommend_run;
   std::string recommend_json, recommend_out;
   LimitFlags recommend_limits;
@@ -1306,6 +1596,8 @@ int Main(int argc, char** argv) {
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, json);
+  if (batch->parsed()) return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet);
+  if (merge->parsed()) return RunMerge(merge_other, history_db);
   if (recommend->parsed())
     return RunRecommend(recommend_run, recommend_json, history_db, recommend_limits, recommend_out);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);

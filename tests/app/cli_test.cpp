@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -599,6 +600,84 @@ TEST(CliRecommendTest, LimitsRankRejectAndGateTheExitCode) {
   EXPECT_EQ(RunCli("recommend --in /nonexistent.json").exit_code, 2);
   std::filesystem::remove(json_path);
   std::filesystem::remove(out_path);
+}
+
+}  // namespace
+
+namespace {
+
+// chipfit batch: the manifest in tests/data/batch on the sample models; shards merged equal the
+// whole; bad manifests name their line.
+const std::string kManifest = std::string(CHIPFIT_SOURCE_DIR) + "/tests/data/batch/manifest.yaml";
+
+std::set<std::string> StoredModels(const std::string& db) {
+  std::set<std::string> models;
+  for (const auto& run : History(db)["runs"]) models.insert(run["model"]["sha256"].get<std::string>());
+  return models;
+}
+
+TEST(CliBatchTest, ProfilesStoresAndReportsEveryModel) {
+  const std::string db = TempStore("batch");
+  const auto out = std::filesystem::temp_directory_path() / ("chipfit_batch_out_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
+  Outcome o = RunCli("batch " + kManifest + " --quiet --db " + db + " --out " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  for (const char* model : {"cnn", "mlp", "transformer"}) {
+    EXPECT_NE(o.out.find(std::string(model) + ".onnx"), std::string::npos) << o.out;
+    EXPECT_TRUE(std::filesystem::exists(out / "reports" / (std::string(model) + ".json"))) << model;
+  }
+  EXPECT_EQ(History(db)["runs"].size(), 3u);
+  // Again: each model is compared with its run from the first batch (exit 0, or 1 if this noisy
+  // machine made a run slower beyond its noise).
+  Outcome again = RunCli("batch " + kManifest + " --quiet --db " + db + " --out " + out.string());
+  EXPECT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.out;
+  EXPECT_NE(again.out.find("regression(s) vs run 1"), std::string::npos) << again.out;
+  std::filesystem::remove_all(out);
+}
+
+TEST(CliBatchTest, ShardsMergedEqualTheWholeBatch) {
+  const std::string whole = TempStore("whole"), first = TempStore("shard1"), second = TempStore("shard2");
+  ASSERT_EQ(RunCli("batch " + kManifest + " --quiet --db " + whole + " --out /tmp").exit_code, 0);
+  Outcome a = RunCli("batch " + kManifest + " --quiet --shard 1/2 --db " + first + " --out /tmp");
+  Outcome b = RunCli("batch " + kManifest + " --quiet --shard 2/2 --db " + second + " --out /tmp");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_EQ(History(first)["runs"].size(), 2u);  // models 1 and 3
+  EXPECT_EQ(History(second)["runs"].size(), 1u);
+  Outcome merged = RunCli("merge " + second + " --db " + first);
+  ASSERT_EQ(merged.exit_code, 0) << merged.out;
+  EXPECT_NE(merged.out.find("merged 1 run(s)"), std::string::npos) << merged.out;
+  // Merging the same shard again adds nothing.
+  EXPECT_NE(RunCli("merge " + second + " --db " + first).out.find("merged 0 run(s)"), std::string::npos);
+  EXPECT_EQ(History(first)["runs"].size(), 3u);
+  EXPECT_EQ(StoredModels(first), StoredModels(whole));
+  EXPECT_EQ(RunCli("batch " + kManifest + " --shard 3/2 --db " + first).exit_code, 2);
+}
+
+TEST(CliBatchTest, BadManifestsNameTheLine) {
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_manifests_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  struct Case {
+    std::string text, expected;
+  };
+  const std::vector<Case> cases = {
+      {"models:\n  - path: " + model + "\ntargets: [cpu:fp32]\ncolour: blue\n", ":4: unknown key 'colour'"},
+      {"models:\n  - path: /nonexistent/model.onnx\ntargets: [cpu:fp32]\n", ":2: model '/nonexistent/model.onnx'"},
+      {"models:\n  - path: " + model + "\ntargets:\n  - cpu:fp32\n  - cpu:fp99\n", ":5:"},
+      {"models:\n  - path: " + model + "\n    shape: {x: 1}\ntargets: [cpu:fp32]\n", ":3: unknown model key 'shape'"},
+      {"models:\n  - path: " + model + "\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n", ":4: unknown limit"},
+      {"models: [\n", "manifest"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto path = dir / ("m" + std::to_string(i) + ".yaml");
+    std::ofstream(path) << cases[i].text;
+    Outcome o = RunCli("batch " + path.string() + " --db " + (dir / "x.db").string());
+    EXPECT_EQ(o.exit_code, 2) << cases[i].text << o.out;
+    EXPECT_NE(o.out.find(cases[i].expected), std::string::npos) << cases[i].text << "\n" << o.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.db"));  // nothing ran
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
