@@ -240,8 +240,8 @@ std::map<Precision, double> TheoreticalPeakGflops(const DeviceInfo& device, std:
     width = 256;  // Zen 4 executes AVX-512 on 256-bit pipes
     width_note = " (Zen 4: AVX-512 on 256-bit pipes)";
   }
-  const double fp32_per_cycle = 2.0 * (width / 32.0) * 2.0;   // 2 pipes × lanes × (multiply + add)
-  const double cycles = device.compute_units * *ghz * 1.0;  // Gcycles/s over all cores
+  const double fp32_per_cycle = 2.0 * (width / 32.0) * 2.0;  // 2 pipes × lanes × (multiply + add)
+  const double cycles = device.compute_units * *ghz * 1.0;   // Gcycles/s over all cores
   peak[Precision::kFp32] = cycles * fp32_per_cycle;
   std::string bf16_how = "none", int8_how = "none";
   if (Has(device, "amx_bf16")) {

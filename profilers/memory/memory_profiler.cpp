@@ -10,8 +10,7 @@ namespace chipfit {
 
 std::optional<int64_t> HeapInUseBytes() {
   // AddressSanitizer replaces malloc: glibc's counters then see almost nothing of the heap.
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) && \
-    !defined(__SANITIZE_ADDRESS__)
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) && !defined(__SANITIZE_ADDRESS__)
   const struct mallinfo2 info = mallinfo2();
   const auto bytes = static_cast<int64_t>(info.uordblks + info.hblkhd);
   if (bytes > 0) return bytes;
