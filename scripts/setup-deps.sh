@@ -18,8 +18,8 @@ PACKAGES=(
   libssl-dev
   # store, CLI, formats
   libsqlite3-dev libsqlitecpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (poppler-utils: pdftoppm rasterises the PDF report in tests/views)
+  libgtest-dev libgmock-dev libbenchmark-dev poppler-utils
   # GUI and reports
   # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev

@@ -1,0 +1,402 @@
+// Reports (views/report) and run charts (views/charts) of real profile runs (tests/data fixtures, made by
+// `chipfit profile` on resources/models/cnn.onnx), rendered offscreen in every format.
+#include "views/report/report.h"
+
+#include <gtest/gtest.h>
+
+#include <QBarCategoryAxis>
+#include <QCategoryAxis>
+#include <QDir>
+#include <QGraphicsScene>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QXmlStreamReader>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "views/charts/run_charts.h"
+
+namespace chipfit {
+namespace {
+
+using nlohmann::json;
+
+json LoadFixture(const char* name) {
+  std::ifstream in(std::string(CHIPFIT_SOURCE_DIR) + "/tests/data/" + name);
+  EXPECT_TRUE(in.good()) << "missing fixture tests/data/" << name;
+  return json::parse(in);
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> TargetNames(const json& run) {
+  std::vector<std::string> names;
+  for (const json& t : run["targets"]) names.push_back(t["target"].get<std::string>());
+  return names;
+}
+
+// Reports are kept as test artefacts (like the page screenshots) for a person to look at.
+void KeepArtefact(const std::filesystem::path& file, const std::string& fixture) {
+  const std::filesystem::path dir = CHIPFIT_BINARY_DIR "/test-artifacts";
+  std::filesystem::create_directories(dir);
+  const std::string stem = std::filesystem::path(fixture).stem().string();
+  std::filesystem::copy_file(file, dir / ("report_" + stem + file.extension().string()),
+                             std::filesystem::copy_options::overwrite_existing);
+}
+
+size_t LayerCount(const json& run) {
+  size_t n = 0;
+  for (const json& t : run["targets"]) n += t["layers"].size();
+  return n;
+}
+
+// What a reader of the HTML sees: the text of every element, parsed as XML (so the test fails on any
+// markup that is not well-formed), and how many <svg> elements there are.
+struct ParsedHtml {
+  bool ok = false;
+  QString error;
+  QString text;
+  int svgs = 0;
+  int tables = 0;
+};
+
+ParsedHtml ParseXml(const std::string& html) {
+  ParsedHtml parsed;
+  QXmlStreamReader reader(QByteArray::fromStdString(html));
+  while (!reader.atEnd()) {
+    reader.readNext();
+    if (reader.isStartElement() && reader.name() == QLatin1String("svg")) ++parsed.svgs;
+    if (reader.isStartElement() && reader.name() == QLatin1String("table")) ++parsed.tables;
+    if (reader.isCharacters()) parsed.text += reader.text().toString() + QLatin1Char(' ');
+  }
+  parsed.ok = !reader.hasError();
+  parsed.error = QStringLiteral("%1 at line %2, column %3")
+                     .arg(reader.errorString())
+                     .arg(reader.lineNumber())
+                     .arg(reader.columnNumber());
+  return parsed;
+}
+
+// RFC 4180 reader: rows of fields, quotes and embedded line breaks honoured.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < csv.size(); ++i) {
+    const char c = csv[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < csv.size() && csv[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\r' && i + 1 < csv.size() && csv[i + 1] == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty() && field.empty()) rows.pop_back();
+  return rows;
+}
+
+class ReportTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    run_ = LoadFixture(GetParam());
+    ASSERT_TRUE(dir_.isValid());
+  }
+  std::filesystem::path Out(const std::string& name) const {
+    return dir_.filePath(QString::fromStdString(name)).toStdString();
+  }
+
+  json run_;
+  QTemporaryDir dir_;
+};
+
+TEST_P(ReportTest, HtmlIsOneWellFormedSelfContainedFile) {
+  const auto path = Out("report.html");
+  ASSERT_TRUE(WriteReport(run_, ReportFormat::kHtml, path).ok());
+  KeepArtefact(path, GetParam());
+  const std::string html = ReadFile(path);
+  const ParsedHtml parsed = ParseXml(html);
+  ASSERT_TRUE(parsed.ok) << parsed.error.toStdString();
+
+  for (const std::string& target : TargetNames(run_)) {
+    EXPECT_TRUE(parsed.text.contains(QString::fromStdString(target))) << target;
+  }
+  // The failed target says why it did not run.
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("no fp16 convolution")));
+  EXPECT_TRUE(parsed.text.contains(QString::fromStdString(run_["command"].get<std::string>())));
+  EXPECT_TRUE(parsed.text.contains(QString::fromStdString(run_["model"]["sha256"].get<std::string>())));
+  if (run_.contains("recommendation")) {
+    EXPECT_TRUE(parsed.text.contains(QString::fromStdString(run_["recommendation"]["summary"].get<std::string>())));
+    EXPECT_TRUE(parsed.text.contains(QStringLiteral("Recommended target")));
+  } else {
+    EXPECT_TRUE(parsed.text.contains(QStringLiteral("No limits given: no recommendation")));
+  }
+  // Recommendation before the targets table, the charts after the layer tables (the order readers need).
+  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Recommendation")),
+            parsed.text.indexOf(QStringLiteral("Peak memory planned")));
+  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Bytes r+w")), parsed.text.indexOf(QStringLiteral("Roofline")));
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("estimated")));
+
+  // Four ok targets: a layer-time chart each, a roofline per device (cpu, opencl:0), drift, energy.
+  EXPECT_EQ(parsed.svgs, 8);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+
+  // Nothing fetched from elsewhere: the only URLs are the XML namespaces of XHTML and SVG.
+  const std::regex url(R"re(https?://[^\s"'<>)]*)re");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), url); it != std::sregex_iterator(); ++it) {
+    const std::string u = it->str();
+    EXPECT_TRUE(u == "http://www.w3.org/1999/xhtml" || u == "http://www.w3.org/2000/svg" ||
+                u == "http://www.w3.org/1999/xlink")
+        << "external reference " << u;
+  }
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  // Ids unique in the page, or the inline charts' clip paths would point into one another.
+  std::set<std::string> ids;
+  const std::regex id(R"re( id="([^"]+)")re");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), id); it != std::sregex_iterator(); ++it) {
+    EXPECT_TRUE(ids.insert((*it)[1].str()).second) << "duplicate id " << (*it)[1].str();
+  }
+}
+
+TEST_P(ReportTest, PdfHasSeveralA4Pages) {
+  const auto path = Out("report.pdf");
+  ASSERT_TRUE(WriteReport(run_, ReportFormat::kPdf, path).ok());
+  KeepArtefact(path, GetParam());
+  const std::string pdf = ReadFile(path);
+  ASSERT_GT(pdf.size(), 10000u);
+  EXPECT_EQ(pdf.substr(0, 5), "%PDF-");
+
+  const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
+  if (pdftoppm.isEmpty()) GTEST_SKIP() << "pdftoppm not found (Debian package poppler-utils): PDF pages not rasterised";
+  QProcess p;
+  p.start(pdftoppm, {QStringLiteral("-r"), QStringLiteral("40"), QStringLiteral("-png"),
+                     QString::fromStdString(path.string()), dir_.filePath(QStringLiteral("page"))});
+  ASSERT_TRUE(p.waitForFinished(60000));
+  ASSERT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+  const QStringList pages = QDir(dir_.path()).entryList({QStringLiteral("page-*.png")}, QDir::Files);
+  EXPECT_GE(pages.size(), 2) << "pages: " << pages.join(QLatin1Char(',')).toStdString();
+  // A4 landscape (for the wide layer tables) at 40 dpi: 468 × 331 px.
+  const QImage first(QDir(dir_.path()).filePath(pages.value(0)));
+  EXPECT_NEAR(first.width(), 468, 2);
+  EXPECT_NEAR(first.height(), 331, 2);
+}
+
+TEST_P(ReportTest, CsvHasOneRowPerTargetLayer) {
+  const auto path = Out("layers.csv");
+  ASSERT_TRUE(WriteReport(run_, ReportFormat::kCsv, path).ok());
+  const auto rows = ParseCsv(ReadFile(path));
+  ASSERT_EQ(rows.size(), LayerCount(run_) + 1);
+  ASSERT_EQ(rows[0].size(), 19u);
+  EXPECT_EQ(rows[0][0], "target");
+  EXPECT_EQ(rows[0][4], "onnx_nodes");
+  EXPECT_EQ(rows[0][18], "energy_source");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 19u);
+  // The unsupported target has no layers, so no rows; the fused conv lists its nodes.
+  bool fused = false;
+  for (const auto& row : rows) {
+    EXPECT_NE(row[0], "cpu:fp16");
+    if (row[0] == "cpu:int8" && row[2] == "conv1") {
+      fused = true;
+      EXPECT_EQ(row[4], "conv1;bn1;relu1");
+      EXPECT_EQ(row[18], "estimated");
+      EXPECT_DOUBLE_EQ(std::stod(row[7]), run_["targets"][1]["layers"][0]["time_ms"]["p50"].get<double>());
+    }
+  }
+  EXPECT_TRUE(fused);
+}
+
+TEST_P(ReportTest, JsonIsTheRunItself) {
+  const auto path = Out("run.json");
+  ASSERT_TRUE(WriteReport(run_, ReportFormat::kJson, path).ok());
+  EXPECT_EQ(json::parse(ReadFile(path)), run_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReportTest, ::testing::Values("sample_run.json", "sample_run_recommended.json"));
+
+TEST(ReportFormatTest, ParsesNamesAndExtensions) {
+  EXPECT_EQ(*ParseReportFormat("html"), ReportFormat::kHtml);
+  EXPECT_EQ(*ParseReportFormat("PDF"), ReportFormat::kPdf);
+  EXPECT_EQ(*ParseReportFormat("csv"), ReportFormat::kCsv);
+  EXPECT_EQ(*ParseReportFormat("json"), ReportFormat::kJson);
+  EXPECT_EQ(*ReportFormatFromPath("out/report.HTM"), ReportFormat::kHtml);
+  EXPECT_EQ(*ReportFormatFromPath("/tmp/a.b/run.csv"), ReportFormat::kCsv);
+
+  const auto unknown = ParseReportFormat("docx");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("'docx'"), std::string::npos) << unknown.status().message();
+  const auto by_ext = ReportFormatFromPath("report.docx");
+  ASSERT_FALSE(by_ext.ok());
+  EXPECT_NE(by_ext.status().message().find("report.docx"), std::string::npos);
+  EXPECT_FALSE(ReportFormatFromPath("report").ok());
+}
+
+TEST(ReportErrorTest, UnwritablePathIsNamed) {
+  const json run = LoadFixture("sample_run.json");
+  for (ReportFormat format : {ReportFormat::kHtml, ReportFormat::kCsv}) {
+    const Status s = WriteReport(run, format, "/nonexistent-chipfit-dir/sub/report.out");
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kIoError);
+    EXPECT_NE(s.message().find("/nonexistent-chipfit-dir/sub/report.out"), std::string::npos) << s.message();
+  }
+}
+
+TEST(ReportErrorTest, RefusesWhatIsNotAProfileRun) {
+  QTemporaryDir dir;
+  const std::filesystem::path out = dir.filePath(QStringLiteral("r.html")).toStdString();
+  Status s = WriteReport(json::array(), ReportFormat::kHtml, out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  s = WriteReport(json{{"schema", "chipfit.profile/9"}}, ReportFormat::kCsv, out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("chipfit.profile/9"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(out));  // nothing half-written
+}
+
+TEST(ReportErrorTest, ChartsOffTheApplicationThreadAreRefused) {
+  const json run = LoadFixture("sample_run.json");
+  Status html, csv;
+  QThread* worker = QThread::create([&] {
+    html = RenderHtmlReport(run).status();
+    csv = RenderCsvReport(run).status();
+  });
+  worker->start();
+  worker->wait();
+  delete worker;
+  EXPECT_EQ(html.code(), StatusCode::kUnsupported);
+  EXPECT_NE(html.message().find("QApplication's thread"), std::string::npos) << html.message();
+  EXPECT_TRUE(csv.ok()) << csv.message();  // CSV needs no Qt at all
+}
+
+// Hand-edited or damaged runs: wrong types and missing fields render as dashes, never as a crash or
+// as markup that breaks the page.
+TEST(ReportRobustnessTest, OddFieldsStillGiveWellFormedHtml) {
+  json run = LoadFixture("sample_run.json");
+  run["command"] = "chipfit profile 'a<b>&c\".onnx' \x01";
+  run["model"]["flops"] = "many";
+  run["machine"] = nullptr;
+  run["targets"][0]["latency_ms"]["p50"] = "fast";
+  run["targets"][0]["layers"][1]["name"] = "conv,1 \"quoted\"\nnext line";
+  run["targets"][0]["layers"][2]["drift"] = json::array();
+  run["targets"][1]["energy_j"] = 5;
+  run["recommendation"] = {{"best", nullptr}, {"ranked", json::array()}, {"rejected", "everything"}};
+  const auto html = RenderHtmlReport(run);
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  const ParsedHtml parsed = ParseXml(*html);
+  ASSERT_TRUE(parsed.ok) << parsed.error.toStdString();
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("a<b>&c")));
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("No target meets every limit")));
+
+  const auto csv = RenderCsvReport(run);
+  ASSERT_TRUE(csv.ok());
+  const auto rows = ParseCsv(*csv);
+  ASSERT_EQ(rows.size(), LayerCount(run) + 1);
+  EXPECT_EQ(rows[2][2], "conv,1 \"quoted\"\nnext line");  // RFC 4180 round trip
+}
+
+// The charts themselves, as the GUI will get them.
+TEST(RunChartsTest, LayerTimeChartShowsTheSlowestLayersOnTop) {
+  const json run = LoadFixture("sample_run.json");
+  const json& int8 = run["targets"][1];
+  auto chart = charts::LayerTimeChart(run, int8, 3);
+  ASSERT_NE(chart, nullptr);
+  EXPECT_TRUE(chart->title().contains(QStringLiteral("top 3 of 7")));
+  const auto axes = chart->axes(Qt::Vertical);
+  ASSERT_EQ(axes.size(), 1);
+  const auto* categories = qobject_cast<QBarCategoryAxis*>(axes[0]);
+  ASSERT_NE(categories, nullptr);
+  ASSERT_EQ(categories->count(), 3);
+  // Bars run bottom to top: the last category is the slowest layer (conv1 in this run).
+  EXPECT_TRUE(categories->at(2).startsWith(QStringLiteral("conv1"))) << categories->at(2).toStdString();
+}
+
+TEST(RunChartsTest, RooflineSaysWhenCeilingsAreMissing) {
+  json run = LoadFixture("sample_run.json");
+  EXPECT_EQ(charts::RooflineDevices(run), (std::vector<std::string>{"cpu", "opencl:0"}));
+  auto measured = charts::RooflineChart(run, "cpu");
+  EXPECT_FALSE(measured->title().contains(QStringLiteral("no measured ceilings")));
+  // Three scatter series (fp32, int8, bf16 layers) and three roofs (one per precision).
+  EXPECT_EQ(measured->series().size(), 6);
+  run["targets"][4]["ceilings"] = nullptr;
+  auto missing = charts::RooflineChart(run, "opencl:0");
+  EXPECT_TRUE(missing->title().contains(QStringLiteral("no measured ceilings"))) << missing->title().toStdString();
+  EXPECT_EQ(missing->series().size(), 1);
+}
+
+TEST(RunChartsTest, DriftChartDrawsTheExactSentinelOnItsOwnRow) {
+  json run = LoadFixture("sample_run.json");
+  run["targets"][0]["layers"][5]["drift"]["sqnr_db"] = 200.0;
+  auto chart = charts::DriftChart(run);
+  const auto axes = chart->axes(Qt::Vertical);
+  ASSERT_EQ(axes.size(), 1);
+  auto* y = qobject_cast<QCategoryAxis*>(axes[0]);
+  ASSERT_NE(y, nullptr);
+  EXPECT_TRUE(y->categoriesLabels().contains(QStringLiteral("exact")));
+  EXPECT_LT(y->max(), 200.0);  // the sentinel does not stretch the axis
+}
+
+TEST(RunChartsTest, EnergyChartSaysItsValuesAreEstimates) {
+  const json run = LoadFixture("sample_run.json");
+  auto chart = charts::EnergyChart(run);
+  EXPECT_TRUE(chart->title().contains(QStringLiteral("ESTIMATED")));
+  auto* y = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Vertical).value(0));
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->count(), 4);  // the four targets that ran
+  for (const QString& label : y->categories()) EXPECT_TRUE(label.contains(QStringLiteral("(estimated)")));
+}
+
+TEST(RunChartsTest, RendersToSvgAndImageWithoutAWindow) {
+  const json run = LoadFixture("sample_run.json");
+  auto chart = charts::DriftChart(run);
+  const QByteArray svg = charts::RenderSvg(*chart, QSize(600, 400));
+  EXPECT_TRUE(svg.contains("<svg"));
+  EXPECT_TRUE(svg.contains("cpu:int8"));  // legend text stays text
+  EXPECT_EQ(chart->scene(), nullptr);     // handed back
+  const QImage image = charts::RenderImage(*chart, QSize(600, 400), 2.0);
+  EXPECT_EQ(image.size(), QSize(1200, 800));
+  // Something was drawn: not every pixel is the white background.
+  int coloured = 0;
+  for (int y = 0; y < image.height(); y += 7) {
+    for (int x = 0; x < image.width(); x += 7) coloured += image.pixel(x, y) != qRgb(255, 255, 255) ? 1 : 0;
+  }
+  EXPECT_GT(coloured, 100);
+}
+
+// The GUI renders the chart a QChartView shows (Export): it must stay in that view's scene.
+TEST(RunChartsTest, RenderingAShownChartLeavesItInItsScene) {
+  const json run = LoadFixture("sample_run.json");
+  auto chart = charts::EnergyChart(run);
+  QGraphicsScene scene;
+  scene.addItem(chart.get());
+  chart->setGeometry(QRectF(10, 20, 500, 300));
+  EXPECT_TRUE(charts::RenderSvg(*chart, QSize(600, 300)).contains("<svg"));
+  EXPECT_EQ(chart->scene(), &scene);
+  EXPECT_EQ(chart->geometry(), QRectF(10, 20, 500, 300));
+  scene.removeItem(chart.get());  // the unique_ptr owns it
+}
+
+}  // namespace
+}  // namespace chipfit

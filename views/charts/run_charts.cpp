@@ -1,0 +1,758 @@
+// Builds the run charts from the profile JSON and renders charts without a window.
+#include "views/charts/run_charts.h"
+
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QBuffer>
+#include <QCategoryAxis>
+#include <QFontInfo>
+#include <QGraphicsLayout>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QHorizontalBarSeries>
+#include <QHorizontalStackedBarSeries>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPainter>
+#include <QScatterSeries>
+#include <QSvgGenerator>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "views/charts/run_json.h"
+
+namespace chipfit::charts {
+
+using nlohmann::json;
+namespace rj = runjson;
+
+namespace {
+
+QString Q(const std::string& s) { return QString::fromStdString(s); }
+
+// Okabe–Ito: distinguishable with the common colour-vision deficiencies, readable on white.
+const QColor kTargetPalette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
+                                 QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                                 QColor(0x33, 0x33, 0x33), QColor(0x99, 0x66, 0x33)};
+// Layer slices of the energy bars: muted, so they do not read as targets.
+const QColor kLayerPalette[] = {QColor(0x4C, 0x72, 0xB0), QColor(0xDD, 0x84, 0x52), QColor(0x55, 0xA8, 0x68),
+                                QColor(0xC4, 0x4E, 0x52), QColor(0x81, 0x72, 0xB3), QColor(0x93, 0x78, 0x60)};
+const QColor kOtherColor(0xB8, 0xBE, 0xC6);
+
+constexpr double kDriftThresholdDb = 30.0;
+
+QFont ChartFont(qreal point_size, bool bold = false) {
+  QFont font = QApplication::font();
+  // The family the font resolves to ("DejaVu Sans"), not an alias ("Sans Serif") that an SVG viewer
+  // would not know.
+  font.setFamily(QFontInfo(font).family());
+  font.setPointSizeF(point_size);
+  font.setBold(bold);
+  return font;
+}
+
+std::unique_ptr<QChart> NewChart(const QString& title) {
+  auto chart = std::make_unique<QChart>();
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->setTheme(QChart::ChartThemeLight);
+  chart->setBackgroundRoundness(0);
+  chart->setMargins(QMargins(4, 4, 8, 4));
+  chart->setTitle(title);
+  chart->setTitleFont(ChartFont(10, true));
+  chart->legend()->setFont(ChartFont(8));
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  return chart;
+}
+
+void StyleAxis(QAbstractAxis* axis, const QString& title) {
+  axis->setTitleText(title);
+  axis->setTitleFont(ChartFont(8.5));
+  axis->setLabelsFont(ChartFont(8));
+}
+
+// Long layer names ("softmax/copy from opencl:0:probabilities") would squeeze the plot: keep the
+// start and the end, which say what and where.
+QString Elide(const QString& text, int max_chars) {
+  if (text.size() <= max_chars) return text;
+  const int head = (max_chars - 1) * 2 / 3;
+  const int tail = max_chars - 1 - head;
+  return text.left(head) + QChar(0x2026) + text.right(tail);
+}
+
+double Floor10(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
+double Ceil10(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+
+// Text on the plot at data points (layer names, ceiling values), placed after every layout (the
+// positions depend on the plot area) and hidden where it would overlap another label or a marker, or
+// leave the plot. Labels added first win.
+class PointLabels : public QObject {
+ public:
+  enum class Side { kBesidePoint, kAboveLeft, kBelowLeft };
+
+  explicit PointLabels(QChart* chart) : QObject(chart), chart_(chart) {
+    connect(chart, &QChart::plotAreaChanged, this, [this] { Place(); });
+  }
+
+  void Add(QXYSeries* series, QPointF value, const QString& text, const QColor& color, Side side = Side::kBesidePoint) {
+    auto* item = new QGraphicsSimpleTextItem(text, chart_);
+    item->setFont(ChartFont(7.5));
+    item->setBrush(color.darker(130));
+    item->setZValue(100);
+    labels_.push_back({series, value, item, side});
+  }
+  // A marker no label may cover.
+  void AddObstacle(QXYSeries* series, QPointF value) { obstacles_.push_back({series, value}); }
+
+  void Place() {
+    const QRectF plot = chart_->plotArea();
+    std::vector<QRectF> taken;
+    for (const auto& [series, value] : obstacles_) {
+      const QPointF at = chart_->mapToPosition(value, series);
+      taken.emplace_back(at - QPointF(4, 4), QSizeF(8, 8));
+    }
+    for (const Label& label : labels_) {
+      const QPointF at = chart_->mapToPosition(label.value, label.series);
+      const QSizeF size = label.item->boundingRect().size();
+      const qreal w = size.width(), h = size.height();
+      std::vector<QPointF> candidates;
+      if (label.side == Side::kBelowLeft || label.side == Side::kAboveLeft) {
+        // Beside the line's end (below or above as asked, then the other), then further left along
+        // it: close peaks (bf16 and int8 on a VNNI CPU lie a fifth of a decade apart) would
+        // otherwise hide one another's value.
+        const qreal first = label.side == Side::kBelowLeft ? 1 : -h - 1;
+        const qreal second = label.side == Side::kBelowLeft ? -h - 1 : 1;
+        for (qreal shift : {w + 4, 2 * w + 12, 3 * w + 20}) {
+          candidates.push_back(at + QPointF(-shift, first));
+          candidates.push_back(at + QPointF(-shift, second));
+        }
+        // Under a rising line, right of the point (a short memory slope near the plot's left edge).
+        candidates.push_back(at + QPointF(4, 2));
+      } else {
+        // Right of the point, then left, above, below.
+        candidates = {at + QPointF(7, -h / 2), at + QPointF(-7 - w, -h / 2), at + QPointF(-w / 2, -h - 6),
+                      at + QPointF(-w / 2, 6)};
+      }
+      bool placed = false;
+      for (const QPointF& pos : candidates) {
+        const QRectF rect(pos, size);
+        if (!plot.contains(rect)) continue;
+        if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& r) { return r.intersects(rect); })) continue;
+        label.item->setPos(pos);
+        taken.push_back(rect.adjusted(-2, -1, 2, 1));
+        placed = true;
+        break;
+      }
+      // A ceiling's value is worth an overlap: it goes at its first place anyway (layer names give way).
+      if (!placed && label.side != Side::kBesidePoint) {
+        for (const QPointF& pos : candidates) {
+          if (!plot.contains(QRectF(pos, size))) continue;
+          label.item->setPos(pos);
+          taken.push_back(QRectF(pos, size));
+          placed = true;
+          break;
+        }
+      }
+      label.item->setVisible(placed);
+    }
+  }
+
+ private:
+  struct Label {
+    QXYSeries* series;
+    QPointF value;
+    QGraphicsSimpleTextItem* item;
+    Side side;
+  };
+  QChart* chart_;
+  std::vector<Label> labels_;
+  std::vector<std::pair<QXYSeries*, QPointF>> obstacles_;
+};
+
+struct LayerRow {
+  int index;
+  const json* layer;
+  double p50;
+};
+
+std::vector<LayerRow> LayersByTime(const json& target) {
+  std::vector<LayerRow> rows;
+  const json& layers = rj::Array(target, "layers");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto p50 = rj::NumberAt(layers[i], "time_ms", "p50");
+    if (p50) rows.push_back({static_cast<int>(i), &layers[i], *p50});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const LayerRow& a, const LayerRow& b) { return a.p50 > b.p50; });
+  return rows;
+}
+
+// Unit for a set of energies in J: the largest one decides.
+std::pair<double, QString> EnergyUnit(double max_joules) {
+  if (max_joules >= 1) return {1, QStringLiteral("J")};
+  if (max_joules >= 1e-3) return {1e3, QStringLiteral("mJ")};
+  if (max_joules >= 1e-6) return {1e6, QStringLiteral("µJ")};
+  return {1e9, QStringLiteral("nJ")};
+}
+
+}  // namespace
+
+QColor TargetColor(const json& run, const std::string& target) {
+  const auto targets = rj::Targets(run);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (rj::String(*targets[i], "target") == target) return kTargetPalette[i % std::size(kTargetPalette)];
+  }
+  return kTargetPalette[std::hash<std::string>{}(target) % std::size(kTargetPalette)];
+}
+
+std::unique_ptr<QChart> LayerTimeChart(const json& run, const json& target, int top_n) {
+  const std::string name = rj::String(target, "target", "?");
+  const std::vector<LayerRow> all = LayersByTime(target);
+  const size_t shown = std::min(all.size(), static_cast<size_t>(std::max(top_n, 1)));
+  auto chart =
+      NewChart(all.empty()          ? Q(name + " — no layer times (" + rj::String(target, "status", "not run") + ")")
+               : shown < all.size() ? Q(name + " — top " + std::to_string(shown) + " of " + std::to_string(all.size()) +
+                                        " layers by p50 device time")
+                                    : Q(name + " — " + std::to_string(all.size()) + " layers by p50 device time"));
+  chart->legend()->hide();
+  if (all.empty()) return chart;
+
+  double max_ms = 0, total_ms = 0;
+  for (const LayerRow& r : all) total_ms += r.p50;
+  for (size_t i = 0; i < shown; ++i) max_ms = std::max(max_ms, all[i].p50);
+  const bool micro = max_ms < 1.0;
+  const double scale = micro ? 1e3 : 1.0;
+
+  auto* set = new QBarSet(Q(name));
+  set->setColor(TargetColor(run, name));
+  set->setBorderColor(TargetColor(run, name).darker(120));
+  set->setLabelColor(QColor(0x22, 0x22, 0x22));
+  set->setLabelFont(ChartFont(7.5));
+  QStringList categories;
+  std::set<QString> seen;
+  // Bar categories run bottom to top: append the fastest first so the slowest is on top.
+  for (size_t k = shown; k-- > 0;) {
+    const LayerRow& r = all[k];
+    QString label = Elide(Q(rj::String(*r.layer, "name", "#" + std::to_string(r.index))), 30) + " (" +
+                    Elide(Q(rj::String(*r.layer, "op", "?")), 18) + ")";
+    if (!seen.insert(label).second) label += QStringLiteral(" #%1").arg(r.index);  // categories must be unique
+    categories.append(label);
+    set->append(r.p50 * scale);
+  }
+  auto* series = new QHorizontalBarSeries;
+  series->append(set);
+  series->setBarWidth(0.72);
+  series->setLabelsVisible(true);
+  series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+  series->setLabelsFormat(QStringLiteral("@value"));
+  series->setLabelsPrecision(3);
+  chart->addSeries(series);
+
+  auto* y = new QBarCategoryAxis;
+  y->append(categories);
+  StyleAxis(y, {});
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(y);
+  auto* x = new QValueAxis;
+  x->setRange(0, max_ms * scale * 1.2);
+  x->applyNiceNumbers();
+  x->setLabelFormat(QStringLiteral("%.3g"));
+  StyleAxis(x, QStringLiteral("p50 device time (%1); all %2 layers: %3")
+                   .arg(micro ? QStringLiteral("µs") : QStringLiteral("ms"))
+                   .arg(all.size())
+                   .arg(Q(rj::FormatDuration(total_ms))));
+  chart->addAxis(x, Qt::AlignBottom);
+  series->attachAxis(x);
+  return chart;
+}
+
+std::vector<std::string> RooflineDevices(const json& run) {
+  std::vector<std::string> out;
+  for (const json* t : rj::Targets(run)) {
+    if (!rj::TargetOk(*t)) continue;
+    const std::string device = rj::TargetDevice(*t);
+    if (std::find(out.begin(), out.end(), device) == out.end()) out.push_back(device);
+  }
+  return out;
+}
+
+std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device_id) {
+  std::vector<const json*> targets;
+  for (const json* t : rj::Targets(run)) {
+    if (rj::TargetOk(*t) && rj::TargetDevice(*t) == device_id) targets.push_back(t);
+  }
+  std::string device_name;
+  if (!targets.empty()) {
+    if (const json* d = rj::Field(*targets.front(), "device")) device_name = rj::String(*d, "name");
+  }
+
+  // Points first: the axes' ranges come from them and from the ceilings.
+  struct Roof {
+    std::string target;
+    std::optional<double> peak, bandwidth;
+  };
+  std::vector<Roof> roofs;
+  std::string ceilings_source;
+  double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
+  int skipped = 0, plotted = 0;
+  std::vector<std::pair<const json*, std::vector<std::pair<QPointF, const json*>>>> points;
+  for (const json* t : targets) {
+    const std::string name = rj::String(*t, "target");
+    std::vector<std::pair<QPointF, const json*>> pts;
+    for (const json& layer : rj::Array(*t, "layers")) {
+      const auto flops = rj::Number(layer, "flops");
+      const auto ai = rj::Number(layer, "arithmetic_intensity");
+      const auto gf = rj::Number(layer, "gflops_per_s");
+      // A log axis has no zero: copies, reorders and reshapes (no FLOPs) are counted, not drawn.
+      if (!flops || *flops <= 0 || !ai || *ai <= 0 || !gf || *gf <= 0) {
+        ++skipped;
+        continue;
+      }
+      pts.push_back({QPointF(*ai, *gf), &layer});
+      x_lo = std::min(x_lo, *ai);
+      x_hi = std::max(x_hi, *ai);
+      y_lo = std::min(y_lo, *gf);
+      y_hi = std::max(y_hi, *gf);
+      ++plotted;
+    }
+    points.push_back({t, std::move(pts)});
+    if (const json* c = rj::Field(*t, "ceilings")) {
+      Roof roof{name, std::nullopt, rj::Number(*c, "memory_bandwidth_gbps")};
+      if (const json* peaks = rj::Field(*c, "peak_gflops"))
+        roof.peak = rj::Number(*peaks, rj::TargetPrecision(name).c_str());
+      if (roof.peak || roof.bandwidth) roofs.push_back(roof);
+      if (ceilings_source.empty()) ceilings_source = rj::String(*c, "source");
+    }
+  }
+
+  std::string title = "Roofline — " + device_id + (device_name.empty() ? "" : " (" + device_name + ")");
+  if (roofs.empty()) {
+    title += " — no measured ceilings";
+  } else if (ceilings_source.find("theoretical") != std::string::npos ||
+             ceilings_source.find("estimate") != std::string::npos) {
+    title += " — theoretical ceilings (not measured)";
+  }
+  auto chart = NewChart(Q(title));
+  if (plotted == 0) {
+    chart->setTitle(Q(title + (targets.empty() ? " — no target ran here" : " — no layer with FLOPs")));
+    chart->legend()->hide();
+    return chart;
+  }
+  // Highest roof first: its value goes above its line, the lower ones' below theirs, so no label
+  // sits on another roof's line.
+  std::stable_sort(roofs.begin(), roofs.end(),
+                   [](const Roof& a, const Roof& b) { return a.peak.value_or(0) > b.peak.value_or(0); });
+  for (const Roof& r : roofs) {
+    // Room above the highest roof for its value.
+    if (r.peak) y_hi = std::max(y_hi, *r.peak * 2);
+    if (r.peak && r.bandwidth && *r.bandwidth > 0) x_hi = std::max(x_hi, *r.peak / *r.bandwidth);
+  }
+  // Whole decades with room around the points, so no marker sits on the frame.
+  x_lo = Floor10(x_lo / 1.5);
+  x_hi = Ceil10(x_hi * 1.5);
+  y_lo = Floor10(y_lo / 1.5);
+  y_hi = Ceil10(y_hi * 1.5);
+  if (x_hi / x_lo < 100) x_hi = x_lo * 100;
+  if (y_hi / y_lo < 100) y_lo = y_hi / 100;
+
+  auto* x = new QLogValueAxis;
+  x->setBase(10);
+  // A hair beyond the decades, so rounding in log10 does not drop the first and last labels.
+  x->setRange(x_lo * 0.999, x_hi * 1.001);
+  x->setLabelFormat(QStringLiteral("%g"));
+  x->setMinorTickCount(-1);
+  StyleAxis(x, skipped > 0
+                   ? QStringLiteral("arithmetic intensity (FLOP/byte); %1 layers without FLOPs not shown").arg(skipped)
+                   : QStringLiteral("arithmetic intensity (FLOP/byte)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  auto* y = new QLogValueAxis;
+  y->setBase(10);
+  y->setRange(y_lo * 0.999, y_hi * 1.001);
+  y->setLabelFormat(QStringLiteral("%g"));
+  y->setMinorTickCount(-1);
+  StyleAxis(y, QStringLiteral("achieved GFLOP/s (p50)"));
+  chart->addAxis(y, Qt::AlignLeft);
+
+  x->setMinorGridLineColor(QColor(0xF0, 0xF2, 0xF5));
+  y->setMinorGridLineColor(QColor(0xF0, 0xF2, 0xF5));
+
+  // Ceilings: bandwidth slope up to the ridge point, then flat at the precision's peak; their values
+  // written on the lines (ceiling labels first, so layer names give way to them).
+  auto* labels = new PointLabels(chart.get());
+  std::set<std::string> drawn;
+  bool bandwidth_named = false;
+  int peaks_named = 0;
+  for (const Roof& r : roofs) {
+    const std::string key =
+        (r.peak ? std::to_string(*r.peak) : "-") + "|" + (r.bandwidth ? std::to_string(*r.bandwidth) : "-");
+    if (!drawn.insert(key).second) continue;  // identical ceilings: one line
+    const QColor color = TargetColor(run, r.target);
+    auto* line = new QLineSeries;
+    QPen pen(color);
+    pen.setWidthF(1.6);
+    pen.setStyle(Qt::DashLine);
+    line->setPen(pen);
+    line->setName(Q(rj::TargetPrecision(r.target)) + QStringLiteral(" roof"));
+    double start = x_lo;
+    if (r.bandwidth && *r.bandwidth > 0) {
+      start = std::max(x_lo, y_lo / *r.bandwidth);
+      const double end = r.peak ? std::min(x_hi, *r.peak / *r.bandwidth) : std::min(x_hi, y_hi / *r.bandwidth);
+      if (start < end) line->append(start, start * *r.bandwidth);
+      line->append(end, end * *r.bandwidth);
+    }
+    if (r.peak) {
+      if (line->count() == 0) line->append(x_lo, *r.peak);
+      line->append(x_hi, *r.peak);
+    }
+    chart->addSeries(line);
+    line->attachAxis(x);
+    line->attachAxis(y);
+    if (r.peak) {
+      const std::string precision = rj::TargetPrecision(r.target);
+      labels->Add(line, QPointF(x_hi, *r.peak),
+                  QStringLiteral("%1 peak %2 %3")
+                      .arg(Q(precision), Q(rj::FormatSig(*r.peak)),
+                           precision == "int8" ? QStringLiteral("GOP/s") : QStringLiteral("GFLOP/s")),
+                  color, peaks_named++ == 0 ? PointLabels::Side::kAboveLeft : PointLabels::Side::kBelowLeft);
+    }
+    if (r.bandwidth && *r.bandwidth > 0 && !bandwidth_named && line->count() > 1) {
+      // On the slope, a third of the way up (log scale).
+      const double x_at = start * std::pow(line->at(1).x() / start, 0.4);
+      labels->Add(line, QPointF(x_at, x_at * *r.bandwidth),
+                  QStringLiteral("memory %1 GB/s").arg(Q(rj::FormatSig(*r.bandwidth))), QColor(0x44, 0x44, 0x44),
+                  PointLabels::Side::kAboveLeft);
+      bandwidth_named = true;
+    }
+    // The line's colour already matches its target's points: the legend lists the targets only.
+    for (QLegendMarker* marker : chart->legend()->markers(line)) marker->setVisible(false);
+  }
+
+  std::set<std::string> named;
+  for (auto& [t, pts] : points) {
+    if (pts.empty()) continue;
+    const std::string name = rj::String(*t, "target");
+    const QColor color = TargetColor(run, name);
+    auto* scatter = new QScatterSeries;
+    scatter->setName(Q(name) + QStringLiteral(" layers"));
+    scatter->setColor(color);
+    scatter->setBorderColor(color.darker(140));
+    scatter->setMarkerSize(9);
+    for (const auto& p : pts) scatter->append(p.first);
+    chart->addSeries(scatter);
+    scatter->attachAxis(x);
+    scatter->attachAxis(y);
+    for (const auto& p : pts) labels->AddObstacle(scatter, p.first);
+    // Name the three slowest layers of each target, each name once per chart: the same layer on
+    // several targets sits in one cluster.
+    std::vector<std::pair<double, size_t>> by_time;
+    for (size_t i = 0; i < pts.size(); ++i) {
+      by_time.push_back({rj::NumberAt(*pts[i].second, "time_ms", "p50").value_or(0), i});
+    }
+    std::sort(by_time.begin(), by_time.end(), std::greater<>());
+    for (size_t k = 0; k < std::min<size_t>(3, by_time.size()); ++k) {
+      const auto& [p, layer] = pts[by_time[k].second];
+      const std::string layer_name = rj::String(*layer, "name");
+      if (!named.insert(layer_name).second) continue;
+      labels->Add(scatter, p, Elide(Q(layer_name), 20), color);
+    }
+  }
+  return chart;
+}
+
+std::unique_ptr<QChart> DriftChart(const json& run) {
+  struct Line {
+    std::string target;
+    std::vector<QPointF> points;  // sqnr as measured; the sentinel mapped below
+  };
+  std::vector<Line> lines;
+  double lo = INFINITY, hi = -INFINITY;
+  bool any_exact = false;
+  int max_index = 0;
+  for (const json* t : rj::Targets(run)) {
+    if (!rj::TargetOk(*t)) continue;
+    Line line{rj::String(*t, "target"), {}};
+    const json& layers = rj::Array(*t, "layers");
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const json* drift = rj::Field(layers[i], "drift");
+      const auto db = rj::Number(drift, "sqnr_db");
+      if (!db) continue;  // no reference value (inserted copies, reorders)
+      line.points.emplace_back(static_cast<double>(i), *db);
+      max_index = std::max(max_index, static_cast<int>(i));
+      if (*db >= rj::kExactSqnrDb) {
+        any_exact = true;
+      } else {
+        lo = std::min(lo, *db);
+        hi = std::max(hi, *db);
+      }
+    }
+    if (!line.points.empty()) lines.push_back(std::move(line));
+  }
+  auto chart = NewChart(QStringLiteral("Accuracy drift per layer (SQNR against the reference; higher is closer)"));
+  if (lines.empty()) {
+    chart->setTitle(QStringLiteral("Accuracy drift per layer — no drift measured"));
+    chart->legend()->hide();
+    return chart;
+  }
+  if (!std::isfinite(lo)) lo = hi = kDriftThresholdDb;  // every value exact
+  const double step = 20;
+  const double y_min = std::min(0.0, std::floor(lo / step) * step);
+  const double grid_top = std::max(std::ceil(hi / step) * step, 2 * step);
+  // Identical values sit on their own row above the grid, labelled "exact", so a 200 dB sentinel
+  // neither flattens the real values nor reads as a measurement.
+  const double exact_y = grid_top + step;
+  const double y_max = any_exact ? exact_y + step / 2 : grid_top;
+
+  auto* x = new QValueAxis;
+  x->setRange(-0.5, max_index + 0.5);
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(max_index > 24 ? std::ceil(max_index / 12.0) : 1);
+  x->setLabelFormat(QStringLiteral("%d"));
+  StyleAxis(x, QStringLiteral("layer index (execution order of each target)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  auto* y = new QCategoryAxis;
+  y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  y->setMin(y_min);
+  y->setMax(y_max);
+  y->setStartValue(y_min);
+  for (double v = y_min; v <= grid_top + 1e-9; v += step) y->append(QString::number(v), v);
+  if (any_exact) y->append(QStringLiteral("exact"), exact_y);
+  StyleAxis(y, QStringLiteral("drift SQNR (dB)"));
+  chart->addAxis(y, Qt::AlignLeft);
+
+  auto* threshold = new QLineSeries;
+  threshold->setName(QStringLiteral("%1 dB threshold").arg(kDriftThresholdDb));
+  QPen pen(QColor(0x88, 0x88, 0x88));
+  pen.setStyle(Qt::DashLine);
+  pen.setWidthF(1.2);
+  threshold->setPen(pen);
+  threshold->append(-0.5, kDriftThresholdDb);
+  threshold->append(max_index + 0.5, kDriftThresholdDb);
+  chart->addSeries(threshold);
+  threshold->attachAxis(x);
+  threshold->attachAxis(y);
+
+  for (const Line& line : lines) {
+    auto* series = new QLineSeries;
+    series->setName(Q(line.target));
+    QPen p(TargetColor(run, line.target));
+    p.setWidthF(2);
+    series->setPen(p);
+    series->setPointsVisible(true);
+    for (const QPointF& pt : line.points) series->append(pt.x(), pt.y() >= rj::kExactSqnrDb ? exact_y : pt.y());
+    chart->addSeries(series);
+    series->attachAxis(x);
+    series->attachAxis(y);
+  }
+  return chart;
+}
+
+std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
+  struct Row {
+    std::string target, source;
+    double total;
+    std::map<std::string, double> by_layer;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, double> layer_sum;
+  bool all_estimated = true;
+  for (const json* t : rj::Targets(run)) {
+    const json* e = rj::Field(*t, "energy_j");
+    const auto value = rj::Number(e, "value");
+    if (!value) continue;
+    Row row{rj::String(*t, "target"), rj::String(*e, "source", "unknown source"), *value, {}};
+    all_estimated = all_estimated && row.source.rfind("estimated", 0) == 0;
+    for (const json& layer : rj::Array(*t, "layers")) {
+      const json* le = rj::Field(layer, "energy_j");
+      const auto lv = rj::Number(le, "value");
+      if (!lv) continue;
+      const std::string name = rj::String(layer, "name", "?");
+      row.by_layer[name] += *lv;
+      layer_sum[name] += *lv;
+    }
+    rows.push_back(std::move(row));
+  }
+  auto chart =
+      NewChart(all_estimated ? QStringLiteral("Energy per inference — ESTIMATED by the energy model, not measured")
+                             : QStringLiteral("Energy per inference (source on each bar)"));
+  if (rows.empty()) {
+    chart->setTitle(QStringLiteral("Energy per inference — none measured or estimated"));
+    chart->legend()->hide();
+    return chart;
+  }
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [name, sum] : layer_sum) ranked.push_back({sum, name});
+  std::sort(ranked.begin(), ranked.end(), std::greater<>());
+  if (ranked.size() > static_cast<size_t>(std::max(top_layers, 0))) ranked.resize(std::max(top_layers, 0));
+
+  double max_total = 0;
+  for (const Row& r : rows) max_total = std::max(max_total, r.total);
+  const auto [scale, unit] = EnergyUnit(max_total);
+
+  auto* series = new QHorizontalStackedBarSeries;
+  series->setBarWidth(0.6);
+  std::vector<QBarSet*> sets;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    auto* set = new QBarSet(Elide(Q(ranked[i].second), 24));
+    set->setColor(kLayerPalette[i % std::size(kLayerPalette)]);
+    set->setBorderColor(Qt::white);
+    sets.push_back(set);
+  }
+  auto* other =
+      new QBarSet(ranked.empty() ? QStringLiteral("total (no per-layer breakdown)") : QStringLiteral("other layers"));
+  other->setColor(kOtherColor);
+  other->setBorderColor(Qt::white);
+  QStringList categories;
+  // Bottom to top: reverse, so the run's first target is on top.
+  for (size_t k = rows.size(); k-- > 0;) {
+    const Row& r = rows[k];
+    double top_sum = 0;
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const auto it = r.by_layer.find(ranked[i].second);
+      const double v = it == r.by_layer.end() ? 0 : it->second;
+      top_sum += v;
+      sets[i]->append(v * scale);
+    }
+    other->append(std::max(0.0, r.total - top_sum) * scale);
+    categories << Q(r.target + "  " + rj::FormatEnergy(r.total) + "  (" + r.source + ")");
+  }
+  for (QBarSet* set : sets) series->append(set);
+  series->append(other);
+  chart->addSeries(series);
+  auto* y = new QBarCategoryAxis;
+  y->append(categories);
+  StyleAxis(y, {});
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(y);
+  auto* x = new QValueAxis;
+  x->setRange(0, max_total * scale * 1.05);
+  x->applyNiceNumbers();
+  x->setLabelFormat(QStringLiteral("%.3g"));
+  StyleAxis(x, QStringLiteral("energy per inference (%1), split by layer").arg(unit));
+  chart->addAxis(x, Qt::AlignBottom);
+  series->attachAxis(x);
+  return chart;
+}
+
+std::vector<RunChart> BuildRunCharts(const json& run) {
+  std::vector<RunChart> out;
+  constexpr int kWidth = 580;  // two side by side in a report page 1280 px wide
+  for (const json* t : rj::Targets(run)) {
+    if (!rj::TargetOk(*t)) continue;
+    const std::string name = rj::String(*t, "target");
+    const int bars = static_cast<int>(std::min<size_t>(rj::Array(*t, "layers").size(), 10));
+    std::string id = "layers-" + name;
+    std::replace(id.begin(), id.end(), ':', '-');
+    out.push_back({id, "Per-layer device time on " + name + " (p50 of the observed runs).",
+                   QSize(kWidth, 110 + 26 * std::max(bars, 1)), LayerTimeChart(run, *t, 10)});
+  }
+  for (const std::string& device : RooflineDevices(run)) {
+    std::string id = "roofline-" + device;
+    std::replace(id.begin(), id.end(), ':', '-');
+    out.push_back({id,
+                   "Roofline of " + device +
+                       ": each layer's achieved GFLOP/s against its arithmetic intensity, under the device's "
+                       "ceilings (dashed).",
+                   QSize(kWidth, 440), RooflineChart(run, device)});
+  }
+  out.push_back({"drift",
+                 "Accuracy drift per layer: SQNR of each layer's output against the reference run on the same inputs.",
+                 QSize(kWidth, 400), DriftChart(run)});
+  int energy_rows = 0;
+  for (const json* t : rj::Targets(run)) energy_rows += rj::Field(*t, "energy_j") != nullptr ? 1 : 0;
+  out.push_back({"energy", "Energy per inference by target, split into the layers that use the most.",
+                 QSize(kWidth, 150 + 40 * std::max(energy_rows, 1)), EnergyChart(run)});
+  return out;
+}
+
+namespace {
+
+// Puts the chart in a scene at `size` and lays it out now (QGraphicsWidget layouts otherwise wait
+// for the event loop, which a headless report never runs).
+class SceneFrame {
+ public:
+  SceneFrame(QChart& chart, QSize size)
+      : chart_(chart), previous_scene_(chart.scene()), previous_geometry_(chart.geometry()) {
+    scene_.addItem(&chart_);
+    chart_.setPos(0, 0);
+    chart_.resize(size);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    if (chart_.layout() != nullptr) chart_.layout()->activate();
+    scene_.setSceneRect(QRectF(QPointF(0, 0), size));
+  }
+  ~SceneFrame() {
+    scene_.removeItem(&chart_);  // else our scene would delete it
+    // A chart a view shows goes back where it was.
+    if (previous_scene_ != nullptr) {
+      previous_scene_->addItem(&chart_);
+      chart_.setGeometry(previous_geometry_);
+    }
+  }
+  SceneFrame(const SceneFrame&) = delete;
+  SceneFrame& operator=(const SceneFrame&) = delete;
+
+  void Render(QPainter& painter, QSize size) {
+    scene_.render(&painter, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size));
+  }
+
+ private:
+  QGraphicsScene scene_;
+  QChart& chart_;
+  QGraphicsScene* previous_scene_;
+  QRectF previous_geometry_;
+};
+
+}  // namespace
+
+namespace {
+
+// QSvgGenerator writes a <g> per painter state change, most of them empty, and the font family without
+// a fallback; a report holds a dozen charts, so trim them (about halves the size) and let a viewer
+// without the font fall back to its sans-serif.
+QByteArray TidySvg(const QByteArray& svg) {
+  std::string text = svg.toStdString();
+  text = std::regex_replace(text, std::regex(R"re(<g [^>]*>\s*</g>\s*)re"), "");
+  text = std::regex_replace(text, std::regex(R"re( transform="matrix\(1,0,0,1,0,0\)")re"), "");
+  text = std::regex_replace(text, std::regex(R"re(font-family="([^",]+)")re"), "font-family=\"$1, sans-serif\"");
+  return QByteArray::fromStdString(text);
+}
+
+}  // namespace
+
+QByteArray RenderSvg(QChart& chart, QSize size, const QString& title) {
+  SceneFrame frame(chart, size);
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
+  QSvgGenerator generator;
+  generator.setOutputDevice(&buffer);
+  generator.setSize(size);
+  generator.setViewBox(QRect(QPoint(0, 0), size));
+  generator.setResolution(96);  // CSS pixels: the <svg> is as wide in a browser as `size` says
+  generator.setTitle(title.isEmpty() ? chart.title() : title);
+  generator.setDescription(QStringLiteral("chipfit chart"));
+  QPainter painter(&generator);
+  painter.setRenderHint(QPainter::Antialiasing);
+  frame.Render(painter, size);
+  painter.end();
+  return TidySvg(buffer.data());
+}
+
+QImage RenderImage(QChart& chart, QSize size, qreal scale) {
+  SceneFrame frame(chart, size);
+  QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
+  image.setDevicePixelRatio(scale);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setRenderHint(QPainter::TextAntialiasing);
+  frame.Render(painter, size);
+  painter.end();
+  return image;
+}
+
+}  // namespace chipfit::charts

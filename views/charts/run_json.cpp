@@ -1,0 +1,160 @@
+// Exception-free readers of the profile JSON and the shared number formats.
+#include "views/charts/run_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace chipfit::runjson {
+
+using nlohmann::json;
+
+const json* Field(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<double> Number(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_number()) return std::nullopt;
+  const double v = f->get<double>();
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<double> Number(const json* j, const char* key) {
+  if (j == nullptr) return std::nullopt;
+  return Number(*j, key);
+}
+
+std::string String(const json& j, const char* key, const std::string& fallback) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_string()) return fallback;
+  return f->get<std::string>();
+}
+
+std::optional<bool> Bool(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_boolean()) return std::nullopt;
+  return f->get<bool>();
+}
+
+const json& Array(const json& j, const char* key) {
+  static const json kEmpty = json::array();
+  const json* f = Field(j, key);
+  return f != nullptr && f->is_array() ? *f : kEmpty;
+}
+
+std::optional<double> NumberAt(const json& j, const char* a, const char* b) {
+  const json* f = Field(j, a);
+  return f == nullptr ? std::nullopt : Number(*f, b);
+}
+
+std::vector<const json*> Targets(const json& run) {
+  std::vector<const json*> out;
+  for (const json& t : Array(run, "targets")) {
+    if (t.is_object()) out.push_back(&t);
+  }
+  return out;
+}
+
+bool TargetOk(const json& target) { return String(target, "status") == "ok"; }
+
+std::string TargetPrecision(const std::string& target) {
+  const auto colon = target.rfind(':');
+  return colon == std::string::npos ? std::string() : target.substr(colon + 1);
+}
+
+std::string TargetDevice(const json& target) {
+  if (const json* device = Field(target, "device")) {
+    std::string id = String(*device, "id");
+    if (!id.empty()) return id;
+  }
+  const std::string name = String(target, "target");
+  const auto colon = name.rfind(':');
+  return colon == std::string::npos ? name : name.substr(0, colon);
+}
+
+std::string FormatSig(double value, int digits) {
+  if (!std::isfinite(value)) return "–";
+  if (value == 0) return "0";
+  const double magnitude = std::floor(std::log10(std::fabs(value)));
+  // Digits after the point so that `digits` significant ones show; never an exponent for the
+  // values a profile holds (10^-9 … 10^15).
+  const int decimals = std::max(0, digits - 1 - static_cast<int>(magnitude));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 12), value);
+  return buf;
+}
+
+std::string FormatInt(double value) {
+  if (!std::isfinite(value)) return "–";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", value);
+  return buf;
+}
+
+std::string FormatShort(double value, int digits) {
+  std::string s = FormatSig(value, digits);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+namespace {
+
+std::string Scaled(double value, const char* const* units, const double* scales, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (std::fabs(value) >= scales[i] * 0.9995 || i == count - 1) {
+      return FormatSig(value / scales[i]) + " " + units[i];
+    }
+  }
+  return FormatSig(value);
+}
+
+}  // namespace
+
+std::string FormatDuration(double ms) {
+  static const char* const kUnits[] = {"s", "ms", "µs", "ns"};
+  static const double kScales[] = {1e3, 1, 1e-3, 1e-6};
+  if (ms == 0) return "0 ms";
+  return Scaled(ms, kUnits, kScales, 4);
+}
+
+std::string FormatSi(double value) {
+  static const char* const kUnits[] = {"T", "G", "M", "k", ""};
+  static const double kScales[] = {1e12, 1e9, 1e6, 1e3, 1};
+  if (value == 0) return "0";
+  if (std::fabs(value) < 1000 && value == std::floor(value)) return FormatInt(value);
+  std::string s = Scaled(value, kUnits, kScales, 5);
+  if (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string FormatBytes(double bytes) {
+  static const char* const kUnits[] = {"GiB", "MiB", "KiB", "B"};
+  static const double kScales[] = {1024.0 * 1024 * 1024, 1024.0 * 1024, 1024.0, 1};
+  if (bytes == 0) return "0 B";
+  if (std::fabs(bytes) < 1024) return FormatInt(bytes) + " B";
+  return Scaled(bytes, kUnits, kScales, 4);
+}
+
+std::string FormatEnergy(double joules) {
+  static const char* const kUnits[] = {"J", "mJ", "µJ", "nJ", "pJ"};
+  static const double kScales[] = {1, 1e-3, 1e-6, 1e-9, 1e-12};
+  if (joules == 0) return "0 J";
+  return Scaled(joules, kUnits, kScales, 5);
+}
+
+std::string FormatSqnr(double db) {
+  if (db >= kExactSqnrDb) return "exact";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f dB", db);
+  return buf;
+}
+
+}  // namespace chipfit::runjson

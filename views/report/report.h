@@ -1,0 +1,42 @@
+// Reports of a profile run (chipfit.profile/1 JSON): one self-contained HTML file, a paginated A4
+// PDF, the per-layer CSV, or the run JSON itself. Shared by `chipfit report`, `chipfit profile
+// --report` and the GUI's Export.
+//
+// HTML and PDF draw the run's charts (views/charts), and Qt charts are QGraphicsWidgets: the caller
+// creates a QApplication first (QApplication, not QGuiApplication; headless callers set
+// QT_QPA_PLATFORM=offscreen or pass `-platform offscreen`) and calls from its thread. Without one,
+// WriteReport returns an error saying so. JSON and CSV need no Qt application.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace chipfit {
+
+enum class ReportFormat { kHtml, kPdf, kJson, kCsv };
+
+// "html", "pdf", "json", "csv" (case-insensitive; "htm" too); an error names the format and lists
+// the known ones.
+Result<ReportFormat> ParseReportFormat(std::string_view name);
+// From the file's extension (report.html, out.PDF, …); an error names the file.
+Result<ReportFormat> ReportFormatFromPath(const std::filesystem::path& path);
+const char* ReportFormatName(ReportFormat format);
+
+// Writes the report of `run` to `out` (replaced atomically: a failed write leaves no half file).
+// Errors: kInvalidArgument when `run` is not a chipfit.profile/1 object, kUnsupported when HTML/PDF
+// is asked for without a QApplication (or off its thread), kIoError naming `out` when it cannot be
+// written.
+Status WriteReport(const nlohmann::json& run, ReportFormat format, const std::filesystem::path& out);
+
+// The same content in memory (for tests and the GUI's preview). HTML and PDF need the QApplication
+// as above.
+Result<std::string> RenderHtmlReport(const nlohmann::json& run);
+Result<std::string> RenderPdfReport(const nlohmann::json& run);
+// One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row.
+Result<std::string> RenderCsvReport(const nlohmann::json& run);
+
+}  // namespace chipfit

@@ -1,0 +1,57 @@
+// The report's content as a small format-neutral document (headings, paragraphs, tables, charts), built
+// once from the run JSON and written out by the HTML and PDF writers, so both say the same thing.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace chipfit::report {
+
+enum class Tone { kNormal, kGood, kWarn, kBad, kMuted };
+
+struct Cell {
+  std::string text;
+  bool numeric = false;  // right-aligned
+  bool mono = false;     // names, hashes, commands
+  Tone tone = Tone::kNormal;
+  int colspan = 1;
+};
+
+struct Table {
+  std::vector<std::string> header;  // empty: a key/value table whose first cell is the key
+  std::vector<std::vector<Cell>> rows;
+  bool compact = false;  // per-layer tables: smaller type
+};
+
+struct Block {
+  enum class Kind {
+    kHeading,    // level 1–3, text, id
+    kParagraph,  // label (bold, optional) + text, tone; lead = larger
+    kList,       // items
+    kTable,
+    kCharts,    // every chart of the run, in views/charts' order
+    kBoxBegin,  // a framed box around what follows until kBoxEnd; tone colours it
+    kBoxEnd,
+    kFooter,  // paragraphs in items, small type, after a rule
+  };
+  Kind kind = Kind::kParagraph;
+  int level = 0;
+  std::string id;
+  std::string label;
+  std::string text;
+  Tone tone = Tone::kNormal;
+  bool lead = false;
+  std::vector<std::string> items;
+  Table table;
+};
+
+struct Document {
+  std::string title;
+  std::vector<Block> blocks;
+};
+
+// Never throws on missing or mistyped fields: what is absent reads "–" or "not measured".
+Document BuildDocument(const nlohmann::json& run);
+
+}  // namespace chipfit::report

@@ -1,0 +1,25 @@
+// The writers of views/report, one per format, behind report.h (which checks arguments and the Qt
+// application, and writes the file).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "views/report/report_document.h"
+
+namespace chipfit::report {
+
+// XML text or attribute value: & < > " ' escaped; characters XML 1.0 forbids (C0 controls other than
+// tab, newline, carriage return) dropped, so any run text keeps the file well-formed.
+std::string EscapeXml(std::string_view text);
+
+// One XHTML file (parses as XML and as HTML5): inline CSS, the charts as inline <svg>, no scripts, no
+// external references.
+std::string WriteHtml(const nlohmann::json& run, const Document& doc);
+// A4 PDF through QTextDocument and QPdfWriter, the charts as images.
+std::string WritePdf(const nlohmann::json& run, const Document& doc);
+// RFC 4180 CSV: header, then one row per target × layer.
+std::string WriteCsv(const nlohmann::json& run);
+
+}  // namespace chipfit::report
