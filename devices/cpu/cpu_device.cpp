@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "fmt/format.h"
@@ -104,6 +105,25 @@ std::string VendorName(cpuinfo_vendor vendor) {
 
 }  // namespace
 
+std::optional<int> SysfsCoreCount(const std::filesystem::path& cpu_root) {
+  std::set<std::pair<long, long>> cores;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(cpu_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0 ||
+        !std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    std::ifstream package(entry.path() / "topology" / "physical_package_id");
+    std::ifstream core(entry.path() / "topology" / "core_id");
+    long package_id = 0, core_id = 0;
+    if (!(package >> package_id) || !(core >> core_id)) continue;  // offline CPUs have no topology
+    cores.insert({package_id, core_id});
+  }
+  if (ec || cores.empty()) return std::nullopt;
+  return static_cast<int>(cores.size());
+}
+
 void DiscoverCpu(DiscoveryReport& report) {
   DeviceInfo info;
   info.kind = DeviceKind::kCpu;
@@ -115,10 +135,16 @@ void DiscoverCpu(DiscoveryReport& report) {
   } else {
     info.name = ProcessorName();
     info.compute_units = static_cast<int>(cpuinfo_get_cores_count());
+    if (const auto sysfs = SysfsCoreCount("/sys/devices/system/cpu"); sysfs && *sysfs != info.compute_units) {
+      report.notes.push_back("CPU: libcpuinfo counts " + std::to_string(info.compute_units) +
+                             " core(s) from CPUID, the kernel's topology " + std::to_string(*sysfs) +
+                             ": using the kernel's (theoretical peaks scale with it)");
+      info.compute_units = *sysfs;
+    }
     const cpuinfo_core* core = cpuinfo_get_core(0);
     if (core != nullptr) info.vendor = VendorName(core->vendor);
     info.properties.emplace_back("logical processors", std::to_string(cpuinfo_get_processors_count()));
-    info.properties.emplace_back("cores", std::to_string(cpuinfo_get_cores_count()));
+    info.properties.emplace_back("cores", std::to_string(info.compute_units));
     info.properties.emplace_back("L1d cache", CacheLine(cpuinfo_get_l1d_caches(), cpuinfo_get_l1d_caches_count()));
     info.properties.emplace_back("L2 cache", CacheLine(cpuinfo_get_l2_caches(), cpuinfo_get_l2_caches_count()));
     info.properties.emplace_back("L3 cache", CacheLine(cpuinfo_get_l3_caches(), cpuinfo_get_l3_caches_count()));

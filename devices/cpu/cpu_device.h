@@ -1,6 +1,9 @@
 // The CPU device: discovery through libcpuinfo, execution through oneDNN (kernels arrive with issue 4).
 #pragma once
 
+#include <filesystem>
+#include <optional>
+
 #include "devices/device.h"
 
 namespace chipfit {
@@ -17,5 +20,11 @@ class CpuDevice final : public IDevice {
 // Describes this machine's CPU: model, cores, caches, ISA features, the oneDNN build and the
 // ISA oneDNN will dispatch to, and which precisions chipfit offers on it (with reasons).
 void DiscoverCpu(DiscoveryReport& report);
+
+// Physical cores as the kernel sees them: distinct (physical_package_id, core_id) pairs under
+// `cpu_root` (/sys/devices/system/cpu), or nullopt when the topology files are missing. libcpuinfo
+// derives cores from CPUID, which some hypervisors fill oddly (a 2-core VM reported as 1 core with
+// 2 threads); the kernel's view is what the threads actually run on.
+std::optional<int> SysfsCoreCount(const std::filesystem::path& cpu_root);
 
 }  // namespace chipfit

@@ -269,7 +269,9 @@ std::map<Precision, double> TheoreticalPeakGflops(const DeviceInfo& device, std:
 }
 
 std::string CeilingKey(const DeviceInfo& device) {
-  return device.Id() + "|" + device.name + "|" + device.driver_version + "|" + device.runtime_version;
+  // The core count is part of it: the theoretical peak is computed with it when measuring.
+  return device.Id() + "|" + device.name + "|" + device.driver_version + "|" + device.runtime_version + "|" +
+         std::to_string(device.compute_units) + " units";
 }
 
 Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompiler& compile,

@@ -79,7 +79,7 @@ std::optional<double> CpuClockGhz(const std::filesystem::path& root, std::string
 Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompiler& compile,
                                       const CeilingOptions& options);
 
-// Stable identity of a device for the cache: id + name + driver + runtime versions.
+// Stable identity of a device for the cache: id + name + driver + runtime versions + compute units.
 std::string CeilingKey(const DeviceInfo& device);
 
 // The ceilings cache: $XDG_CACHE_HOME/chipfit/ceilings.json (else ~/.cache/chipfit/ceilings.json),

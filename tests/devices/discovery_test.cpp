@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
+
+#include <fstream>
+#include <thread>
+
+#include "devices/cpu/cpu_device.h"
 
 #include "devices/device_json.h"
 
@@ -42,6 +48,37 @@ TEST(DiscoveryTest, FindsTheCpuWithIsaAndOneDnn) {
   EXPECT_TRUE(cpu->SupportFor(Precision::kFp32).ok);
   EXPECT_FALSE(cpu->SupportFor(Precision::kTf32).ok);
   EXPECT_FALSE(cpu->SupportFor(Precision::kTf32).reason.empty());
+}
+
+// A fake /sys/devices/system/cpu: cores are distinct (package, core) pairs; SMT siblings and CPUs
+// without topology (offline) do not add any.
+TEST(CpuTopologyTest, CoresAreDistinctPackageCorePairs) {
+  const auto root = std::filesystem::temp_directory_path() / ("chipfit_cpu_topology_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  EXPECT_EQ(SysfsCoreCount(root), std::nullopt);  // no such folder
+  auto add = [&](const std::string& cpu, int package, int core) {
+    std::filesystem::create_directories(root / cpu / "topology");
+    std::ofstream(root / cpu / "topology" / "physical_package_id") << package << "\n";
+    std::ofstream(root / cpu / "topology" / "core_id") << core << "\n";
+  };
+  add("cpu0", 0, 0);
+  add("cpu1", 0, 1);
+  add("cpu2", 0, 0);                                   // SMT sibling of cpu0
+  add("cpu3", 1, 0);                                   // second socket, same core id
+  std::filesystem::create_directories(root / "cpu4");  // offline: no topology
+  std::filesystem::create_directories(root / "cpufreq" / "topology");
+  EXPECT_EQ(SysfsCoreCount(root), 3);
+  std::filesystem::remove_all(root);
+}
+
+TEST(CpuTopologyTest, DiscoveredCoresMatchTheKernelsTopology) {
+  const auto sysfs = SysfsCoreCount("/sys/devices/system/cpu");
+  if (!sysfs) GTEST_SKIP() << "no CPU topology in /sys on this machine";
+  DiscoveryReport report = DiscoverDevices();
+  const DeviceInfo* cpu = Find(report, DeviceKind::kCpu);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->compute_units, *sysfs);
+  EXPECT_LE(cpu->compute_units, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 TEST(DiscoveryTest, PrecisionsFollowTheIsa) {
