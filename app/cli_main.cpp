@@ -42,6 +42,12 @@
 #include "profilers/trace.h"
 #include "yaml-cpp/yaml.h"
 
+#ifdef CHIPFIT_WITH_REPORTS
+#include <QApplication>
+
+#include "views/report/report.h"
+#endif
+
 namespace chipfit {
 namespace {
 
@@ -672,6 +678,93 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void OnInterrupt(int) { g_interrupted = 1; }
 
+// Ctrl-C handling for the whole of a profile, from its first step: a SIGINT while the model loads or
+// the ceilings are measured must still end in a stored, cancelled run and the JSON, not in a killed
+// process (seen on a fresh machine, where measuring the ceilings first takes seconds).
+class SigintScope {
+ public:
+  SigintScope() {
+    g_interrupted = 0;
+    std::signal(SIGINT, OnInterrupt);
+  }
+  ~SigintScope() { std::signal(SIGINT, SIG_DFL); }
+  SigintScope(const SigintScope&) = delete;
+  SigintScope& operator=(const SigintScope&) = delete;
+};
+
+#ifdef CHIPFIT_WITH_REPORTS
+// HTML and PDF reports draw Qt charts, which need a QApplication. The CLI is headless: it makes one
+// on the offscreen platform (no display is touched, whatever DISPLAY says) the first time a report
+// needs it, and main() destroys it before returning.
+std::unique_ptr<QApplication> g_qt_app;
+
+// Qt's own messages on a headless run: its debug/info chatter and the missing XDG_RUNTIME_DIR (no
+// desktop session, expected in CI and over ssh) are dropped; real warnings reach stderr, marked.
+void QtMessages(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtDebugMsg || type == QtInfoMsg) return;
+  if (message.startsWith(QStringLiteral("QStandardPaths: XDG_RUNTIME_DIR not set"))) return;
+  fmt::print(stderr, "chipfit: Qt: {}\n", message.toStdString());
+}
+
+void EnsureQtApplication() {
+  if (QCoreApplication::instance() != nullptr) return;
+  qInstallMessageHandler(QtMessages);
+  static int argc = 3;
+  static char arg0[] = "chipfit", arg1[] = "-platform", arg2[] = "offscreen";
+  static char* argv[] = {arg0, arg1, arg2, nullptr};
+  g_qt_app = std::make_unique<QApplication>(argc, argv);
+}
+#endif
+
+// Writes the report of a run: in `format` ("html", "pdf", "json", "csv") or, when empty, the format
+// `path`'s extension names. The folder is created; the file is replaced atomically.
+Status WriteRunReport(const nlohmann::json& run, const std::string& path, const std::string& format = {}) {
+  const std::filesystem::path out(path);
+  if (path == "-" && format.empty()) return InvalidArgument("-o - (standard output) needs --format");
+  std::error_code ec;
+  if (path != "-" && out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
+#ifdef CHIPFIT_WITH_REPORTS
+  auto parsed = format.empty() ? ReportFormatFromPath(out) : ParseReportFormat(format);
+  if (!parsed.ok()) return parsed.status();
+  if (*parsed == ReportFormat::kHtml || *parsed == ReportFormat::kPdf) EnsureQtApplication();
+  if (path == "-") {
+    Result<std::string> bytes = *parsed == ReportFormat::kHtml  ? RenderHtmlReport(run)
+                                : *parsed == ReportFormat::kPdf ? RenderPdfReport(run)
+                                : *parsed == ReportFormat::kCsv ? RenderCsvReport(run)
+                                                                : Result<std::string>(run.dump(2) + "\n");
+    if (!bytes.ok()) return bytes.status();
+    std::fwrite(bytes->data(), 1, bytes->size(), stdout);
+    return std::fflush(stdout) == 0 ? Status::Ok() : IoError("cannot write the report to standard output");
+  }
+  return WriteReport(run, *parsed, out);
+#else
+  if (path == "-" && format == "json") {
+    std::cout << run.dump(2) << "\n";
+    return std::cout ? Status::Ok() : IoError("cannot write the report to standard output");
+  }
+  const bool json = format.empty() ? out.extension() == ".json" : format == "json";
+  if (!json) {
+    return Unsupported("report '" + path +
+                       "': this chipfit was built without Qt (CHIPFIT_BUILD_GUI=OFF), so it writes json reports "
+                       "only; html, pdf and csv reports come with the Qt build");
+  }
+  std::ofstream file(out);
+  file << run.dump(2) << "\n";
+  return file ? Status() : IoError("cannot write report '" + path + "'");
+#endif
+}
+
+// The report format `path` names, checked before any work is done (exit 2 at once, not after the
+// profile): the same rules as WriteRunReport.
+Status CheckReportPath(const std::string& path) {
+#ifdef CHIPFIT_WITH_REPORTS
+  return ReportFormatFromPath(path).status();
+#else
+  if (std::filesystem::path(path).extension() == ".json") return Status::Ok();
+  return WriteRunReport(nlohmann::json(), path);
+#endif
+}
+
 struct ProfileFlags {
   std::string targets;
   bool all_targets = false;
@@ -680,6 +773,7 @@ struct ProfileFlags {
   double min_time = 1.0;
   std::string json_file;
   std::string trace_file;
+  std::string report_file;
   std::string data_dir;
   std::string reference = "ref:fp32";
   std::string classifier_output;
@@ -713,6 +807,19 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   if (flags.iterations < 1 || flags.warmup < 0 || flags.min_time < 0) {
     return Fail(InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0"));
   }
+  if (!flags.report_file.empty()) {
+    if (Status s = CheckReportPath(flags.report_file); !s.ok())
+      return Fail(Status(s.code(), "--report: " + s.message()));
+  }
+  const SigintScope sigint;
+  // The watcher turns the handler's flag into a stop request; it ends (jthread) on every return.
+  std::stop_source stop;
+  std::jthread watcher([&](std::stop_token ended) {
+    while (!ended.stop_requested()) {
+      if (g_interrupted) stop.request_stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
   auto options = LoadOptionsFor(shapes);
   if (!options.ok()) return Fail(options.status());
   auto model = LoadOnnxModel(path, *options);
@@ -792,7 +899,8 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
         fmt::print(stderr, "measuring the roofline ceilings of {} once (cached in {}) ...\n", info.Id(),
                    ceiling_cache_path.string());
       }
-      auto measured = MeasureCeilings(info, CeilingCompiler(), {});
+      auto measured = MeasureCeilings(info, CeilingCompiler(), {.stop = stop.get_token()});
+      if (!measured.ok() && measured.status().code() == StatusCode::kCancelled) break;  // Ctrl-C: targets cancelled
       if (!measured.ok()) return Fail(measured.status());
       if (Status saved = SaveCeilingReport(ceiling_cache_path, *measured); !saved.ok()) return Fail(saved);
       entry = ceiling_cache->insert_or_assign(measured->device_key, *measured).first;
@@ -841,16 +949,6 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     run_id = *begun;
   }
 
-  g_interrupted = 0;
-  std::signal(SIGINT, OnInterrupt);
-  std::stop_source stop;
-  std::atomic<bool> done = false;
-  std::thread watcher([&] {
-    while (!done) {
-      if (g_interrupted) stop.request_stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
   const bool tty = !flags.quiet && isatty(fileno(stderr));
   ProfileSettings settings{
       .warmup = flags.warmup, .iterations = flags.iterations, .min_time_s = flags.min_time, .ceilings = ceilings};
@@ -933,16 +1031,13 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     }
     if (store) {
       if (Status stored = store->AddTarget(*run_id, TargetProfileToJson(result, node_ops)); !stored.ok()) {
-        done = true;
-        watcher.join();
         return Fail(stored);
       }
     }
     results.push_back(std::move(result));
   }
-  done = true;
+  watcher.request_stop();
   watcher.join();
-  std::signal(SIGINT, SIG_DFL);
 
   const std::string run_status = stop.stop_requested() ? "cancelled" : "ok";
   nlohmann::json targets_json = nlohmann::json::array();
@@ -975,6 +1070,14 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     std::ofstream file(flags.trace_file);
     file << ChromeTrace(results).dump() << "\n";
     if (!file) return Fail(IoError("cannot write " + flags.trace_file));
+  }
+  if (!flags.report_file.empty()) {
+    if (Status written = WriteRunReport(out, flags.report_file); !written.ok()) {
+      return Fail(Status(written.code(), written.message() + (run_id ? fmt::format(" (the run is stored as run {}: "
+                                                                                   "chipfit report {} -o FILE)",
+                                                                                   *run_id, *run_id)
+                                                                     : std::string())));
+    }
   }
   if (!flags.quiet) {
     // The baseline for speed-ups: the CPU's fp32 target when it ran, else the first that did.
@@ -1035,6 +1138,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   if (store && !flags.quiet) {
     fmt::print("\nstored as run {} ({}) in {}\n", *run_id, run_status, store->path().string());
   }
+  if (!flags.report_file.empty() && !flags.quiet) fmt::print("report written to {}\n", flags.report_file);
   if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
   // Limits given and no target meets them: exit 1, so the command can gate a pipeline.
   if ((*recommendation)["best"].is_null() && RecommendFromFlagsHadLimits(flags.limits)) return 1;
@@ -1087,16 +1191,6 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
   }
   if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
   return kExitOk;
-}
-
-// Writes the report of a run in the format its extension names.
-Status WriteRunReport(const nlohmann::json& run, const std::string& path) {
-  if (!path.ends_with(".json")) return Unsupported("report '" + path + "': only .json reports exist so far");
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::ofstream file(path);
-  file << run.dump(2) << "\n";
-  return file ? Status() : IoError("cannot write report '" + path + "'");
 }
 
 // chipfit batch MANIFEST.yaml: models × targets × limits, every run stored, reports written, a final
@@ -1392,6 +1486,35 @@ int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_i
   return (*r)["best"].is_null() && RecommendFromFlagsHadLimits(limits) ? 1 : kExitOk;
 }
 
+// chipfit report RUN_ID | --in FILE: a stored run (or a profile JSON) as HTML, PDF, CSV or JSON.
+int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& json_in, const std::string& db,
+                     const std::string& format, const std::string& out) {
+  if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("report: give RUN_ID or --in FILE"));
+  if (format.empty()) {
+    if (out == "-") return Fail(InvalidArgument("report: -o - (standard output) needs --format"));
+    if (Status s = CheckReportPath(out); !s.ok()) return Fail(Status(s.code(), s.message() + "; or give --format"));
+  }
+  nlohmann::json run;
+  if (run_id) {
+    auto store = OpenStore(db);
+    if (!store.ok()) return Fail(store.status());
+    auto loaded = (*store)->LoadRun(*run_id);
+    if (!loaded.ok()) return Fail(loaded.status());
+    run = std::move(loaded).value();
+  } else {
+    std::ifstream in(json_in);
+    if (!in) return Fail(NotFound("cannot read '" + json_in + "'"));
+    run = nlohmann::json::parse(in, nullptr, false);
+    if (run.is_discarded()) return Fail(ParseError("'" + json_in + "' is not JSON"));
+  }
+  if (Status written = WriteRunReport(run, out, format); !written.ok()) {
+    return Fail(Status(written.code(),
+                       (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + written.message()));
+  }
+  if (out != "-") fmt::print("wrote {}\n", out);
+  return kExitOk;
+}
+
 // chipfit diff A B: per target and layer, B against A; exit 1 when B regressed beyond the noise.
 int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
   auto store = OpenStore(db);
@@ -1522,6 +1645,8 @@ int Main(int argc, char** argv) {
   profile->add_option("--json", profile_flags.json_file, "Write the profile JSON (schema chipfit.profile/1) here");
   profile->add_option("--trace", profile_flags.trace_file,
                       "Write a Chrome trace / Perfetto JSON: a track per target, a slice per kernel");
+  profile->add_option("--report", profile_flags.report_file,
+                      "Write a report of the run; its extension picks the format (.html, .pdf, .csv, .json)");
   profile->add_option("--data", profile_flags.data_dir,
                       "Inputs: a folder of <input>.npy, or of sub-folders each holding a set (int8 calibrates on all)");
   profile->add_option("--reference", profile_flags.reference, "Drift reference target (ref:fp32 or cpu:fp32)")
@@ -1567,6 +1692,16 @@ int Main(int argc, char** argv) {
   recommend->add_option("--json", recommend_out, "Also write the recommendation JSON here");
   AddLimitFlags(recommend, recommend_limits);
 
+  std::optional<int64_t> report_run;
+  std::string report_in, report_format, report_out;
+  auto* report = app.add_subcommand("report", "Write the report of a stored run (or of a profile JSON)");
+  report->add_option("RUN_ID", report_run, "A stored run (chipfit history lists them)");
+  report->add_option("--in", report_in, "A profile JSON (profile --json) instead of a stored run");
+  report->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
+  report->add_option("--format", report_format, "html, pdf, csv or json (default: from the -o file's extension)")
+      ->check(CLI::IsMember({"html", "htm", "pdf", "csv", "json"}, CLI::ignore_case));
+  report->add_option("-o,--output", report_out, "The report file ('-': standard output, with --format)")->required();
+
   int64_t diff_a = 0, diff_b = 0;
   auto* diff = app.add_subcommand(
       "diff", "Compare two stored runs per target and layer (exit 1 when B regressed beyond both runs' noise)");
@@ -1595,6 +1730,7 @@ int Main(int argc, char** argv) {
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
+  if (report->parsed()) return RunReportCommand(report_run, report_in, history_db, report_format, report_out);
   if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, json);
   if (batch->parsed()) return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet);
   if (merge->parsed()) return RunMerge(merge_other, history_db);
@@ -1609,7 +1745,11 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return chipfit::Main(argc, argv);
+    const int code = chipfit::Main(argc, argv);
+#ifdef CHIPFIT_WITH_REPORTS
+    chipfit::g_qt_app.reset();  // before static destruction, while Qt's own globals still exist
+#endif
+    return code;
   } catch (const std::exception& e) {
     // Core reports errors as Status; an exception here is a library failure nobody converted.
     fmt::print(stderr, "chipfit: internal error: {}\n", e.what());

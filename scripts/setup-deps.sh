@@ -22,7 +22,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev poppler-utils
   # GUI and reports
   # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
+  # (fonts-dejavu-core: the charts' and reports' typeface, also on a machine with no fonts at all)
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core
 )
 
 check_only=0

@@ -624,7 +624,12 @@ TEST(CliBatchTest, ProfilesStoresAndReportsEveryModel) {
   ASSERT_EQ(o.exit_code, 0) << o.out;
   for (const char* model : {"cnn", "mlp", "transformer"}) {
     EXPECT_NE(o.out.find(std::string(model) + ".onnx"), std::string::npos) << o.out;
-    EXPECT_TRUE(std::filesystem::exists(out / "reports" / (std::string(model) + ".json"))) << model;
+    const auto report = out / "reports" / (std::string(model) + ".html");
+    ASSERT_TRUE(std::filesystem::exists(report)) << model;
+    std::ifstream in(report);
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(html.find("<svg"), std::string::npos) << model;  // the charts are drawn
+    EXPECT_NE(html.find(std::string(model) + ".onnx"), std::string::npos) << model;
   }
   EXPECT_EQ(History(db)["runs"].size(), 3u);
   // Again: each model is compared with its run from the first batch (exit 0, or 1 if this noisy
@@ -633,6 +638,63 @@ TEST(CliBatchTest, ProfilesStoresAndReportsEveryModel) {
   EXPECT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.out;
   EXPECT_NE(again.out.find("regression(s) vs run 1"), std::string::npos) << again.out;
   std::filesystem::remove_all(out);
+}
+
+// chipfit report and profile --report: a stored run in every format, and the errors a user makes.
+TEST(CliReportTest, StoredRunInEveryFormat) {
+  const std::string db = TempStore("report");
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_reports_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  // A report format the CLI does not know is refused before anything is profiled or stored.
+  Outcome bad = RunCli("profile " + cnn + " --targets cpu:fp32 --db " + db + " --report " + (dir / "r.docx").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("r.docx"), std::string::npos) << bad.out;
+  EXPECT_FALSE(std::filesystem::exists(db));
+
+  Outcome profiled = RunCli("profile " + cnn + " --targets cpu:fp32,cpu:int8 --iterations 5 --warmup 1 --min-time 0 " +
+                            "--quiet --db " + db + " --report " + (dir / "sub" / "profile.html").string());
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.out;
+  ASSERT_TRUE(std::filesystem::exists(dir / "sub" / "profile.html"));  // folder made for it
+  // No Qt chatter on a headless run.
+  EXPECT_EQ(profiled.out.find("QStandardPaths"), std::string::npos) << profiled.out;
+
+  auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  Outcome html = RunCli("report 1 --db " + db + " -o " + (dir / "run1.html").string());
+  ASSERT_EQ(html.exit_code, 0) << html.out;
+  const std::string page = read(dir / "run1.html");
+  for (const char* text : {"cpu:fp32", "cpu:int8", "Recommendation", "<svg"}) {
+    EXPECT_NE(page.find(text), std::string::npos) << text;
+  }
+  Outcome pdf = RunCli("report 1 --db " + db + " --format pdf -o " + (dir / "run1.out").string());
+  ASSERT_EQ(pdf.exit_code, 0) << pdf.out;
+  EXPECT_EQ(read(dir / "run1.out").substr(0, 5), "%PDF-");
+  ASSERT_EQ(RunCli("report 1 --db " + db + " -o " + (dir / "run1.csv").string()).exit_code, 0);
+  const std::string csv = read(dir / "run1.csv");
+  const nlohmann::json stored =
+      nlohmann::json::parse(RunStdout("report 1 --db " + db + " --format json -o -").out, nullptr, false);
+  size_t layers = 0;
+  ASSERT_FALSE(stored.is_discarded());
+  for (const auto& t : stored["targets"]) layers += t["layers"].size();
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), layers + 1);  // header + a row each
+
+  // Errors: exit 2, naming what is wrong.
+  Outcome missing = RunCli("report 99 --db " + db + " -o " + (dir / "x.html").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("99"), std::string::npos) << missing.out;
+  Outcome ext = RunCli("report 1 --db " + db + " -o " + (dir / "x.docx").string());
+  EXPECT_EQ(ext.exit_code, 2);
+  EXPECT_NE(ext.out.find("x.docx"), std::string::npos) << ext.out;
+  EXPECT_EQ(RunCli("report 1 --db " + db + " --format docx -o x").exit_code, 2);
+  EXPECT_EQ(RunCli("report 1 --db " + db + " -o -").exit_code, 2);                           // stdout needs --format
+  EXPECT_EQ(RunCli("report --db " + db + " -o " + (dir / "x.html").string()).exit_code, 2);  // no run
+  Outcome unwritable = RunCli("report 1 --db " + db + " -o /proc/chipfit/x.html");
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_NE(unwritable.out.find("/proc/chipfit/x.html"), std::string::npos) << unwritable.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliBatchTest, ShardsMergedEqualTheWholeBatch) {
