@@ -1456,26 +1456,30 @@ int RunMerge(const std::string& other, const std::string& db) {
   return kExitOk;
 }
 
-// chipfit recommend RUN_ID | --json FILE: the recommendation for a stored run or a profile JSON.
-int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_in, const std::string& db,
-                 const LimitFlags& limits, const std::string& json_out) {
-  if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("recommend: give RUN_ID or --json FILE"));
-  nlohmann::json run;
+// A stored run (RUN_ID) or a profile JSON written by `profile --json` (--in FILE).
+Result<nlohmann::json> LoadRunOrProfile(const std::optional<int64_t>& run_id, const std::string& json_in,
+                                        const std::string& db) {
   if (run_id) {
     auto store = OpenStore(db);
-    if (!store.ok()) return Fail(store.status());
-    auto loaded = (*store)->LoadRun(*run_id);
-    if (!loaded.ok()) return Fail(loaded.status());
-    run = std::move(loaded).value();
-  } else {
-    std::ifstream in(json_in);
-    if (!in) return Fail(NotFound("cannot read '" + json_in + "'"));
-    run = nlohmann::json::parse(in, nullptr, false);
-    if (run.is_discarded() || !run.is_object() || !run.contains("targets")) {
-      return Fail(ParseError("'" + json_in + "' is not a chipfit profile JSON (schema chipfit.profile/1)"));
-    }
+    if (!store.ok()) return store.status();
+    return (*store)->LoadRun(*run_id);
   }
-  auto r = RecommendFromFlags(run, limits);
+  std::ifstream in(json_in);
+  if (!in) return NotFound("cannot read '" + json_in + "'");
+  nlohmann::json run = nlohmann::json::parse(in, nullptr, false);
+  if (run.is_discarded() || !run.is_object() || !run.contains("targets")) {
+    return ParseError("'" + json_in + "' is not a chipfit profile JSON (schema chipfit.profile/1)");
+  }
+  return run;
+}
+
+// chipfit recommend RUN_ID | --in FILE: the recommendation for a stored run or a profile JSON.
+int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_in, const std::string& db,
+                 const LimitFlags& limits, const std::string& json_out) {
+  if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("recommend: give RUN_ID or --in FILE"));
+  auto run = LoadRunOrProfile(run_id, json_in, db);
+  if (!run.ok()) return Fail(run.status());
+  auto r = RecommendFromFlags(*run, limits);
   if (!r.ok()) return Fail(r.status());
   if (!json_out.empty()) {
     std::ofstream file(json_out);
@@ -1494,20 +1498,9 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
     if (out == "-") return Fail(InvalidArgument("report: -o - (standard output) needs --format"));
     if (Status s = CheckReportPath(out); !s.ok()) return Fail(Status(s.code(), s.message() + "; or give --format"));
   }
-  nlohmann::json run;
-  if (run_id) {
-    auto store = OpenStore(db);
-    if (!store.ok()) return Fail(store.status());
-    auto loaded = (*store)->LoadRun(*run_id);
-    if (!loaded.ok()) return Fail(loaded.status());
-    run = std::move(loaded).value();
-  } else {
-    std::ifstream in(json_in);
-    if (!in) return Fail(NotFound("cannot read '" + json_in + "'"));
-    run = nlohmann::json::parse(in, nullptr, false);
-    if (run.is_discarded()) return Fail(ParseError("'" + json_in + "' is not JSON"));
-  }
-  if (Status written = WriteRunReport(run, out, format); !written.ok()) {
+  auto run = LoadRunOrProfile(run_id, json_in, db);
+  if (!run.ok()) return Fail(run.status());
+  if (Status written = WriteRunReport(*run, out, format); !written.ok()) {
     return Fail(Status(written.code(),
                        (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + written.message()));
   }

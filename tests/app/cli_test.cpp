@@ -520,7 +520,9 @@ TEST(CliStoreTest, TwoProfilesIntoOneStoreAtOnceBothSucceed) {
   const std::string db = TempStore("concurrent");
   const std::string profile = std::string(CHIPFIT_CLI) + " profile " + cnn +
                               " --targets cpu:fp32,cpu:int8 --min-time 0.3 --warmup 2 --quiet --db " + db;
-  Outcome both = RunCli("-c '" + profile + " & " + profile + " & wait %1 && wait %2'", false, "bash");
+  // By pid: bash keeps a finished child's status for `wait PID`, while `wait %2` fails ("no such job")
+  // when job 2 ended before job 1 and left the job table.
+  Outcome both = RunCli("-c '" + profile + " & a=$!; " + profile + " & b=$!; wait $a && wait $b'", false, "bash");
   ASSERT_EQ(both.exit_code, 0) << both.out;
   const nlohmann::json history = History(db);
   ASSERT_EQ(history["runs"].size(), 2u) << history.dump();

@@ -175,6 +175,25 @@ class PointLabels : public QObject {
   std::vector<std::pair<QXYSeries*, QPointF>> obstacles_;
 };
 
+// Adds `series` (horizontal bars) to `chart` with its category axis on the left and a value axis
+// from 0 to about `x_max` (rounded to nice numbers) titled `x_title` at the bottom.
+void AddHorizontalBarAxes(QChart& chart, QAbstractBarSeries* series, const QStringList& categories, double x_max,
+                          const QString& x_title) {
+  chart.addSeries(series);
+  auto* y = new QBarCategoryAxis;
+  y->append(categories);
+  StyleAxis(y, {});
+  chart.addAxis(y, Qt::AlignLeft);
+  series->attachAxis(y);
+  auto* x = new QValueAxis;
+  x->setRange(0, x_max);
+  x->applyNiceNumbers();
+  x->setLabelFormat(QStringLiteral("%.3g"));
+  StyleAxis(x, x_title);
+  chart.addAxis(x, Qt::AlignBottom);
+  series->attachAxis(x);
+}
+
 struct LayerRow {
   int index;
   const json* layer;
@@ -251,23 +270,11 @@ std::unique_ptr<QChart> LayerTimeChart(const json& run, const json& target, int 
   series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
   series->setLabelsFormat(QStringLiteral("@value"));
   series->setLabelsPrecision(3);
-  chart->addSeries(series);
-
-  auto* y = new QBarCategoryAxis;
-  y->append(categories);
-  StyleAxis(y, {});
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(y);
-  auto* x = new QValueAxis;
-  x->setRange(0, max_ms * scale * 1.2);
-  x->applyNiceNumbers();
-  x->setLabelFormat(QStringLiteral("%.3g"));
-  StyleAxis(x, QStringLiteral("p50 device time (%1); all %2 layers: %3")
-                   .arg(micro ? QStringLiteral("µs") : QStringLiteral("ms"))
-                   .arg(all.size())
-                   .arg(Q(rj::FormatDuration(total_ms))));
-  chart->addAxis(x, Qt::AlignBottom);
-  series->attachAxis(x);
+  AddHorizontalBarAxes(*chart, series, categories, max_ms * scale * 1.2,
+                       QStringLiteral("p50 device time (%1); all %2 layers: %3")
+                           .arg(micro ? QStringLiteral("µs") : QStringLiteral("ms"))
+                           .arg(all.size())
+                           .arg(Q(rj::FormatDuration(total_ms))));
   return chart;
 }
 
@@ -623,19 +630,8 @@ std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
   }
   for (QBarSet* set : sets) series->append(set);
   series->append(other);
-  chart->addSeries(series);
-  auto* y = new QBarCategoryAxis;
-  y->append(categories);
-  StyleAxis(y, {});
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(y);
-  auto* x = new QValueAxis;
-  x->setRange(0, max_total * scale * 1.05);
-  x->applyNiceNumbers();
-  x->setLabelFormat(QStringLiteral("%.3g"));
-  StyleAxis(x, QStringLiteral("energy per inference (%1), split by layer").arg(unit));
-  chart->addAxis(x, Qt::AlignBottom);
-  series->attachAxis(x);
+  AddHorizontalBarAxes(*chart, series, categories, max_total * scale * 1.05,
+                       QStringLiteral("energy per inference (%1), split by layer").arg(unit));
   return chart;
 }
 

@@ -56,22 +56,8 @@ footer p { margin: 4px 0; }
 @media print { .scroll { overflow: visible; } figure.chart { break-inside: avoid; } }
 )css";
 
-const char* ToneClass(Tone tone) {
-  switch (tone) {
-    case Tone::kGood: return "good";
-    case Tone::kWarn: return "warn";
-    case Tone::kBad: return "bad";
-    case Tone::kMuted: return "muted";
-    case Tone::kNormal: return "";
-  }
-  return "";
-}
-
 std::string ClassAttr(const std::vector<std::string>& classes) {
-  std::string joined;
-  for (const std::string& c : classes) {
-    if (!c.empty()) joined += (joined.empty() ? "" : " ") + c;
-  }
+  const std::string joined = JoinClasses(classes);
   return joined.empty() ? std::string() : " class=\"" + joined + "\"";
 }
 
@@ -134,6 +120,25 @@ void Charts(const json& run, std::string& out) {
 }
 
 }  // namespace
+
+const char* ToneClass(Tone tone) {
+  switch (tone) {
+    case Tone::kGood: return "good";
+    case Tone::kWarn: return "warn";
+    case Tone::kBad: return "bad";
+    case Tone::kMuted: return "muted";
+    case Tone::kNormal: return "";
+  }
+  return "";
+}
+
+std::string JoinClasses(const std::vector<std::string>& classes) {
+  std::string joined;
+  for (const std::string& c : classes) {
+    if (!c.empty()) joined += (joined.empty() ? "" : " ") + c;
+  }
+  return joined;
+}
 
 std::string EscapeXml(std::string_view text) {
   std::string out;

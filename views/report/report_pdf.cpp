@@ -39,22 +39,8 @@ th { background-color: #eef2f7; font-weight: bold; }
 // Half of landscape A4's text width (about 970 px at 96 dpi) less the cell padding.
 constexpr int kChartWidth = 470;
 
-const char* ToneClass(Tone tone) {
-  switch (tone) {
-    case Tone::kGood: return "good";
-    case Tone::kWarn: return "warn";
-    case Tone::kBad: return "bad";
-    case Tone::kMuted: return "muted";
-    case Tone::kNormal: return "";
-  }
-  return "";
-}
-
 std::string Span(const std::string& text, const std::vector<std::string>& classes) {
-  std::string joined;
-  for (const std::string& c : classes) {
-    if (!c.empty()) joined += (joined.empty() ? "" : " ") + c;
-  }
+  const std::string joined = JoinClasses(classes);
   if (joined.empty()) return EscapeXml(text);
   return "<span class=\"" + joined + "\">" + EscapeXml(text) + "</span>";
 }
@@ -65,9 +51,10 @@ void EmitTable(const report::Table& table, std::string& out) {
          "\" style=\"border-collapse: collapse; border-color: #c5ccd6;\"" + (kv ? "" : " width=\"100%\"") + ">";
   const std::string size_class = table.compact ? "compact" : "";
   if (!kv) {
-    out += "<tr>";
+    // In <thead>, QTextDocument repeats the header row on every page a long layer table runs onto.
+    out += "<thead><tr>";
     for (const std::string& h : table.header) out += "<th>" + Span(h, {size_class}) + "</th>";
-    out += "</tr>";
+    out += "</tr></thead>";
   }
   for (const std::vector<Cell>& row : table.rows) {
     out += "<tr>";
@@ -98,8 +85,9 @@ std::string WritePdf(const json& run, const Document& doc) {
     switch (b.kind) {
       case Block::Kind::kHeading: {
         const std::string tag = "h" + std::to_string(std::clamp(b.level, 1, 3));
-        // The layer tables and the charts start on a new page.
-        const bool new_page = b.level == 2 && (b.id == "layers" || b.id == "charts");
+        // The summary and recommendation fill the first page; targets, layers and charts each start a
+        // new one (no heading left alone at the foot of a page).
+        const bool new_page = b.level == 2 && (b.id == "targets" || b.id == "layers" || b.id == "charts");
         html += "<" + tag + (new_page ? " style=\"page-break-before: always;\"" : "") + ">" + EscapeXml(b.text) + "</" +
                 tag + ">";
         break;

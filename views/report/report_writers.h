@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "views/report/report_document.h"
 
@@ -13,6 +14,12 @@ namespace chipfit::report {
 // XML text or attribute value: & < > " ' escaped; characters XML 1.0 forbids (C0 controls other than
 // tab, newline, carriage return) dropped, so any run text keeps the file well-formed.
 std::string EscapeXml(std::string_view text);
+
+// The CSS class of a tone ("good", "warn", "bad", "muted"; "" for normal), shared by the HTML page's
+// stylesheet and the PDF's QTextDocument one.
+const char* ToneClass(Tone tone);
+// Class names joined by spaces, empty ones skipped: {"num", "", "bad"} → "num bad".
+std::string JoinClasses(const std::vector<std::string>& classes);
 
 // One XHTML file (parses as XML and as HTML5): inline CSS, the charts as inline <svg>, no scripts, no
 // external references.
