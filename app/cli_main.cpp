@@ -814,7 +814,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   const SigintScope sigint;
   // The watcher turns the handler's flag into a stop request; it ends (jthread) on every return.
   std::stop_source stop;
-  std::jthread watcher([&](std::stop_token ended) {
+  std::jthread watcher([&](const std::stop_token& ended) {
     while (!ended.stop_requested()) {
       if (g_interrupted) stop.request_stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
