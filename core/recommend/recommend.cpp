@@ -363,6 +363,13 @@ Result<json> Recommend(const json& run, const RecommendOptions& o) {
         speed = fmt::format("{:.2f}x {} than {} (p50 {:.3g} ms vs {:.3g} ms)", ratio >= 1 ? ratio : 1 / ratio,
                             ratio >= 1 ? "faster" : "slower", baseline->target, b.p50, baseline->p50);
       }
+      // Ranked by the tail (p99 by default) while slower at the median: say so, or the sentence
+      // reads as if a slower target had been picked by mistake.
+      if (o.objective == Objective::kLatency && o.weights.size() <= 1 && l.latency_stat != "p50" &&
+          b.p50 > baseline->p50 && std::isfinite(b.latency) && std::isfinite(baseline->latency)) {
+        speed += fmt::format(", ranked first by {} latency ({:.3g} ms vs {:.3g} ms)", l.latency_stat, b.latency,
+                             baseline->latency);
+      }
     } else {
       speed = fmt::format("p50 {:.3g} ms", b.p50);
     }

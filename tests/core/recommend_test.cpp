@@ -34,6 +34,28 @@ const json kRun =
 
 std::vector<std::string> Names(const json& list) { return list.get<std::vector<std::string>>(); }
 
+// A tiny model on a noisy machine: bf16 has the better p99 but the worse p50. The paragraph must say
+// it was ranked by p99, or "1.16x slower than cpu:fp32" reads like a wrong pick.
+TEST(RecommendTest, SaysWhenTheTailDecidedAgainstTheMedian) {
+  json fp32 = T("cpu:fp32", 0.0286, 130, 1.0, 0.03);
+  fp32["latency_ms"]["p99"] = 0.090;
+  json bf16 = T("cpu:bf16", 0.0333, 55, 1.0, 0.02);
+  bf16["latency_ms"]["p99"] = 0.060;
+  auto r = Recommend(RunOf({fp32, bf16}), RecommendOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)["best"], "cpu:bf16");
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("1.16x slower than cpu:fp32"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("ranked first by p99 latency (0.06 ms vs 0.09 ms)"), std::string::npos) << summary;
+  // Ranked by p50, fp32 wins and nothing needs explaining.
+  RecommendOptions p50;
+  p50.limits.latency_stat = "p50";
+  auto median = Recommend(RunOf({fp32, bf16}), p50);
+  ASSERT_TRUE(median.ok());
+  EXPECT_EQ((*median)["best"], "cpu:fp32");
+  EXPECT_EQ((*median)["summary"].get<std::string>().find("ranked first by"), std::string::npos);
+}
+
 TEST(RecommendTest, RanksPassingTargetsByLatencyAndExplainsTheBest) {
   RecommendOptions o;
   o.limits.max_latency_ms = 5;  // p99
