@@ -1,7 +1,7 @@
 // The HTML report: one XHTML file with inline CSS and inline SVG charts, readable offline, in a mail
 // attachment or a CI artefact, and well-formed XML so tools (and tests) can parse it.
+#include <QRegularExpression>
 #include <QString>
-#include <regex>
 
 #include "views/charts/run_charts.h"
 #include "views/charts/run_json.h"
@@ -86,23 +86,30 @@ void EmitTable(const report::Table& table, std::string& out) {
 
 // QSvgGenerator writes a whole document; inline it needs the <svg> element only, sized in CSS
 // pixels, and ids unique in the page (each chart's clip paths and gradients count from 1).
+// QRegularExpression, not std::regex: GCC 12 at the sanitizer build's -O1 warns inside <regex>.
 std::string InlineSvg(const QByteArray& svg, const QSize& size, const std::string& prefix, const std::string& label) {
-  std::string text = svg.toStdString();
-  const auto start = text.find("<svg");
-  if (start == std::string::npos) return {};
-  text.erase(0, start);
-  const auto tag_end = text.find('>');
-  std::string root = text.substr(0, tag_end);
-  root = std::regex_replace(root, std::regex(R"re( width="[^"]*")re"), "");
-  root = std::regex_replace(root, std::regex(R"re( height="[^"]*")re"), "");
-  root += " width=\"" + std::to_string(size.width()) + "\" height=\"" + std::to_string(size.height()) +
-          "\" role=\"img\" aria-label=\"" + EscapeXml(label) + "\"";
-  text = root + text.substr(tag_end);
-  text = std::regex_replace(text, std::regex(R"re(id="([^"]+)")re"), "id=\"" + prefix + "-$1\"");
-  text = std::regex_replace(text, std::regex(R"re(url\(#([^)]+)\))re"), "url(#" + prefix + "-$1)");
-  text = std::regex_replace(text, std::regex(R"re(href="#([^"]+)")re"), "href=\"#" + prefix + "-$1\"");
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text + "\n";
+  QString text = QString::fromUtf8(svg);
+  const qsizetype start = text.indexOf(QLatin1String("<svg"));
+  if (start < 0) return {};
+  text.remove(0, start);
+  const qsizetype tag_end = text.indexOf(QLatin1Char('>'));
+  if (tag_end < 0) return {};
+  static const QRegularExpression kSize(QStringLiteral(R"re( (width|height)="[^"]*")re"));
+  QString root = text.left(tag_end).remove(kSize);
+  root += QStringLiteral(" width=\"%1\" height=\"%2\" role=\"img\" aria-label=\"%3\"")
+              .arg(size.width())
+              .arg(size.height())
+              .arg(QString::fromStdString(EscapeXml(label)));
+  text = root + text.mid(tag_end);
+  const QString p = QString::fromStdString(prefix);
+  static const QRegularExpression kId(QStringLiteral(R"re((?<=\s)id="([^"]+)")re"));
+  static const QRegularExpression kUrl(QStringLiteral(R"re(url\(#([^)]+)\))re"));
+  static const QRegularExpression kHref(QStringLiteral(R"re(href="#([^"]+)")re"));
+  text.replace(kId, QStringLiteral("id=\"%1-\\1\"").arg(p));
+  text.replace(kUrl, QStringLiteral("url(#%1-\\1)").arg(p));
+  text.replace(kHref, QStringLiteral("href=\"#%1-\\1\"").arg(p));
+  while (text.endsWith(QLatin1Char('\n')) || text.endsWith(QLatin1Char(' '))) text.chop(1);
+  return text.toStdString() + "\n";
 }
 
 void Charts(const json& run, std::string& out) {
