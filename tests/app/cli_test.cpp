@@ -614,7 +614,9 @@ const std::string kManifest = std::string(CHIPFIT_SOURCE_DIR) + "/tests/data/bat
 
 std::set<std::string> StoredModels(const std::string& db) {
   std::set<std::string> models;
-  for (const auto& run : History(db)["runs"]) models.insert(run["model"]["sha256"].get<std::string>());
+  // The history in a local: a range-for over History(db)["runs"] would iterate a destroyed temporary.
+  const nlohmann::json history = History(db);
+  for (const auto& run : history["runs"]) models.insert(run["model"]["sha256"].get<std::string>());
   return models;
 }
 
