@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/recommend/recommend.h"
 
@@ -128,6 +129,24 @@ TEST(RecommendTest, TiesAreBrokenDeterministically) {
   EXPECT_NE((*r)["summary"].get<std::string>().find("no limits were given"), std::string::npos);
 }
 
+TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
+  // p99 1.137 vs 1.149 ms (1 % apart): a tie, and fp32's faster p50 wins it; 1.30 ms is 14 % behind.
+  json fp32 = T("cpu:fp32", 0.864, 120, 1.0, 1.4);
+  fp32["latency_ms"]["p99"] = 1.149;
+  json bf16 = T("cpu:bf16", 0.967, 37, 0.75, 1.3);
+  bf16["latency_ms"]["p99"] = 1.137;
+  json int8 = T("cpu:int8", 0.80, 24, 1.0, 1.2);
+  int8["latency_ms"]["p99"] = 1.30;
+  auto r = Recommend(RunOf({bf16, int8, fp32}), RecommendOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:fp32", "cpu:bf16", "cpu:int8"}));
+  std::map<std::string, bool> tie;
+  for (const json& s : (*r)["scores"]) tie[s["target"]] = s["tie"];
+  EXPECT_TRUE(tie["cpu:fp32"]);
+  EXPECT_TRUE(tie["cpu:bf16"]);
+  EXPECT_FALSE(tie["cpu:int8"]);
+}
+
 TEST(RecommendTest, ParetoFrontierOverLatencyDriftAndEnergy) {
   // d is dominated by c (slower, noisier, same energy); the rest each win somewhere.
   const json run = RunOf({T("cpu:a", 1.0, 120, 1.0, 3.0), T("cpu:b", 0.5, 40, 1.0, 2.0), T("cpu:c", 0.3, 25, 1.0, 2.5),
@@ -144,6 +163,9 @@ TEST(RecommendTest, EnergyAndCostObjectivesAndWeights) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)["best"], "cpu:int8");
   EXPECT_EQ(Names((*r)["ranked"]).back(), "opencl:0:fp32");  // 1.4 mJ and the slowest: last of the ties
+  // Ranked by the energy model's figures: the paragraph says they are estimates.
+  EXPECT_NE((*r)["summary"].get<std::string>().find("energy is the energy model's estimate"), std::string::npos)
+      << (*r)["summary"];
   // Cost: the table prices the device per hour; the slow OpenCL target costs the most.
   const auto dir = std::filesystem::temp_directory_path() / ("chipfit_costs_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
