@@ -188,7 +188,8 @@ void AddHorizontalBarAxes(QChart& chart, QAbstractBarSeries* series, const QStri
   auto* x = new QValueAxis;
   x->setRange(0, x_max);
   x->applyNiceNumbers();
-  x->setLabelFormat(QStringLiteral("%.3g"));
+  // Four digits: an axis to 1500 µs reads "1500", not "1.5e+03".
+  x->setLabelFormat(QStringLiteral("%.4g"));
   StyleAxis(x, x_title);
   chart.addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
