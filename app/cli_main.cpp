@@ -716,52 +716,50 @@ void EnsureQtApplication() {
 }
 #endif
 
+#ifndef CHIPFIT_WITH_REPORTS
+Status JsonReportsOnly(const std::string& path) {
+  return Unsupported("report '" + path +
+                     "': this chipfit was built without Qt (CHIPFIT_BUILD_GUI=OFF), so it writes json reports "
+                     "only; html, pdf and csv reports come with the Qt build");
+}
+#endif
+
+// The report format `path` names, checked before any work is done (exit 2 at once, not after a
+// profile). "-" (standard output) has no extension: it needs an explicit format.
+Status CheckReportPath(const std::string& path) {
+  if (path == "-") return InvalidArgument("-o - (standard output) needs --format");
+#ifdef CHIPFIT_WITH_REPORTS
+  return ReportFormatFromPath(path).status();
+#else
+  return std::filesystem::path(path).extension() == ".json" ? Status::Ok() : JsonReportsOnly(path);
+#endif
+}
+
 // Writes the report of a run: in `format` ("html", "pdf", "json", "csv") or, when empty, the format
-// `path`'s extension names. The folder is created; the file is replaced atomically.
+// `path`'s extension names (CheckReportPath first). "-" writes to standard output; a file's folder is
+// created and the file replaced atomically.
 Status WriteRunReport(const nlohmann::json& run, const std::string& path, const std::string& format = {}) {
   const std::filesystem::path out(path);
-  if (path == "-" && format.empty()) return InvalidArgument("-o - (standard output) needs --format");
   std::error_code ec;
   if (path != "-" && out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
 #ifdef CHIPFIT_WITH_REPORTS
   auto parsed = format.empty() ? ReportFormatFromPath(out) : ParseReportFormat(format);
   if (!parsed.ok()) return parsed.status();
   if (*parsed == ReportFormat::kHtml || *parsed == ReportFormat::kPdf) EnsureQtApplication();
-  if (path == "-") {
-    Result<std::string> bytes = *parsed == ReportFormat::kHtml  ? RenderHtmlReport(run)
-                                : *parsed == ReportFormat::kPdf ? RenderPdfReport(run)
-                                : *parsed == ReportFormat::kCsv ? RenderCsvReport(run)
-                                                                : Result<std::string>(run.dump(2) + "\n");
-    if (!bytes.ok()) return bytes.status();
-    std::fwrite(bytes->data(), 1, bytes->size(), stdout);
-    return std::fflush(stdout) == 0 ? Status::Ok() : IoError("cannot write the report to standard output");
-  }
-  return WriteReport(run, *parsed, out);
+  if (path != "-") return WriteReport(run, *parsed, out);
+  Result<std::string> bytes = RenderReport(run, *parsed);
+  if (!bytes.ok()) return bytes.status();
+  std::fwrite(bytes->data(), 1, bytes->size(), stdout);
+  return std::fflush(stdout) == 0 ? Status::Ok() : IoError("cannot write the report to standard output");
 #else
-  if (path == "-" && format == "json") {
+  if (format.empty() ? out.extension() != ".json" : format != "json") return JsonReportsOnly(path);
+  if (path == "-") {
     std::cout << run.dump(2) << "\n";
     return std::cout ? Status::Ok() : IoError("cannot write the report to standard output");
-  }
-  const bool json = format.empty() ? out.extension() == ".json" : format == "json";
-  if (!json) {
-    return Unsupported("report '" + path +
-                       "': this chipfit was built without Qt (CHIPFIT_BUILD_GUI=OFF), so it writes json reports "
-                       "only; html, pdf and csv reports come with the Qt build");
   }
   std::ofstream file(out);
   file << run.dump(2) << "\n";
   return file ? Status() : IoError("cannot write report '" + path + "'");
-#endif
-}
-
-// The report format `path` names, checked before any work is done (exit 2 at once, not after the
-// profile): the same rules as WriteRunReport.
-Status CheckReportPath(const std::string& path) {
-#ifdef CHIPFIT_WITH_REPORTS
-  return ReportFormatFromPath(path).status();
-#else
-  if (std::filesystem::path(path).extension() == ".json") return Status::Ok();
-  return WriteRunReport(nlohmann::json(), path);
 #endif
 }
 
@@ -1495,7 +1493,6 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
                      const std::string& format, const std::string& out) {
   if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("report: give RUN_ID or --in FILE"));
   if (format.empty()) {
-    if (out == "-") return Fail(InvalidArgument("report: -o - (standard output) needs --format"));
     if (Status s = CheckReportPath(out); !s.ok()) return Fail(Status(s.code(), s.message() + "; or give --format"));
   }
   auto run = LoadRunOrProfile(run_id, json_in, db);

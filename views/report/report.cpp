@@ -112,18 +112,20 @@ Result<std::string> RenderCsvReport(const json& run) {
   return Guarded("csv", [&] { return report::WriteCsv(run); });
 }
 
+Result<std::string> RenderReport(const json& run, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::kHtml: return RenderHtmlReport(run);
+    case ReportFormat::kPdf: return RenderPdfReport(run);
+    case ReportFormat::kCsv: return RenderCsvReport(run);
+    case ReportFormat::kJson:
+      RETURN_IF_ERROR(CheckRun(run));
+      return Guarded("json", [&] { return run.dump(2) + "\n"; });
+  }
+  return InvalidArgument("unknown report format");
+}
+
 Status WriteReport(const json& run, ReportFormat format, const std::filesystem::path& out) {
-  Result<std::string> bytes = [&]() -> Result<std::string> {
-    switch (format) {
-      case ReportFormat::kHtml: return RenderHtmlReport(run);
-      case ReportFormat::kPdf: return RenderPdfReport(run);
-      case ReportFormat::kCsv: return RenderCsvReport(run);
-      case ReportFormat::kJson:
-        RETURN_IF_ERROR(CheckRun(run));
-        return Guarded("json", [&] { return run.dump(2) + "\n"; });
-    }
-    return InvalidArgument("unknown report format");
-  }();
+  Result<std::string> bytes = RenderReport(run, format);
   if (!bytes.ok()) return bytes.status();
 
   // QSaveFile writes a temporary file beside `out` and renames it on commit: a reader never sees a

@@ -32,8 +32,9 @@ const char* ReportFormatName(ReportFormat format);
 // written.
 Status WriteReport(const nlohmann::json& run, ReportFormat format, const std::filesystem::path& out);
 
-// The same content in memory (for tests and the GUI's preview). HTML and PDF need the QApplication
-// as above.
+// The same content in memory (standard output, tests, the GUI's preview). HTML and PDF need the
+// QApplication as above.
+Result<std::string> RenderReport(const nlohmann::json& run, ReportFormat format);
 Result<std::string> RenderHtmlReport(const nlohmann::json& run);
 Result<std::string> RenderPdfReport(const nlohmann::json& run);
 // One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row.
