@@ -316,28 +316,26 @@ Result<json> Recommend(const json& run, const RecommendOptions& o) {
   // these machines (PP-OCR cls: bf16 p99 1.137 ms vs fp32 1.149 ms ranked bf16, 12 % slower at the
   // median and 80 dB more drift, first).
   constexpr double kTieTolerance = 0.03;
-  auto tie_break = [](const Candidate* x, const Candidate* y) {
-    if (x->p50 != y->p50) return x->p50 < y->p50;
-    const double ex = x->energy_mj.value_or(kInf), ey = y->energy_mj.value_or(kInf);
+  auto tie_break = [](const auto& x, const auto& y) {
+    if (x.second->p50 != y.second->p50) return x.second->p50 < y.second->p50;
+    const double ex = x.second->energy_mj.value_or(kInf), ey = y.second->energy_mj.value_or(kInf);
     if (ex != ey) return ex < ey;
-    return x->target < y->target;
+    return x.second->target < y.second->target;
   };
-  std::sort(ranked.begin(), ranked.end(), [&](const auto& x, const auto& y) {
-    if (x.first != y.first) return x.first < y.first;
-    return tie_break(x.second, y.second);
-  });
+  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  // group_of[i]: the index of the first entry of i's tie group (equal scores, or within the tolerance
+  // of the group's best finite score); each group is then ordered by the tie-break alone.
   std::vector<size_t> group_of(ranked.size(), 0);
-  for (size_t start = 0; start < ranked.size();) {
-    size_t end = start + 1;
+  for (size_t start = 0, end = 0; start < ranked.size(); start = end) {
     const double head = ranked[start].first;
-    while (end < ranked.size() && std::isfinite(head) &&
-           (ranked[end].first == head || ranked[end].first <= head * (1 + kTieTolerance))) {
-      ++end;
+    for (end = start + 1; end < ranked.size(); ++end) {
+      const double v = ranked[end].first;
+      if (v != head && !(std::isfinite(head) && v <= head * (1 + kTieTolerance))) break;
     }
-    std::sort(ranked.begin() + static_cast<std::ptrdiff_t>(start), ranked.begin() + static_cast<std::ptrdiff_t>(end),
-              [&](const auto& x, const auto& y) { return tie_break(x.second, y.second); });
-    for (size_t i = start; i < end; ++i) group_of[i] = start;
-    start = end;
+    const auto first = ranked.begin() + static_cast<std::ptrdiff_t>(start);
+    std::sort(first, ranked.begin() + static_cast<std::ptrdiff_t>(end), tie_break);
+    std::fill(group_of.begin() + static_cast<std::ptrdiff_t>(start),
+              group_of.begin() + static_cast<std::ptrdiff_t>(end), start);
   }
   json ranked_names = json::array(), scores = json::array();
   for (size_t i = 0; i < ranked.size(); ++i) {

@@ -145,6 +145,16 @@ TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
   EXPECT_TRUE(tie["cpu:fp32"]);
   EXPECT_TRUE(tie["cpu:bf16"]);
   EXPECT_FALSE(tie["cpu:int8"]);
+
+  // Ranked by energy where none was measured: every score is infinite, all tie, the p50 orders them.
+  fp32.erase("energy_j");
+  bf16.erase("energy_j");
+  RecommendOptions energy;
+  energy.objective = Objective::kEnergy;
+  auto unmeasured = Recommend(RunOf({bf16, fp32}), energy);
+  ASSERT_TRUE(unmeasured.ok()) << unmeasured.status().ToString();
+  EXPECT_EQ(Names((*unmeasured)["ranked"]), (std::vector<std::string>{"cpu:fp32", "cpu:bf16"}));
+  for (const json& s : (*unmeasured)["scores"]) EXPECT_TRUE(s["tie"].get<bool>()) << s.dump();
 }
 
 TEST(RecommendTest, ParetoFrontierOverLatencyDriftAndEnergy) {
