@@ -7,7 +7,6 @@
 #include <fstream>
 #include <thread>
 
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <filesystem>
 #include <iostream>
@@ -39,8 +38,9 @@
 #include "profilers/memory/memory_profiler.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
+#include "profilers/session/batch_manifest.h"
+#include "profilers/session/profile_session.h"
 #include "profilers/trace.h"
-#include "yaml-cpp/yaml.h"
 
 #ifdef CHIPFIT_WITH_REPORTS
 #include <QApplication>
@@ -76,49 +76,21 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-// Limits and objective of a recommendation (profile, recommend, later batch).
-struct LimitFlags {
-  std::optional<double> max_latency_ms, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj;
-  std::string latency_stat = "p99";
-  std::string objective = "latency";
-  std::string weights;
-  std::string costs;  // empty: the shipped table
-};
+// Limits and objective of a recommendation (profile, recommend, batch), as the session takes them.
+using LimitFlags = RecommendSettings;
 
 void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
-  cmd->add_option("--max-latency-ms", f.max_latency_ms, "Limit: latency (the --latency-stat statistic) in ms");
-  cmd->add_option("--latency-stat", f.latency_stat, "Which latency the limit bounds: p50, p90 or p99")
+  cmd->add_option("--max-latency-ms", f.limits.max_latency_ms, "Limit: latency (the --latency-stat statistic) in ms");
+  cmd->add_option("--latency-stat", f.limits.latency_stat, "Which latency the limit bounds: p50, p90 or p99")
       ->capture_default_str();
-  cmd->add_option("--min-top1", f.min_top1, "Limit: top-1 agreement with the reference, 0..1 (e.g. 0.99)");
-  cmd->add_option("--min-sqnr-db", f.min_sqnr_db, "Limit: output SQNR against the reference, dB");
-  cmd->add_option("--max-memory-mb", f.max_memory_mb, "Limit: planned peak memory, MiB");
-  cmd->add_option("--max-energy-mj", f.max_energy_mj, "Limit: energy per inference, mJ (estimated where not measured)");
+  cmd->add_option("--min-top1", f.limits.min_top1, "Limit: top-1 agreement with the reference, 0..1 (e.g. 0.99)");
+  cmd->add_option("--min-sqnr-db", f.limits.min_sqnr_db, "Limit: output SQNR against the reference, dB");
+  cmd->add_option("--max-memory-mb", f.limits.max_memory_mb, "Limit: planned peak memory, MiB");
+  cmd->add_option("--max-energy-mj", f.limits.max_energy_mj,
+                  "Limit: energy per inference, mJ (estimated where not measured)");
   cmd->add_option("--objective", f.objective, "Rank passing targets by latency, energy or cost")->capture_default_str();
   cmd->add_option("--weights", f.weights, "Weighted ranking instead: latency=1,energy=0.5,cost=0,drift=0.2");
   cmd->add_option("--costs", f.costs, "Device $/hour table (YAML) for the cost objective (default: the shipped one)");
-}
-
-bool RecommendFromFlagsHadLimits(const LimitFlags& f) {
-  return f.max_latency_ms || f.min_top1 || f.min_sqnr_db || f.max_memory_mb || f.max_energy_mj;
-}
-
-// The recommendation JSON for `run`, from the limit flags.
-Result<nlohmann::json> RecommendFromFlags(const nlohmann::json& run, const LimitFlags& f) {
-  RecommendOptions o;
-  o.limits = Limits{.max_latency_ms = f.max_latency_ms,
-                    .latency_stat = f.latency_stat,
-                    .min_top1 = f.min_top1,
-                    .min_sqnr_db = f.min_sqnr_db,
-                    .max_memory_mb = f.max_memory_mb,
-                    .max_energy_mj = f.max_energy_mj};
-  ASSIGN_OR_RETURN(o.objective, ParseObjective(f.objective));
-  if (!f.weights.empty()) {
-    ASSIGN_OR_RETURN(o.weights, ParseWeights(f.weights));
-  }
-  ASSIGN_OR_RETURN(CostTable costs,
-                   LoadCostTable(f.costs.empty() ? DefaultCostTablePath() : std::filesystem::path(f.costs)));
-  o.costs = &costs;
-  return Recommend(run, o);
 }
 
 void PrintRecommendation(const nlohmann::json& r) {
@@ -167,13 +139,6 @@ nlohmann::json EnergySensorsJson(const std::vector<std::unique_ptr<EnergySensor>
 
 // How ceilings micro-benchmarks compile their graphs: the target's own path; int8 calibrates on two
 // seeded random samples (a MatMul's speed does not depend on its calibration).
-GraphCompiler CeilingCompiler() {
-  return [](const Graph& graph, const Target& target) {
-    Int8Options int8;
-    int8.random_samples = 2;
-    return CompileForTarget(graph, target, {}, int8);
-  };
-}
 
 void PrintCeilings(const CeilingReport* r, bool verbose) {
   if (r == nullptr) {
@@ -339,21 +304,6 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   return int8;
 }
 
-std::string DescribeQuantReport(const QuantReport& q) {
-  std::string text = fmt::format(
-      "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
-      q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
-  if (q.random_calibration)
-    text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
-  if (!q.kept_fp32.empty()) text += "\n      kept in fp32 by request: " + Join(q.kept_fp32, ", ");
-  if (!q.kept_small.empty()) {
-    text += fmt::format("\n      {} small layer(s) kept in fp32 (too few multiply-adds for int8 to pay off)",
-                        q.kept_small.size());
-  }
-  if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + Join(q.auto_reverted, ", ");
-  return text;
-}
-
 // Where each kernel runs on a target: device, implementation, precision and every reason.
 void PrintPlacement(const CompiledModel& model) {
   fmt::print("{:>4}  {:<28} {:<16} {:<9} {:<28} {:<5} {}\n", "#", "kernel", "op", "device", "implementation", "prec",
@@ -477,13 +427,6 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
     fmt::print("execution    {}\n", execution_text);
   }
   return kExitOk;
-}
-
-// Deterministic inputs for `run --seed`: each input draws its own stream, keyed by its name.
-Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
-  uint64_t key = seed;
-  for (char c : desc.name) key = key * 1099511628211ull ^ static_cast<unsigned char>(c);
-  return SeededTensor(desc.dtype, desc.shape, key);
 }
 
 std::string OutputFileName(const std::string& name) {
@@ -784,27 +727,162 @@ struct ProfileFlags {
   LimitFlags limits;
 };
 
-// The machine a profile was measured on: host, OS, and every device as `chipfit devices --json`.
-nlohmann::json MachineJson(const DiscoveryReport& discovery) {
-  nlohmann::json machine = DiscoveryToJson(discovery);
-  utsname name{};
-  if (uname(&name) == 0) {
-    machine["hostname"] = name.nodename;
-    machine["os"] = std::string(name.sysname) + " " + name.release;
-    machine["arch"] = name.machine;
+// The session's options from the flags; the targets parsed here, so a typo is exit 2 at once.
+Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& shapes, const ProfileFlags& flags) {
+  ProfileOptions o;
+  o.all_targets = flags.all_targets;
+  o.targets_text = flags.targets;
+  for (const std::string& text : SplitList(flags.targets)) {
+    ASSIGN_OR_RETURN(Target target, ParseTarget(text));
+    o.targets.push_back(target);
   }
-  return machine;
+  if (flags.targets.empty() == !flags.all_targets) {
+    return InvalidArgument("profile: give --targets T1,T2,... or --all-targets");
+  }
+  o.shapes = shapes;
+  o.data_dir = flags.data_dir;
+  o.seed = flags.seed;
+  o.iterations = flags.iterations;
+  o.warmup = flags.warmup;
+  o.min_time_s = flags.min_time;
+  o.reference = flags.reference;
+  o.classifier_output = flags.classifier_output;
+  o.drift_samples = flags.drift_samples;
+  o.measure_ceilings = flags.measure_ceilings;
+  o.recommend = flags.limits;
+  o.store = !flags.no_store;
+  o.db = flags.db;
+  o.command = g_command_line;
+  o.source = "cli";
+  return o;
 }
 
-// `result` (optional) receives the run's JSON, as --json writes it.
+// The CLI's view of a running session: on a TTY one line redrawn at most every 50 ms ([target i/n],
+// target, phase, run and layer); otherwise a plain line per phase; nothing with --quiet.
+class CliProgress final : public ProfileEvents {
+ public:
+  explicit CliProgress(bool quiet) : quiet_(quiet), tty_(!quiet && isatty(fileno(stderr))) {}
+  void Message(const std::string& text) override {
+    if (!quiet_) fmt::print(stderr, "{}\n", text);
+  }
+  void RunStarted(const RunResult&, const std::vector<Target>& targets) override { count_ = targets.size(); }
+  void TargetStarted(size_t index, const Target& target) override {
+    target_ = target.ToString();
+    counter_ = fmt::format("[{}/{}]", index + 1, count_);
+    last_phase_.clear();
+  }
+  void Phase(size_t, const std::string& phase, const std::string& detail) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (tty_ && (phase != last_phase_ || now - last_draw_ > std::chrono::milliseconds(50))) {
+      fmt::print(stderr, "\r\033[K{} {:<16} {:<11} {}", counter_, target_, phase, detail.substr(0, 56));
+      last_draw_ = now;
+    } else if (!tty_ && !quiet_ && phase != last_phase_) {
+      fmt::print(stderr, "{} {}: {}\n", counter_, target_, phase);
+    }
+    last_phase_ = phase;
+  }
+  void TargetFinished(size_t, std::shared_ptr<const TargetResult>) override {
+    if (tty_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  bool quiet_, tty_;
+  size_t count_ = 0;
+  std::string target_, counter_, last_phase_;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+// The table after a profile: a line per target, then its peak memory, roofline split and top layers.
+void PrintProfileSummary(const RunResult& run) {
+  // The baseline for speed-ups: the CPU's fp32 target when it ran, else the first that did.
+  const TargetResult* base = nullptr;
+  for (const auto& r : run.targets) {
+    if (r->status == "ok" && (base == nullptr || r->target.ToString() == "cpu:fp32")) base = r.get();
+  }
+  fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "CoV", "speed-up",
+             "notes");
+  for (const auto& t : run.targets) {
+    const TargetResult& r = *t;
+    if (r.status != "ok") {
+      fmt::print("{:<16} {:<11} {}\n", r.target.ToString(), r.status, r.error.substr(0, 100));
+      continue;
+    }
+    std::string drift;
+    if (r.accuracy) {
+      drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
+      if (r.accuracy->top1_agreement) drift += fmt::format(", top-1 {:.1f} %", *r.accuracy->top1_agreement * 100);
+      if (!r.accuracy->first_layer_below_threshold.empty()) {
+        drift += ", below 30 dB from " + r.accuracy->first_layer_below_threshold;
+      }
+    }
+    std::string energy;
+    if (r.energy) energy = fmt::format(", {:.3g} mJ {}", r.energy->joules * 1e3, r.energy->source);
+    fmt::print("{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}{}{}\n",
+               r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
+               base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead,
+               drift, energy, r.latency.noisy ? ", noisy" : "");
+  }
+  for (const auto& t : run.targets) {
+    const TargetResult& r = *t;
+    if (r.status != "ok") continue;
+    std::vector<const LayerResult*> top;
+    for (const LayerResult& l : r.layers) top.push_back(&l);
+    std::sort(top.begin(), top.end(),
+              [](const LayerResult* a, const LayerResult* b) { return a->time_p50_ms > b->time_p50_ms; });
+    int memory_bound = 0, compute_bound = 0;
+    for (const LayerResult& l : r.layers) {
+      memory_bound += l.bound == "memory" ? 1 : 0;
+      compute_bound += l.bound == "compute" ? 1 : 0;
+    }
+    fmt::print("\n{}: peak memory {} planned, {}; roofline: {}\n", r.target.ToString(), HumanBytes(r.peak_memory_bytes),
+               r.measured_peak_memory_bytes ? HumanBytes(*r.measured_peak_memory_bytes) + " heap high-water mark"
+                                            : std::string("heap high-water mark not measurable here"),
+               r.ceilings ? fmt::format("{} layers memory-bound, {} compute-bound", memory_bound, compute_bound)
+                          : std::string("no measured ceilings (chipfit devices --measure)"));
+    fmt::print("top layers on {} (p50, device time):\n", r.target.ToString());
+    for (size_t i = 0; i < top.size() && i < 5; ++i) {
+      fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:>7.2f} GFLOP/s  {:>6.2f} GB/s  {}\n",
+                 top[i]->name.substr(0, 32), top[i]->op.substr(0, 12), top[i]->time_p50_ms,
+                 100 * top[i]->time_p50_ms / r.latency.p50, top[i]->gflops_per_s, top[i]->gb_per_s,
+                 top[i]->bound.empty() ? "" : top[i]->bound + "-bound");
+    }
+  }
+}
+
+// --json, --trace and --report of a finished profile.
+Status WriteProfileOutputs(const RunResult& run, const ProfileFlags& flags) {
+  const nlohmann::json out = RunResultToJson(run);
+  if (!flags.json_file.empty()) {
+    std::ofstream file(flags.json_file);
+    file << out.dump(2) << "\n";
+    if (!file) return IoError("cannot write " + flags.json_file);
+  }
+  if (!flags.trace_file.empty()) {
+    std::vector<TargetResult> targets;
+    for (const auto& t : run.targets) targets.push_back(*t);
+    std::ofstream file(flags.trace_file);
+    file << ChromeTrace(targets).dump() << "\n";
+    if (!file) return IoError("cannot write " + flags.trace_file);
+  }
+  if (!flags.report_file.empty()) {
+    if (Status written = WriteRunReport(out, flags.report_file); !written.ok()) {
+      return Status(written.code(), written.message() + (run.run_id ? fmt::format(" (the run is stored as run {}: "
+                                                                                  "chipfit report {} -o FILE)",
+                                                                                  *run.run_id, *run.run_id)
+                                                                    : std::string()));
+    }
+  }
+  return Status::Ok();
+}
+
+// chipfit profile: the flags become a ProfileSession's options; the session does the work. `result`
+// (optional) receives the run.
 int RunProfile(const std::string& path, const std::vector<std::string>& shapes, const ProfileFlags& flags,
-               nlohmann::json* result = nullptr) {
-  if (flags.targets.empty() == !flags.all_targets) {
-    return Fail(InvalidArgument("profile: give --targets T1,T2,... or --all-targets"));
-  }
-  if (flags.iterations < 1 || flags.warmup < 0 || flags.min_time < 0) {
-    return Fail(InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0"));
-  }
+               std::shared_ptr<const RunResult>* result = nullptr) {
+  auto options = ProfileOptionsFromFlags(shapes, flags);
+  if (!options.ok()) return Fail(options.status());
+  ProfileSession session(*options);
+  if (Status valid = session.Validate(); !valid.ok()) return Fail(valid);
   if (!flags.report_file.empty()) {
     if (Status s = CheckReportPath(flags.report_file); !s.ok())
       return Fail(Status(s.code(), "--report: " + s.message()));
@@ -818,328 +896,25 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
-  auto options = LoadOptionsFor(shapes);
-  if (!options.ok()) return Fail(options.status());
-  auto model = LoadOnnxModel(path, *options);
-  if (!model.ok()) return Fail(model.status());
-  auto graph = ImportModel(*model);
-  if (!graph.ok()) return Fail(graph.status());
-  const DiscoveryReport discovery = DiscoverDevices();
-  std::vector<Target> targets;
-  if (flags.all_targets) {
-    for (const auto& device : discovery.devices) {
-      for (const PrecisionSupport& p : device->info().precisions) {
-        if (p.support.ok) targets.push_back({device->info().kind, device->info().index, p.precision});
-      }
-    }
-  } else {
-    for (const std::string& text : SplitList(flags.targets)) {
-      auto target = ParseTarget(text);
-      if (!target.ok()) return Fail(target.status());
-      targets.push_back(*target);
-    }
-  }
-  auto device_name = [&](const Target& t) -> std::string {
-    for (const auto& d : discovery.devices) {
-      if (d->info().kind == t.kind && d->info().index == t.index) return d->info().name;
-    }
-    return t.kind == DeviceKind::kReference ? "reference kernels" : "";
-  };
-  // Inputs: the user's --data (the first sample is timed; int8 targets calibrate on all of them), or
-  // seeded random ones, said in the JSON and in every int8 target's notes.
-  std::vector<std::map<std::string, Tensor>> samples;
-  if (!flags.data_dir.empty()) {
-    auto loaded = LoadCalibrationData(flags.data_dir, graph->inputs);
-    if (!loaded.ok()) return Fail(loaded.status());
-    samples = std::move(loaded).value();
-  }
-  std::map<std::string, Tensor> inputs;
-  if (!samples.empty()) {
-    inputs = samples.front();
-  } else {
-    for (const ValueDesc& desc : graph->inputs) inputs[desc.name] = SeededInput(desc, flags.seed);
-  }
-
-  // Drift: every target against the reference on the same inputs (the user's, else seeded random).
-  auto reference_target = ParseTarget(flags.reference);
-  if (!reference_target.ok()) return Fail(reference_target.status());
-  if (flags.drift_samples < 1) return Fail(InvalidArgument("--drift-samples must be at least 1"));
-  std::vector<std::map<std::string, Tensor>> drift_samples = samples;
-  if (drift_samples.empty()) {
-    for (int i = 0; i < flags.drift_samples; ++i) {
-      std::map<std::string, Tensor> sample;
-      for (const ValueDesc& desc : graph->inputs) sample[desc.name] = SeededInput(desc, flags.seed + i);
-      drift_samples.push_back(std::move(sample));
-    }
-  }
-  auto reference_model = CompileForTarget(*graph, *reference_target);
-  if (!reference_model.ok()) {
-    return Fail(Status(reference_model.status().code(),
-                       "--reference " + flags.reference + ": " + reference_model.status().message()));
-  }
-
-  // Roofline ceilings: cached by `chipfit devices --measure`; a device profiled here without them is
-  // measured once now (and cached), so every layer gets its bound.
-  const auto ceiling_cache_path = DefaultCeilingCachePath();
-  auto ceiling_cache = LoadCeilingCache(ceiling_cache_path);
-  if (!ceiling_cache.ok()) return Fail(ceiling_cache.status());
-  std::map<std::string, DeviceCeilings> ceilings;
-  std::vector<CeilingReport> ceilings_used;
-  for (const auto& device : discovery.devices) {
-    const DeviceInfo& info = device->info();
-    const bool profiled = std::any_of(targets.begin(), targets.end(),
-                                      [&](const Target& t) { return t.kind == info.kind && t.index == info.index; }) ||
-                          (info.kind == DeviceKind::kCpu && reference_target->kind == DeviceKind::kCpu);
-    if (!profiled) continue;
-    auto entry = ceiling_cache->find(CeilingKey(info));
-    if (entry == ceiling_cache->end() && flags.measure_ceilings) {
-      if (!flags.quiet) {
-        fmt::print(stderr, "measuring the roofline ceilings of {} once (cached in {}) ...\n", info.Id(),
-                   ceiling_cache_path.string());
-      }
-      auto measured = MeasureCeilings(info, CeilingCompiler(), {.stop = stop.get_token()});
-      if (!measured.ok() && measured.status().code() == StatusCode::kCancelled) break;  // Ctrl-C: targets cancelled
-      if (!measured.ok()) return Fail(measured.status());
-      if (Status saved = SaveCeilingReport(ceiling_cache_path, *measured); !saved.ok()) return Fail(saved);
-      entry = ceiling_cache->insert_or_assign(measured->device_key, *measured).first;
-    }
-    if (entry == ceiling_cache->end()) continue;
-    ceilings[info.Id()] = entry->second.measured;
-    ceilings_used.push_back(entry->second);
-  }
-
-  // Energy: a sensor when this machine has one (the first found: a package-level zone on RAPL
-  // machines), the model's estimate always.
-  std::vector<std::string> sensor_notes;
-  auto sensors = DetectEnergySensors("/sys", &sensor_notes);
-  auto energy_model = LoadEnergyModel(DefaultEnergyTablePath());
-  if (!energy_model.ok()) return Fail(energy_model.status());
-
-  // The run's JSON apart from its targets, known before the first target runs: stored now (the run
-  // stays `incomplete` until it finishes), each target added as it finishes.
-  std::map<std::string, std::string> node_ops;
-  for (const Node& node : graph->nodes) node_ops[node.name] = node.op_type;
-  nlohmann::json ceilings_json = nlohmann::json::array();
-  for (const CeilingReport& c : ceilings_used) ceilings_json.push_back(CeilingReportToJson(c));
-  nlohmann::json model_json = SummaryToJson(Summarize(*model));
-  model_json["flops"] = (*reference_model)->stats().flops;
-  const std::string version = std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")";
-  const nlohmann::json machine_json = MachineJson(discovery);
-  const nlohmann::json run_json = {
-      {"inputs", samples.empty() ? nlohmann::json{{"source", "seeded random"}, {"seed", flags.seed}}
-                                 : nlohmann::json{{"source", "data " + flags.data_dir}, {"samples", samples.size()}}},
-      {"settings",
-       {{"warmup", flags.warmup},
-        {"iterations", flags.iterations},
-        {"min_time_s", flags.min_time},
-        {"reference", flags.reference},
-        {"targets", flags.all_targets ? "all" : flags.targets}}},
-      {"energy_sensors", EnergySensorsJson(sensors, sensor_notes)},
-      {"ceilings", ceilings_json}};
-  std::unique_ptr<RunStore> store;
-  std::optional<int64_t> run_id;
-  if (!flags.no_store) {
-    auto opened = RunStore::Open(flags.db.empty() ? RunStore::DefaultPath() : std::filesystem::path(flags.db));
-    if (!opened.ok()) return Fail(opened.status());
-    store = std::move(opened).value();
-    auto begun = store->BeginRun(model_json, machine_json, run_json, g_command_line, version);
-    if (!begun.ok()) return Fail(begun.status());
-    run_id = *begun;
-  }
-
-  const bool tty = !flags.quiet && isatty(fileno(stderr));
-  ProfileSettings settings{
-      .warmup = flags.warmup, .iterations = flags.iterations, .min_time_s = flags.min_time, .ceilings = ceilings};
-  std::vector<TargetProfile> results;
-  for (const Target& target : targets) {
-    TargetProfile result;
-    result.target = target;
-    result.device_name = device_name(target);
-    if (stop.stop_requested()) {
-      result.status = "cancelled";
-      result.error = "stopped (Ctrl-C) before this target";
-      results.push_back(std::move(result));
-      continue;
-    }
-    // On a TTY one line redrawn at most every 50 ms: [target i/n], target, phase, run and layer;
-    // otherwise a plain line per phase.
-    std::string last_phase;
-    auto last_draw = std::chrono::steady_clock::time_point{};
-    const std::string counter = fmt::format("[{}/{}]", results.size() + 1, targets.size());
-    const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
-      const auto now = std::chrono::steady_clock::now();
-      if (tty && (phase != last_phase || now - last_draw > std::chrono::milliseconds(50))) {
-        fmt::print(stderr, "\r\033[K{} {:<16} {:<11} {}", counter, target.ToString(), phase, detail.substr(0, 56));
-        last_draw = now;
-      } else if (!tty && !flags.quiet && phase != last_phase) {
-        fmt::print(stderr, "{} {}: {}\n", counter, target.ToString(), phase);
-      }
-      last_phase = phase;
-    };
-    progress("compile", "");
-    const auto t0 = std::chrono::steady_clock::now();
-    settings.heap_baseline_bytes = HeapInUseBytes();
-    Int8Options int8;
-    int8.samples = samples;
-    QuantReport quant;
-    auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
-    if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
-    result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    Status status = compiled.ok()
-                        ? RunProfilePipeline(**compiled, inputs, settings, {}, result, stop.get_token(), progress)
-                        : compiled.status();
-    if (status.ok()) {
-      std::optional<EnergyMeasurement> measured;
-      if (!sensors.empty()) {
-        progress("energy", sensors.front()->name());
-        auto m = MeasureEnergy(*sensors.front(),
-                               [&] { return (*compiled)->Run(inputs, nullptr, stop.get_token()).status(); });
-        if (m.ok()) {
-          measured = *m;
-        } else if (m.status().code() == StatusCode::kCancelled) {
-          status = m.status();
-        } else {
-          result.notes.push_back("energy: measuring with " + sensors.front()->name() +
-                                 " failed: " + m.status().message());
-        }
-      }
-      if (status.ok()) AttributeTargetEnergy(*energy_model, measured, result);
-    }
-    if (status.ok()) {
-      progress("drift", "vs " + flags.reference);
-      DriftOptions drift_options{
-          .classifier_output = flags.classifier_output, .random_inputs = samples.empty(), .stop = stop.get_token()};
-      auto drift = MeasureDrift(**compiled, **reference_model, drift_samples, drift_options);
-      if (drift.ok()) {
-        result.accuracy = drift->summary;
-        for (size_t i = 0; i < result.layers.size() && i < drift->kernels.size(); ++i) {
-          result.layers[i].drift = drift->kernels[i];
-        }
-      } else {
-        status = drift.status();
-      }
-    }
-    if (tty) fmt::print(stderr, "\r\033[K");
-    if (!status.ok()) {
-      result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
-                      : status.code() == StatusCode::kUnsupported ? "unsupported"
-                                                                  : "failed";
-      result.error = status.message();
-      result.layers.clear();
-    }
-    if (store) {
-      if (Status stored = store->AddTarget(*run_id, TargetProfileToJson(result, node_ops)); !stored.ok()) {
-        return Fail(stored);
-      }
-    }
-    results.push_back(std::move(result));
-  }
+  CliProgress progress(flags.quiet);
+  auto run = session.Run(path, progress, stop.get_token());
   watcher.request_stop();
   watcher.join();
-
-  const std::string run_status = stop.stop_requested() ? "cancelled" : "ok";
-  nlohmann::json targets_json = nlohmann::json::array();
-  for (const TargetProfile& r : results) targets_json.push_back(TargetProfileToJson(r, node_ops));
-  auto recommendation = RecommendFromFlags({{"targets", targets_json}}, flags.limits);
-  if (!recommendation.ok()) return Fail(recommendation.status());
-  if (store) {
-    if (Status finished = store->FinishRun(*run_id, run_status, {{"recommendation", *recommendation}});
-        !finished.ok()) {
-      return Fail(finished);
-    }
-  }
-  nlohmann::json out = {{"schema", "chipfit.profile/1"},
-                        {"chipfit_version", version},
-                        {"run_id", run_id ? nlohmann::json(*run_id) : nlohmann::json(nullptr)},
-                        {"status", run_status},
-                        {"command", g_command_line},
-                        {"model", model_json},
-                        {"machine", machine_json}};
-  for (const auto& [key, value] : run_json.items()) out[key] = value;
-  out["targets"] = targets_json;
-  out["recommendation"] = *recommendation;
-  if (result != nullptr) *result = out;
-  if (!flags.json_file.empty()) {
-    std::ofstream file(flags.json_file);
-    file << out.dump(2) << "\n";
-    if (!file) return Fail(IoError("cannot write " + flags.json_file));
-  }
-  if (!flags.trace_file.empty()) {
-    std::ofstream file(flags.trace_file);
-    file << ChromeTrace(results).dump() << "\n";
-    if (!file) return Fail(IoError("cannot write " + flags.trace_file));
-  }
-  if (!flags.report_file.empty()) {
-    if (Status written = WriteRunReport(out, flags.report_file); !written.ok()) {
-      return Fail(Status(written.code(), written.message() + (run_id ? fmt::format(" (the run is stored as run {}: "
-                                                                                   "chipfit report {} -o FILE)",
-                                                                                   *run_id, *run_id)
-                                                                     : std::string())));
-    }
-  }
+  if (!run.ok()) return Fail(run.status());
+  if (result != nullptr) *result = *run;
+  if (Status written = WriteProfileOutputs(**run, flags); !written.ok()) return Fail(written);
   if (!flags.quiet) {
-    // The baseline for speed-ups: the CPU's fp32 target when it ran, else the first that did.
-    const TargetProfile* base = nullptr;
-    for (const TargetProfile& r : results) {
-      if (r.status == "ok" && (base == nullptr || r.target.ToString() == "cpu:fp32")) base = &r;
+    PrintProfileSummary(**run);
+    PrintRecommendation((*run)->recommendation);
+    if ((*run)->run_id) {
+      fmt::print("\nstored as run {} ({}) in {}\n", *(*run)->run_id, (*run)->status,
+                 (flags.db.empty() ? RunStore::DefaultPath() : std::filesystem::path(flags.db)).string());
     }
-    fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "CoV", "speed-up",
-               "notes");
-    for (const TargetProfile& r : results) {
-      if (r.status != "ok") {
-        fmt::print("{:<16} {:<11} {}\n", r.target.ToString(), r.status, r.error.substr(0, 100));
-        continue;
-      }
-      std::string drift;
-      if (r.accuracy) {
-        drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
-        if (r.accuracy->top1_agreement) drift += fmt::format(", top-1 {:.1f} %", *r.accuracy->top1_agreement * 100);
-        if (!r.accuracy->first_layer_below_threshold.empty()) {
-          drift += ", below 30 dB from " + r.accuracy->first_layer_below_threshold;
-        }
-      }
-      std::string energy;
-      if (r.energy) energy = fmt::format(", {:.3g} mJ {}", r.energy->joules * 1e3, r.energy->source);
-      fmt::print(
-          "{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}{}{}\n",
-          r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
-          base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead, drift,
-          energy, r.latency.noisy ? ", noisy" : "");
-    }
-    for (const TargetProfile& r : results) {
-      if (r.status != "ok") continue;
-      std::vector<const LayerProfile*> top;
-      for (const LayerProfile& l : r.layers) top.push_back(&l);
-      std::sort(top.begin(), top.end(),
-                [](const LayerProfile* a, const LayerProfile* b) { return a->time_p50_ms > b->time_p50_ms; });
-      int memory_bound = 0, compute_bound = 0;
-      for (const LayerProfile& l : r.layers) {
-        memory_bound += l.bound == "memory" ? 1 : 0;
-        compute_bound += l.bound == "compute" ? 1 : 0;
-      }
-      fmt::print("\n{}: peak memory {} planned, {}; roofline: {}\n", r.target.ToString(),
-                 HumanBytes(r.peak_memory_bytes),
-                 r.measured_peak_memory_bytes ? HumanBytes(*r.measured_peak_memory_bytes) + " heap high-water mark"
-                                              : std::string("heap high-water mark not measurable here"),
-                 r.ceilings ? fmt::format("{} layers memory-bound, {} compute-bound", memory_bound, compute_bound)
-                            : std::string("no measured ceilings (chipfit devices --measure)"));
-      fmt::print("top layers on {} (p50, device time):\n", r.target.ToString());
-      for (size_t i = 0; i < top.size() && i < 5; ++i) {
-        fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:>7.2f} GFLOP/s  {:>6.2f} GB/s  {}\n",
-                   top[i]->name.substr(0, 32), top[i]->op.substr(0, 12), top[i]->time_p50_ms,
-                   100 * top[i]->time_p50_ms / r.latency.p50, top[i]->gflops_per_s, top[i]->gb_per_s,
-                   top[i]->bound.empty() ? "" : top[i]->bound + "-bound");
-      }
-    }
+    if (!flags.report_file.empty()) fmt::print("report written to {}\n", flags.report_file);
   }
-  if (!flags.quiet) PrintRecommendation(*recommendation);
-  if (store && !flags.quiet) {
-    fmt::print("\nstored as run {} ({}) in {}\n", *run_id, run_status, store->path().string());
-  }
-  if (!flags.report_file.empty() && !flags.quiet) fmt::print("report written to {}\n", flags.report_file);
   if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
   // Limits given and no target meets them: exit 1, so the command can gate a pipeline.
-  if ((*recommendation)["best"].is_null() && RecommendFromFlagsHadLimits(flags.limits)) return 1;
+  if ((*run)->recommendation["best"].is_null() && flags.limits.limits.any()) return 1;
   return kExitOk;
 }
 
@@ -1175,17 +950,18 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
                       {"hostname", r.hostname},
                       {"chipfit_version", r.chipfit_version},
                       {"command", r.command},
+                      {"source", r.source},
                       {"targets", r.targets},
                       {"targets_ok", r.targets_ok}});
     }
     std::cout << nlohmann::json{{"db", (*store)->path().string()}, {"runs", list}}.dump(2) << "\n";
     return kExitOk;
   }
-  fmt::print("{:>5}  {:<10}  {:<20}  {:>7}  {:<14}  {}\n", "run", "status", "started (UTC)", "targets", "model sha256",
-             "model");
+  fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>7}  {:<14}  {}\n", "run", "status", "started (UTC)", "source", "targets",
+             "model sha256", "model");
   for (const RunSummary& r : *runs) {
-    fmt::print("{:>5}  {:<10}  {:<20}  {:>3}/{:<3}  {:<14}  {}\n", r.id, r.status, r.started_at, r.targets_ok,
-               r.targets, r.model_sha256.substr(0, 12) + "..", r.model_path);
+    fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>3}/{:<3}  {:<14}  {}\n", r.id, r.status, r.started_at, r.source,
+               r.targets_ok, r.targets, r.model_sha256.substr(0, 12) + "..", r.model_path);
   }
   if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
   return kExitOk;
@@ -1193,150 +969,9 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
 
 // chipfit batch MANIFEST.yaml: models × targets × limits, every run stored, reports written, a final
 // table; exit 1 when a model breaks its limits or regresses against its baseline (a CI gate).
-struct BatchModel {
-  std::filesystem::path path;
-  std::vector<std::string> shapes;  // NAME=DxD…
-  std::string data;
-  int line = 0;
-};
-
-struct BatchManifest {
-  std::vector<BatchModel> models;
-  std::string targets;  // "T1,T2" or empty for all
-  bool all_targets = false;
-  LimitFlags limits;
-  std::optional<int64_t> baseline_run;
-  bool baseline_latest = false;
-  std::string report;  // pattern with {model}
-  int iterations = 50, warmup = 10;
-  double min_time = 1.0;
-};
-
-Result<BatchManifest> ReadManifest(const std::filesystem::path& path) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  auto where = [&](const YAML::Node& n) { return path.string() + ":" + std::to_string(n.Mark().line + 1); };
-  auto bad = [&](const YAML::Node& n, const std::string& what) { return ParseError(where(n) + ": " + what); };
-  BatchManifest m;
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path.string());
-  } catch (const YAML::BadFile&) {
-    return NotFound("cannot read the batch manifest '" + path.string() + "'");
-  } catch (const YAML::Exception& e) {
-    return ParseError("batch manifest '" + path.string() + "': " + e.what());
-  }
-  if (!root.IsMap())
-    return ParseError("batch manifest '" + path.string() + "': expected a mapping (models:, targets: …)");
-  try {
-    for (const auto& kv : root) {
-      const auto key = kv.first.as<std::string>();
-      const YAML::Node& v = kv.second;
-      if (key == "models") {
-        if (!v.IsSequence() || v.size() == 0) return bad(kv.first, "models: needs a list of models");
-        for (const YAML::Node& entry : v) {
-          if (!entry.IsMap()) return bad(entry, "a model entry needs path: (and optionally shapes:, data:)");
-          BatchModel bm;
-          bm.line = entry.Mark().line + 1;
-          for (const auto& f : entry) {
-            const auto field = f.first.as<std::string>();
-            if (field == "path") {
-              bm.path = (dir / f.second.as<std::string>()).lexically_normal();
-              std::error_code ec;
-              if (!std::filesystem::is_regular_file(bm.path, ec)) {
-                return bad(f.second, "model '" + bm.path.string() + "' does not exist");
-              }
-            } else if (field == "shapes") {
-              if (!f.second.IsMap()) return bad(f.second, "shapes: needs NAME: 1x3x224x224 pairs");
-              for (const auto& s : f.second)
-                bm.shapes.push_back(s.first.as<std::string>() + "=" + s.second.as<std::string>());
-            } else if (field == "data") {
-              bm.data = (dir / f.second.as<std::string>()).string();
-            } else {
-              return bad(f.first, "unknown model key '" + field + "' (path, shapes, data)");
-            }
-          }
-          if (bm.path.empty()) return bad(entry, "a model entry needs path:");
-          m.models.push_back(std::move(bm));
-        }
-      } else if (key == "targets") {
-        if (v.IsScalar() && v.as<std::string>() == "all") {
-          m.all_targets = true;
-        } else if (v.IsSequence()) {
-          for (const YAML::Node& t : v) {
-            const auto text = t.as<std::string>();
-            if (auto parsed = ParseTarget(text); !parsed.ok()) return bad(t, parsed.status().message());
-            m.targets += (m.targets.empty() ? "" : ",") + text;
-          }
-        } else {
-          return bad(v, "targets: needs a list of targets or 'all'");
-        }
-      } else if (key == "limits") {
-        if (!v.IsMap()) return bad(v, "limits: needs a mapping");
-        for (const auto& l : v) {
-          const auto name = l.first.as<std::string>();
-          if (name == "latency_stat") {
-            m.limits.latency_stat = l.second.as<std::string>();
-            continue;
-          }
-          const double value = l.second.as<double>();
-          if (name == "max_latency_ms")
-            m.limits.max_latency_ms = value;
-          else if (name == "min_top1")
-            m.limits.min_top1 = value;
-          else if (name == "min_sqnr_db")
-            m.limits.min_sqnr_db = value;
-          else if (name == "max_memory_mb")
-            m.limits.max_memory_mb = value;
-          else if (name == "max_energy_mj")
-            m.limits.max_energy_mj = value;
-          else
-            return bad(l.first, "unknown limit '" + name +
-                                    "' (max_latency_ms, latency_stat, min_top1, min_sqnr_db, "
-                                    "max_memory_mb, max_energy_mj)");
-        }
-      } else if (key == "objective") {
-        m.limits.objective = v.as<std::string>();
-        if (auto o = ParseObjective(m.limits.objective); !o.ok()) return bad(v, o.status().message());
-      } else if (key == "weights") {
-        m.limits.weights = v.as<std::string>();
-        if (auto w = ParseWeights(m.limits.weights); !w.ok()) return bad(v, w.status().message());
-      } else if (key == "costs") {
-        m.limits.costs = (dir / v.as<std::string>()).string();
-      } else if (key == "baseline") {
-        const auto text = v.as<std::string>();
-        if (text == "latest") {
-          m.baseline_latest = true;
-        } else {
-          char* end = nullptr;
-          const long long id = std::strtoll(text.c_str(), &end, 10);
-          if (end == text.c_str() || *end != '\0' || id < 1) return bad(v, "baseline: needs 'latest' or a run id");
-          m.baseline_run = id;
-        }
-      } else if (key == "report") {
-        m.report = (dir / v.as<std::string>()).string();
-      } else if (key == "iterations") {
-        m.iterations = v.as<int>();
-      } else if (key == "warmup") {
-        m.warmup = v.as<int>();
-      } else if (key == "min_time") {
-        m.min_time = v.as<double>();
-      } else {
-        return bad(kv.first, "unknown key '" + key +
-                                 "' (models, targets, limits, objective, weights, costs, baseline, report, iterations, "
-                                 "warmup, min_time)");
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    return ParseError("batch manifest '" + path.string() + "' line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-  if (m.models.empty()) return ParseError("batch manifest '" + path.string() + "': no models: list");
-  if (m.targets.empty() && !m.all_targets) return ParseError("batch manifest '" + path.string() + "': no targets:");
-  return m;
-}
-
 int RunBatch(const std::string& manifest_path, const std::string& db, const std::string& shard,
              const std::string& out_dir, bool quiet) {
-  auto manifest = ReadManifest(manifest_path);
+  auto manifest = ReadBatchManifest(manifest_path);
   if (!manifest.ok()) return Fail(manifest.status());
   if (!out_dir.empty() && !manifest->report.empty()) {
     // Reports under --out instead of beside the manifest.
@@ -1394,18 +1029,19 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     flags.data_dir = bm.data;
     flags.quiet = quiet;
     flags.db = db_path;
-    flags.limits = manifest->limits;
+    flags.limits = manifest->recommend;
     if (!quiet) fmt::print("\n== {} ({}/{})\n", bm.path.string(), i + 1, manifest->models.size());
-    nlohmann::json run;
-    row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &run);
+    std::shared_ptr<const RunResult> result;
+    row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &result);
     if (row.exit_code == 130) return 130;
-    if (row.exit_code == kExitInputError || run.is_null()) {
+    if (row.exit_code == kExitInputError || result == nullptr) {
       row.verdict = "error (see above)";
       rows.push_back(row);
       exit_code = kExitInputError;
       continue;
     }
-    const nlohmann::json& rec = run["recommendation"];
+    const nlohmann::json run = RunResultToJson(*result);
+    const nlohmann::json& rec = result->recommendation;
     row.best = rec["best"].is_string() ? rec["best"].get<std::string>() : "-";
     for (const auto& s : rec["scores"]) {
       if (s["target"] == rec["best"]) row.p50 = s["p50_ms"].get<double>();
@@ -1454,21 +1090,28 @@ int RunMerge(const std::string& other, const std::string& db) {
   return kExitOk;
 }
 
-// A stored run (RUN_ID) or a profile JSON written by `profile --json` (--in FILE).
-Result<nlohmann::json> LoadRunOrProfile(const std::optional<int64_t>& run_id, const std::string& json_in,
-                                        const std::string& db) {
+// A stored run (RUN_ID) or a profile JSON written by `profile --json` (--in FILE), read into the typed run.
+Result<RunResult> LoadRunOrProfile(const std::optional<int64_t>& run_id, const std::string& json_in,
+                                   const std::string& db) {
+  nlohmann::json run;
   if (run_id) {
     auto store = OpenStore(db);
     if (!store.ok()) return store.status();
-    return (*store)->LoadRun(*run_id);
+    ASSIGN_OR_RETURN(run, (*store)->LoadRun(*run_id));
+  } else {
+    std::ifstream in(json_in);
+    if (!in) return NotFound("cannot read '" + json_in + "'");
+    run = nlohmann::json::parse(in, nullptr, false);
+    if (run.is_discarded() || !run.is_object() || !run.contains("targets")) {
+      return ParseError("'" + json_in + "' is not a chipfit profile JSON (schema chipfit.profile/1)");
+    }
   }
-  std::ifstream in(json_in);
-  if (!in) return NotFound("cannot read '" + json_in + "'");
-  nlohmann::json run = nlohmann::json::parse(in, nullptr, false);
-  if (run.is_discarded() || !run.is_object() || !run.contains("targets")) {
-    return ParseError("'" + json_in + "' is not a chipfit profile JSON (schema chipfit.profile/1)");
+  auto typed = RunResultFromJson(run);
+  if (!typed.ok()) {
+    return Status(typed.status().code(),
+                  (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + typed.status().message());
   }
-  return run;
+  return typed;
 }
 
 // chipfit recommend RUN_ID | --in FILE: the recommendation for a stored run or a profile JSON.
@@ -1477,7 +1120,7 @@ int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_i
   if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("recommend: give RUN_ID or --in FILE"));
   auto run = LoadRunOrProfile(run_id, json_in, db);
   if (!run.ok()) return Fail(run.status());
-  auto r = RecommendFromFlags(*run, limits);
+  auto r = RecommendRun(*run, limits);
   if (!r.ok()) return Fail(r.status());
   if (!json_out.empty()) {
     std::ofstream file(json_out);
@@ -1485,7 +1128,7 @@ int RunRecommend(const std::optional<int64_t>& run_id, const std::string& json_i
     if (!file) return Fail(IoError("cannot write " + json_out));
   }
   PrintRecommendation(*r);
-  return (*r)["best"].is_null() && RecommendFromFlagsHadLimits(limits) ? 1 : kExitOk;
+  return (*r)["best"].is_null() && limits.limits.any() ? 1 : kExitOk;
 }
 
 // chipfit report RUN_ID | --in FILE: a stored run (or a profile JSON) as HTML, PDF, CSV or JSON.
@@ -1497,7 +1140,7 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
   }
   auto run = LoadRunOrProfile(run_id, json_in, db);
   if (!run.ok()) return Fail(run.status());
-  if (Status written = WriteRunReport(*run, out, format); !written.ok()) {
+  if (Status written = WriteRunReport(RunResultToJson(*run), out, format); !written.ok()) {
     return Fail(Status(written.code(),
                        (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + written.message()));
   }

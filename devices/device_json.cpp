@@ -48,4 +48,51 @@ nlohmann::json DiscoveryToJson(const DiscoveryReport& report) {
   return {{"devices", devices}, {"notes", report.notes}};
 }
 
+Result<DeviceInfo> DeviceInfoFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return ParseError("a device entry is not a JSON object");
+  try {
+    DeviceInfo info;
+    const std::string kind = j.value("kind", "cpu");
+    const auto parsed = ParseDeviceKind(kind);
+    if (!parsed) return ParseError("device kind '" + kind + "' is not one chipfit knows");
+    info.kind = *parsed;
+    info.index = j.value("index", 0);
+    info.name = j.value("name", "");
+    info.vendor = j.value("vendor", "");
+    info.driver_version = j.value("driver_version", "");
+    info.runtime_version = j.value("runtime_version", "");
+    info.memory_bytes = j.value("memory_bytes", uint64_t{0});
+    info.compute_units = j.value("compute_units", 0);
+    if (j.contains("features") && j["features"].is_array())
+      info.features = j["features"].get<std::vector<std::string>>();
+    if (j.contains("properties") && j["properties"].is_object()) {
+      for (const auto& [key, value] : j["properties"].items()) {
+        info.properties.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+      }
+    }
+    if (j.contains("precisions") && j["precisions"].is_array()) {
+      for (const auto& p : j["precisions"]) {
+        const auto precision = ParsePrecision(p.value("precision", ""));
+        if (!precision) continue;  // a precision a newer chipfit knows
+        const bool ok = p.value("supported", false);
+        info.precisions.push_back({*precision, {ok, p.value(ok ? "note" : "reason", "")}});
+      }
+    }
+    if (j.contains("ceilings") && j["ceilings"].is_object()) {
+      const auto& c = j["ceilings"];
+      if (c.contains("peak_gflops") && c["peak_gflops"].is_object()) {
+        for (const auto& [name, value] : c["peak_gflops"].items()) {
+          if (const auto precision = ParsePrecision(name); precision && value.is_number())
+            info.ceilings.peak_gflops[*precision] = value.get<double>();
+        }
+      }
+      if (c.contains("memory_bandwidth_gbps") && c["memory_bandwidth_gbps"].is_number())
+        info.ceilings.memory_bandwidth_gbps = c["memory_bandwidth_gbps"].get<double>();
+    }
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    return ParseError(std::string("device entry: ") + e.what());
+  }
+}
+
 }  // namespace chipfit

@@ -1,6 +1,12 @@
 // JSON of one target's profile; every field DESIGN.md §7 names, null where nothing was measured.
 #include "profilers/profile_json.h"
 
+#include <sys/utsname.h>
+
+#include <algorithm>
+
+#include "devices/device_json.h"
+
 namespace chipfit {
 namespace {
 
@@ -21,7 +27,7 @@ nlohmann::json CeilingsJson(const std::optional<DeviceCeilings>& c) {
 
 }  // namespace
 
-nlohmann::json OnnxNodeView(const TargetProfile& p, const std::map<std::string, std::string>& node_ops) {
+nlohmann::json OnnxNodeView(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
   struct Row {
     std::vector<size_t> layers;
     double time_ms = 0;
@@ -29,7 +35,7 @@ nlohmann::json OnnxNodeView(const TargetProfile& p, const std::map<std::string, 
   std::vector<std::string> order;
   std::map<std::string, Row> rows;
   for (size_t i = 0; i < p.layers.size(); ++i) {
-    const LayerProfile& l = p.layers[i];
+    const LayerResult& l = p.layers[i];
     if (l.onnx_nodes.empty()) continue;
     const double share = l.time_p50_ms / static_cast<double>(l.onnx_nodes.size());
     for (const std::string& node : l.onnx_nodes) {
@@ -51,11 +57,11 @@ nlohmann::json OnnxNodeView(const TargetProfile& p, const std::map<std::string, 
   return view;
 }
 
-nlohmann::json TargetProfileToJson(const TargetProfile& p, const std::map<std::string, std::string>& node_ops) {
+nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
   nlohmann::json fallbacks = nlohmann::json::array();
   for (const Fallback& f : p.fallbacks) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
   nlohmann::json layers = nlohmann::json::array();
-  for (const LayerProfile& l : p.layers) {
+  for (const LayerResult& l : p.layers) {
     nlohmann::json drift = nullptr;
     if (l.drift) {
       drift = {{"cosine", l.drift->cosine},
@@ -123,6 +129,269 @@ nlohmann::json TargetProfileToJson(const TargetProfile& p, const std::map<std::s
       {"notes", p.notes},
       {"layers", layers},
       {"nodes", OnnxNodeView(p, node_ops)}};
+}
+
+}  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+using json = nlohmann::json;
+
+// Tolerant look-ups for the reader: a member that is absent or null keeps the default; a member of
+// the wrong type throws json::type_error, turned into a ParseError naming it by the caller.
+template <typename T>
+T Get(const json& j, const char* key, T fallback = {}) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+template <typename T>
+std::optional<T> GetOptional(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+const json& Member(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  const auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+std::optional<EnergyValue> EnergyFromJson(const json& j) {
+  if (!j.is_object() || !j.contains("value") || j["value"].is_null()) return std::nullopt;
+  return EnergyValue{j["value"].get<double>(), Get<std::string>(j, "source")};
+}
+
+LayerResult LayerFromJson(const json& l) {
+  LayerResult layer;
+  layer.name = Get<std::string>(l, "name");
+  layer.op = Get<std::string>(l, "op");
+  layer.onnx_nodes = Get<std::vector<std::string>>(l, "onnx_nodes");
+  layer.device = Get<std::string>(l, "device");
+  layer.implementation = Get<std::string>(l, "implementation");
+  layer.precision = Get<std::string>(l, "precision");
+  layer.time_p50_ms = Get<double>(Member(l, "time_ms"), "p50");
+  layer.time_p90_ms = Get<double>(Member(l, "time_ms"), "p90");
+  layer.flops = Get<int64_t>(l, "flops");
+  layer.bytes_read = Get<int64_t>(l, "bytes_read");
+  layer.bytes_written = Get<int64_t>(l, "bytes_written");
+  layer.arithmetic_intensity = Get<double>(l, "arithmetic_intensity");
+  layer.gflops_per_s = Get<double>(l, "gflops_per_s");
+  layer.gb_per_s = Get<double>(l, "gb_per_s");
+  layer.bound = Get<std::string>(l, "bound");
+  layer.attainable_gflops_per_s = Get<double>(l, "attainable_gflops_per_s");
+  if (const json& d = Member(l, "drift"); d.is_object()) {
+    layer.drift = DriftStats{Get<double>(d, "cosine", 1.0), Get<double>(d, "nmse"),
+                             Get<double>(d, "sqnr_db", kExactSqnrDb), Get<double>(d, "max_abs")};
+  }
+  layer.energy = EnergyFromJson(Member(l, "energy_j"));
+  return layer;
+}
+
+std::optional<DeviceCeilings> TargetCeilingsFromJson(const json& c) {
+  if (!c.is_object()) return std::nullopt;
+  DeviceCeilings ceilings;
+  if (const json& peak = Member(c, "peak_gflops"); peak.is_object()) {
+    for (const auto& [name, value] : peak.items()) {
+      if (const auto precision = ParsePrecision(name); precision && value.is_number())
+        ceilings.peak_gflops[*precision] = value.get<double>();
+    }
+  }
+  ceilings.memory_bandwidth_gbps = Get<double>(c, "memory_bandwidth_gbps");
+  return ceilings;
+}
+
+}  // namespace
+
+Result<TargetResult> TargetResultFromJson(const json& j) {
+  if (!j.is_object()) return ParseError("a targets[] entry is not a JSON object");
+  const std::string name = Get<std::string>(j, "target");
+  try {
+    TargetResult t;
+    ASSIGN_OR_RETURN(t.target, ParseTarget(name));
+    t.status = Get<std::string>(j, "status", std::string("ok"));
+    t.error = Get<std::string>(j, "error");
+    t.device_name = Get<std::string>(Member(j, "device"), "name");
+    for (const json& f : Member(j, "fallbacks").is_array() ? j["fallbacks"] : json::array()) {
+      t.fallbacks.push_back({Get<std::string>(f, "node"), Get<std::string>(f, "op"), Get<std::string>(f, "reason")});
+    }
+    t.compile_ms = Get<double>(j, "compile_ms");
+    if (const json& s = Member(j, "latency_ms"); s.is_object()) {
+      t.latency = LatencyStats{Get<double>(s, "p50"),  Get<double>(s, "p90"),     Get<double>(s, "p99"),
+                               Get<double>(s, "mean"), Get<double>(s, "min"),     Get<double>(s, "max"),
+                               Get<double>(s, "cov"),  Get<int>(s, "iterations"), Get<bool>(s, "noisy")};
+    }
+    t.instrumentation_overhead = Get<double>(j, "instrumentation_overhead");
+    t.peak_memory_bytes = Get<size_t>(j, "peak_memory_bytes");
+    t.measured_peak_memory_bytes = GetOptional<int64_t>(j, "measured_peak_memory_bytes");
+    t.ceilings = TargetCeilingsFromJson(Member(j, "ceilings"));
+    t.energy = EnergyFromJson(Member(j, "energy_j"));
+    if (const json& a = Member(j, "accuracy"); a.is_object()) {
+      AccuracySummary acc;
+      acc.reference = Get<std::string>(a, "reference");
+      acc.random_inputs = Get<bool>(a, "random_inputs", true);
+      acc.samples = Get<int>(a, "samples");
+      acc.output_sqnr_db = Get<double>(a, "output_sqnr_db", kExactSqnrDb);
+      acc.output_cosine = Get<double>(a, "output_cosine", 1.0);
+      acc.top1_agreement = GetOptional<double>(a, "top1_agreement");
+      acc.first_layer_below_threshold = Get<std::string>(a, "first_layer_below_threshold");
+      t.accuracy = acc;
+    }
+    t.notes = Get<std::vector<std::string>>(j, "notes");
+    for (const json& l : Member(j, "layers").is_array() ? j["layers"] : json::array()) {
+      t.layers.push_back(LayerFromJson(l));
+    }
+    return t;
+  } catch (const json::exception& e) {
+    return ParseError("target '" + name + "': " + e.what());
+  }
+}
+
+MachineInfo DescribeMachine(const DiscoveryReport& discovery) {
+  MachineInfo machine;
+  for (const auto& device : discovery.devices) machine.devices.push_back(device->info());
+  machine.notes = discovery.notes;
+  utsname name{};
+  if (uname(&name) == 0) {
+    machine.hostname = name.nodename;
+    machine.os = std::string(name.sysname) + " " + name.release;
+    machine.arch = name.machine;
+  }
+  return machine;
+}
+
+json RunResultToJson(const RunResult& run) {
+  json devices = json::array();
+  for (const DeviceInfo& d : run.machine.devices) devices.push_back(DeviceInfoToJson(d));
+  json machine = {{"devices", devices}, {"notes", run.machine.notes}};
+  if (!run.machine.hostname.empty()) {
+    machine["hostname"] = run.machine.hostname;
+    machine["os"] = run.machine.os;
+    machine["arch"] = run.machine.arch;
+  }
+  json model = SummaryToJson(run.model);
+  model["flops"] = run.model_flops;
+  json inputs = {{"source", run.inputs.source}};
+  if (run.inputs.seed) inputs["seed"] = *run.inputs.seed;
+  if (run.inputs.samples) inputs["samples"] = *run.inputs.samples;
+  json ceilings = json::array();
+  for (const CeilingReport& c : run.ceilings) ceilings.push_back(CeilingReportToJson(c));
+  json targets = json::array();
+  for (const auto& t : run.targets) targets.push_back(TargetResultToJson(*t, run.node_ops));
+  json out = run.extra.is_object() ? run.extra : json::object();
+  out["schema"] = kProfileSchema;
+  out["chipfit_version"] = run.chipfit_version;
+  out["run_id"] = run.run_id ? json(*run.run_id) : json(nullptr);
+  if (!run.run_uid.empty()) out["run_uid"] = run.run_uid;
+  out["status"] = run.status;
+  if (!run.started_at.empty()) out["started_at"] = run.started_at;
+  if (!run.started_at.empty()) out["finished_at"] = run.finished_at.empty() ? json(nullptr) : json(run.finished_at);
+  out["command"] = run.command;
+  out["source"] = run.source;
+  out["model"] = model;
+  out["machine"] = machine;
+  out["inputs"] = inputs;
+  out["settings"] = {{"warmup", run.settings.warmup},
+                     {"iterations", run.settings.iterations},
+                     {"min_time_s", run.settings.min_time_s},
+                     {"reference", run.settings.reference},
+                     {"targets", run.settings.targets}};
+  out["energy_sensors"] = {{"found", run.energy_sensors.found},
+                           {"used", run.energy_sensors.used ? json(*run.energy_sensors.used) : json(nullptr)},
+                           {"notes", run.energy_sensors.notes}};
+  out["ceilings"] = ceilings;
+  out["targets"] = targets;
+  if (!run.recommendation.is_null()) out["recommendation"] = run.recommendation;
+  return out;
+}
+
+Result<RunResult> RunResultFromJson(const json& j) {
+  if (!j.is_object()) return ParseError("a profile is a JSON object (schema chipfit.profile/1)");
+  if (const std::string schema = Get<std::string>(j, "schema"); schema != kProfileSchema) {
+    return ParseError("schema '" + schema + "' is not " + kProfileSchema);
+  }
+  static const char* const kKnown[] = {"schema",     "chipfit_version", "run_id",   "run_uid",        "status",
+                                       "started_at", "finished_at",     "command",  "source",         "model",
+                                       "machine",    "inputs",          "settings", "energy_sensors", "ceilings",
+                                       "targets",    "recommendation"};
+  const char* where = "run";
+  try {
+    RunResult run;
+    for (const auto& [key, value] : j.items()) {
+      if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; }) ==
+          std::end(kKnown)) {
+        run.extra[key] = value;
+      }
+    }
+    run.chipfit_version = Get<std::string>(j, "chipfit_version");
+    run.run_id = GetOptional<int64_t>(j, "run_id");
+    run.run_uid = Get<std::string>(j, "run_uid");
+    run.status = Get<std::string>(j, "status", std::string("ok"));
+    run.started_at = Get<std::string>(j, "started_at");
+    run.finished_at = Get<std::string>(j, "finished_at");
+    run.command = Get<std::string>(j, "command");
+    run.source = Get<std::string>(j, "source", std::string("cli"));
+    where = "model";
+    ASSIGN_OR_RETURN(run.model, SummaryFromJson(Member(j, "model")));
+    run.model_flops = Get<int64_t>(Member(j, "model"), "flops");
+    where = "machine";
+    const json& machine = Member(j, "machine");
+    run.machine.hostname = Get<std::string>(machine, "hostname");
+    run.machine.os = Get<std::string>(machine, "os");
+    run.machine.arch = Get<std::string>(machine, "arch");
+    run.machine.notes = Get<std::vector<std::string>>(machine, "notes");
+    for (const json& d : Member(machine, "devices").is_array() ? machine["devices"] : json::array()) {
+      ASSIGN_OR_RETURN(DeviceInfo info, DeviceInfoFromJson(d));
+      run.machine.devices.push_back(std::move(info));
+    }
+    where = "inputs";
+    const json& inputs = Member(j, "inputs");
+    run.inputs.source = Get<std::string>(inputs, "source");
+    run.inputs.seed = GetOptional<uint64_t>(inputs, "seed");
+    run.inputs.samples = GetOptional<int64_t>(inputs, "samples");
+    where = "settings";
+    const json& settings = Member(j, "settings");
+    run.settings.warmup = Get<int>(settings, "warmup", 10);
+    run.settings.iterations = Get<int>(settings, "iterations", 50);
+    run.settings.min_time_s = Get<double>(settings, "min_time_s", 1.0);
+    run.settings.reference = Get<std::string>(settings, "reference", std::string("ref:fp32"));
+    run.settings.targets = Get<std::string>(settings, "targets");
+    where = "energy_sensors";
+    const json& sensors = Member(j, "energy_sensors");
+    run.energy_sensors.found = Get<std::vector<std::string>>(sensors, "found");
+    run.energy_sensors.used = GetOptional<std::string>(sensors, "used");
+    run.energy_sensors.notes = Get<std::vector<std::string>>(sensors, "notes");
+    where = "ceilings";
+    for (const json& c : Member(j, "ceilings").is_array() ? j["ceilings"] : json::array()) {
+      ASSIGN_OR_RETURN(CeilingReport report, CeilingReportFromJson(c));
+      run.ceilings.push_back(std::move(report));
+    }
+    where = "targets";
+    for (const json& t : Member(j, "targets").is_array() ? j["targets"] : json::array()) {
+      ASSIGN_OR_RETURN(TargetResult target, TargetResultFromJson(t));
+      for (const json& n : Member(t, "nodes").is_array() ? t["nodes"] : json::array()) {
+        if (const auto op = GetOptional<std::string>(n, "op")) run.node_ops[Get<std::string>(n, "node")] = *op;
+      }
+      run.targets.push_back(std::make_shared<const TargetResult>(std::move(target)));
+    }
+    run.recommendation = Member(j, "recommendation");
+    return run;
+  } catch (const json::exception& e) {
+    return ParseError(std::string("profile JSON, ") + where + ": " + e.what());
+  }
+}
+
+const TargetResult* RunResult::FindTarget(const std::string& target) const {
+  for (const auto& t : targets) {
+    if (t->target.ToString() == target) return t.get();
+  }
+  return nullptr;
 }
 
 }  // namespace chipfit

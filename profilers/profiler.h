@@ -12,7 +12,7 @@
 
 #include "core/runtime/compiled_model.h"
 #include "devices/device.h"
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 
@@ -27,6 +27,8 @@ struct ProfileSettings {
   std::map<std::string, DeviceCeilings> ceilings{};
   // HeapInUseBytes() taken before compiling, for the measured high-water mark (none: not measured).
   std::optional<int64_t> heap_baseline_bytes{};
+  // Per-layer passes: called before each kernel with (run, runs, kernel index, kernels); may be empty.
+  std::function<void(int run, int runs, size_t kernel, size_t kernels)> layer_progress{};
 };
 
 // What a profiler sees: the compiled model once, every kernel event of the per-layer passes, and
@@ -34,7 +36,7 @@ struct ProfileSettings {
 class Profiler : public RunObserver {
  public:
   virtual void Begin(const CompiledModel& model) = 0;
-  virtual Status Collect(const std::vector<double>& e2e_ms, TargetProfile& result) = 0;
+  virtual Status Collect(const std::vector<double>& e2e_ms, TargetResult& result) = 0;
 };
 
 // "target phase detail" lines for a progress display; may be empty.
@@ -43,7 +45,7 @@ using ProgressFn = std::function<void(const std::string& phase, const std::strin
 // Runs the pipeline on one compiled model with the given inputs; the latency profiler is always
 // part of it, `extra` profilers observe the same per-layer passes. Cancelled (stop) between runs.
 Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
-                          const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetProfile& result,
+                          const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetResult& result,
                           const std::stop_token& stop = {}, const ProgressFn& progress = {});
 
 }  // namespace chipfit

@@ -3,10 +3,10 @@
 
 namespace chipfit {
 
-nlohmann::json ChromeTrace(const std::vector<TargetProfile>& targets) {
+nlohmann::json ChromeTrace(const std::vector<TargetResult>& targets) {
   nlohmann::json events = nlohmann::json::array();
   for (size_t t = 0; t < targets.size(); ++t) {
-    const TargetProfile& target = targets[t];
+    const TargetResult& target = targets[t];
     const int pid = static_cast<int>(t) + 1;
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
@@ -14,7 +14,7 @@ nlohmann::json ChromeTrace(const std::vector<TargetProfile>& targets) {
                       {"args", {{"name", target.target.ToString() + " (" + target.status + ")"}}}});
     events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "kernels"}}}});
     double ts_us = 0;
-    for (const LayerProfile& layer : target.layers) {
+    for (const LayerResult& layer : target.layers) {
       std::string name;
       for (const std::string& node : layer.onnx_nodes) name += (name.empty() ? "" : "+") + node;
       const double dur_us = layer.time_p50_ms * 1000.0;

@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 
 // Each target's kernels laid out back to back with their p50 device times (a representative run,
 // not one recorded run: the slices' args say so), named by the ONNX nodes they cover.
-nlohmann::json ChromeTrace(const std::vector<TargetProfile>& targets);
+nlohmann::json ChromeTrace(const std::vector<TargetResult>& targets);
 
 }  // namespace chipfit

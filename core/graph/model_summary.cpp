@@ -135,4 +135,53 @@ nlohmann::json SummaryToJson(const ModelSummary& summary) {
   };
 }
 
+Result<ModelSummary> SummaryFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return ParseError("the run's model is not a JSON object");
+  auto tensors = [](const nlohmann::json& list) {
+    std::vector<TensorSpec> specs;
+    if (!list.is_array()) return specs;
+    for (const auto& t : list) {
+      TensorSpec spec;
+      spec.name = t.value("name", "");
+      spec.dtype = t.value("dtype", "");
+      if (t.contains("shape") && t["shape"].is_array()) {
+        spec.has_shape = true;
+        for (const auto& d : t["shape"]) {
+          DimSpec dim;
+          if (d.is_number_integer()) dim.value = d.get<int64_t>();
+          if (d.is_string()) dim.param = d.get<std::string>();
+          spec.dims.push_back(dim);
+        }
+      }
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  };
+  try {
+    ModelSummary s;
+    s.path = j.value("path", "");
+    if (j.contains("sha256") && j["sha256"].is_string()) s.sha256 = j["sha256"].get<std::string>();
+    s.ir_version = j.value("ir_version", int64_t{0});
+    s.producer = j.value("producer", "");
+    s.default_opset = j.value("opset", int64_t{0});
+    if (j.contains("opsets") && j["opsets"].is_object()) {
+      for (const auto& [domain, version] : j["opsets"].items())
+        s.opsets[domain == "ai.onnx" ? "" : domain] = version.get<int64_t>();
+    }
+    if (j.contains("inputs")) s.inputs = tensors(j["inputs"]);
+    if (j.contains("outputs")) s.outputs = tensors(j["outputs"]);
+    s.node_count = j.value("nodes", int64_t{0});
+    if (j.contains("op_histogram") && j["op_histogram"].is_object())
+      s.op_histogram = j["op_histogram"].get<std::map<std::string, int64_t>>();
+    s.initializer_count = j.value("initializers", int64_t{0});
+    s.constant_node_count = j.value("constant_nodes", int64_t{0});
+    s.parameter_count = j.value("params", int64_t{0});
+    s.parameter_bytes = j.value("param_bytes", int64_t{0});
+    if (j.contains("notes") && j["notes"].is_array()) s.notes = j["notes"].get<std::vector<std::string>>();
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return ParseError(std::string("the run's model: ") + e.what());
+  }
+}
+
 }  // namespace chipfit

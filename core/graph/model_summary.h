@@ -49,5 +49,8 @@ ModelSummary Summarize(const LoadedOnnxModel& model);
 std::string FormatDims(const TensorSpec& spec);
 // The `model` object of inspect/profile JSON (DESIGN.md §7); dims are numbers or dim_param strings.
 nlohmann::json SummaryToJson(const ModelSummary& summary);
+// The inverse of SummaryToJson (a run read back from the store or a profile JSON); members an older
+// chipfit did not write keep their defaults, a wrong type is an error naming it.
+Result<ModelSummary> SummaryFromJson(const nlohmann::json& j);
 
 }  // namespace chipfit

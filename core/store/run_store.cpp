@@ -83,8 +83,14 @@ ALTER TABLE runs ADD COLUMN uid TEXT;
 UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
 CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
 )sql",
+    // 3: the front end that made a run (cli | gui); every run before the GUI came from the CLI. The
+    // uid column allows NULL, so a row written without one gets it here: merge tells runs apart by it.
+    R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'cli';
+UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+)sql",
 };
-static_assert(kStoreSchemaVersion == 2, "add a migration to kMigrations with every schema version");
+static_assert(kStoreSchemaVersion == 3, "add a migration to kMigrations with every schema version");
 
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
@@ -257,9 +263,17 @@ Status RunStore::Migrate() {
 }
 
 Result<int64_t> RunStore::BeginRun(const json& model, const json& machine, const json& run, const std::string& command,
-                                   const std::string& chipfit_version) {
+                                   const std::string& chipfit_version, const std::string& source) {
+  // Checked here rather than by the schema, so a later front end needs no migration.
+  if (source != "cli" && source != "gui") {
+    return InvalidArgument("a run's source is cli or gui, not '" + source + "'");
+  }
   return InsertRun(model, machine, run, command, chipfit_version,
-                   {.status = "incomplete", .started_at = UtcNow(), .finished_at = std::nullopt, .uid = std::nullopt});
+                   {.status = "incomplete",
+                    .started_at = UtcNow(),
+                    .finished_at = std::nullopt,
+                    .uid = std::nullopt,
+                    .source = source});
 }
 
 Result<int64_t> RunStore::InsertRun(const json& model, const json& machine, const json& run, const std::string& command,
@@ -336,8 +350,8 @@ Result<int64_t> RunStore::InsertRun(const json& model, const json& machine, cons
 
     SQLite::Statement insert_run(*db_, R"sql(
       INSERT INTO runs(model_id, machine_id, status, started_at, finished_at, chipfit_version, command, machine, run,
-                       uid)
-      VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, lower(hex(randomblob(16))))))sql");
+                       uid, source)
+      VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, lower(hex(randomblob(16)))), ?))sql");
     insert_run.bind(1, model_row);
     insert_run.bind(2, machine_row);
     insert_run.bind(3, meta.status);
@@ -348,6 +362,7 @@ Result<int64_t> RunStore::InsertRun(const json& model, const json& machine, cons
     insert_run.bind(8, machine.dump());
     insert_run.bind(9, run.dump());
     BindOptional(insert_run, 10, meta.uid);
+    insert_run.bind(11, meta.source);
     insert_run.exec();
     const int64_t run_id = db_->getLastInsertRowid();
     t.Commit();
@@ -452,7 +467,7 @@ Result<json> RunStore::LoadRun(int64_t run_id) const {
   return Guarded(path_, "reading run " + std::to_string(run_id), [&]() -> Result<json> {
     SQLite::Statement q(*db_, R"sql(
       SELECT runs.status, runs.started_at, runs.finished_at, runs.chipfit_version, runs.command, runs.machine,
-             runs.run, models.summary, runs.uid
+             runs.run, models.summary, runs.uid, runs.source
       FROM runs JOIN models ON models.id = runs.model_id WHERE runs.id = ?)sql");
     q.bind(1, run_id);
     if (!q.executeStep()) return NotFound("run " + std::to_string(run_id) + " is not in " + path_.string());
@@ -461,6 +476,7 @@ Result<json> RunStore::LoadRun(int64_t run_id) const {
                 {"run_id", run_id},
                 {"run_uid", q.getColumn(8).getString()},
                 {"status", q.getColumn(0).getString()},
+                {"source", q.getColumn(9).getString()},
                 {"started_at", q.getColumn(1).getString()},
                 {"finished_at", q.getColumn(2).isNull() ? json(nullptr) : json(q.getColumn(2).getString())},
                 {"command", q.getColumn(4).getString()},
@@ -500,8 +516,8 @@ Result<MergeStats> RunStore::MergeFrom(const RunStore& other) {
       continue;
     }
     json rest = *run;
-    for (const char* key : {"schema", "chipfit_version", "run_id", "run_uid", "status", "started_at", "finished_at",
-                            "command", "model", "machine", "targets"}) {
+    for (const char* key : {"schema", "chipfit_version", "run_id", "run_uid", "status", "source", "started_at",
+                            "finished_at", "command", "model", "machine", "targets"}) {
       rest.erase(key);
     }
     const json& finished = (*run)["finished_at"];
@@ -510,7 +526,8 @@ Result<MergeStats> RunStore::MergeFrom(const RunStore& other) {
                   {.status = (*run)["status"],
                    .started_at = (*run)["started_at"],
                    .finished_at = finished.is_string() ? std::optional(finished.get<std::string>()) : std::nullopt,
-                   .uid = uid});
+                   .uid = uid,
+                   .source = (*run)["source"]});
     if (!id.ok()) return id.status();
     for (const json& target : (*run)["targets"]) RETURN_IF_ERROR(AddTarget(*id, target));
     ++stats.merged;
@@ -524,7 +541,7 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
       SELECT runs.id, runs.status, runs.started_at, coalesce(runs.finished_at, ''), models.path, models.sha256,
              coalesce(machines.hostname, ''), runs.chipfit_version, runs.command,
              (SELECT count(*) FROM target_results WHERE run_id = runs.id),
-             (SELECT count(*) FROM target_results WHERE run_id = runs.id AND status = 'ok')
+             (SELECT count(*) FROM target_results WHERE run_id = runs.id AND status = 'ok'), runs.source
       FROM runs JOIN models ON models.id = runs.model_id JOIN machines ON machines.id = runs.machine_id)sql") +
                                   (model_sha256 ? " WHERE models.sha256 = ?" : "") + " ORDER BY runs.id DESC");
     if (model_sha256) q.bind(1, *model_sha256);
@@ -540,7 +557,8 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
                       .chipfit_version = q.getColumn(7).getString(),
                       .command = q.getColumn(8).getString(),
                       .targets = q.getColumn(9).getInt(),
-                      .targets_ok = q.getColumn(10).getInt()});
+                      .targets_ok = q.getColumn(10).getInt(),
+                      .source = q.getColumn(11).getString()});
     }
     return runs;
   });

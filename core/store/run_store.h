@@ -27,7 +27,7 @@ class Database;
 namespace chipfit {
 
 // PRAGMA user_version of the schema this binary writes; older files are migrated forward.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 // PRAGMA application_id of a chipfit store ("CHFT").
 inline constexpr int32_t kStoreApplicationId = 0x43484654;
 
@@ -49,6 +49,7 @@ struct RunSummary {
   std::string command;
   int targets = 0;     // target results stored
   int targets_ok = 0;  // of which status ok
+  std::string source;  // the front end that made the run: cli | gui
 };
 
 class RunStore {
@@ -66,22 +67,25 @@ class RunStore {
   int schema_version() const;
 
   // A new run, `incomplete` until FinishRun: `model`, `machine` are the profile JSON's objects;
-  // `run` holds the rest of its top level (settings, inputs, energy_sensors, ceilings …).
+  // `run` holds the rest of its top level (settings, inputs, energy_sensors, ceilings …). `source`
+  // is the front end that made it, cli or gui.
   Result<int64_t> BeginRun(const nlohmann::json& model, const nlohmann::json& machine, const nlohmann::json& run,
-                           const std::string& command, const std::string& chipfit_version);
+                           const std::string& command, const std::string& chipfit_version,
+                           const std::string& source = "cli");
   // One target's JSON (a `targets[]` entry), with its layers, in one transaction.
   Status AddTarget(int64_t run_id, const nlohmann::json& target);
   // ok | cancelled | failed; stamps the finish time. `extra` (an object, e.g. the recommendation)
   // is merged into the run's top-level JSON.
   Status FinishRun(int64_t run_id, const std::string& status, const nlohmann::json& extra = nullptr);
 
-  // The run as profile JSON (schema chipfit.profile/1), `run_id`, `run_uid` and `status` filled in.
+  // The run as profile JSON (schema chipfit.profile/1), `run_id`, `run_uid`, `status` and `source`
+  // filled in.
   Result<nlohmann::json> LoadRun(int64_t run_id) const;
   // Newest first; only runs of the model with this sha256 when given.
   Result<std::vector<RunSummary>> ListRuns(const std::optional<std::string>& model_sha256 = std::nullopt) const;
 
   // Copies every run of `other` this store lacks (runs are identified by their uid, so merging the
-  // same shard twice adds nothing), each with its targets and layers, status and times.
+  // same shard twice adds nothing), each with its targets and layers, status, times and source.
   Result<MergeStats> MergeFrom(const RunStore& other);
 
  private:
@@ -90,6 +94,7 @@ class RunStore {
     std::string started_at;
     std::optional<std::string> finished_at;
     std::optional<std::string> uid;  // none: a new random one
+    std::string source;
   };
   RunStore(std::filesystem::path path, std::unique_ptr<SQLite::Database> db);
   Result<int64_t> InsertRun(const nlohmann::json& model, const nlohmann::json& machine, const nlohmann::json& run,

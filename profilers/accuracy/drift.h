@@ -11,7 +11,7 @@
 #include "core/runtime/compiled_model.h"
 #include "core/status.h"
 #include "core/tensor/tensor.h"
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 

@@ -11,7 +11,7 @@
 
 #include "core/runtime/target.h"
 #include "core/status.h"
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 

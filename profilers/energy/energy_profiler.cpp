@@ -6,9 +6,9 @@ namespace chipfit {
 std::string DefaultEnergyTablePath() { return CHIPFIT_ENERGY_TABLE; }
 
 void AttributeTargetEnergy(const EnergyModel& model, const std::optional<EnergyMeasurement>& measured,
-                           TargetProfile& result) {
+                           TargetResult& result) {
   std::vector<double> joules;
-  for (const LayerProfile& layer : result.layers) {
+  for (const LayerResult& layer : result.layers) {
     const std::string kind_text = layer.device.substr(0, layer.device.find(':'));
     const DeviceKind kind = ParseDeviceKind(kind_text).value_or(DeviceKind::kCpu);
     const Precision precision = ParsePrecision(layer.precision).value_or(Precision::kFp32);

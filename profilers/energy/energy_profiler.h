@@ -16,6 +16,6 @@ std::string DefaultEnergyTablePath();
 // Fills result.layers[i].energy and result.energy: measured (source "measured:<sensor>") when
 // `measured` is given, else the model's total (source "estimated"); says which in result.notes.
 void AttributeTargetEnergy(const EnergyModel& model, const std::optional<EnergyMeasurement>& measured,
-                           TargetProfile& result);
+                           TargetResult& result);
 
 }  // namespace chipfit

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 

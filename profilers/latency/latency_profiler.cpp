@@ -17,7 +17,7 @@ void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_
   if (index < kernel_ms_.size()) kernel_ms_[index].push_back(elapsed_ms);
 }
 
-Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetProfile& result) {
+Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult& result) {
   if (model_ == nullptr) return Internal("latency profiler: Collect before Begin");
   result.latency = ComputeLatencyStats(e2e_ms);
   if (result.latency.noisy) {
@@ -29,12 +29,12 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetProfile
   result.layers.clear();
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelInfo& k = kernels[i];
-    LayerProfile layer{.name = k.name,
-                       .op = k.op_type,
-                       .onnx_nodes = k.onnx_nodes,
-                       .device = k.device,
-                       .implementation = k.implementation,
-                       .precision = k.precision};
+    LayerResult layer{.name = k.name,
+                      .op = k.op_type,
+                      .onnx_nodes = k.onnx_nodes,
+                      .device = k.device,
+                      .implementation = k.implementation,
+                      .precision = k.precision};
     std::vector<double> times = kernel_ms_[i];
     layer.time_p50_ms = Quantile(times, 0.5);
     layer.time_p90_ms = Quantile(times, 0.9);
@@ -47,7 +47,7 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetProfile
 }
 
 Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
-                          const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetProfile& result,
+                          const ProfileSettings& settings, const std::vector<Profiler*>& extra, TargetResult& result,
                           const std::stop_token& stop, const ProgressFn& progress) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
@@ -84,8 +84,12 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
     std::vector<Profiler*>* targets;
     const ProgressFn* progress;
     std::string run_label;  // run 3/20, then the layer
+    const ProfileSettings* settings;
+    int run = 0;
+    size_t kernels = 0;
     void KernelBegin(size_t i, const KernelInfo& k) override {
       if (*progress) (*progress)("per-layer", run_label + k.name);
+      if (settings->layer_progress) settings->layer_progress(run, settings->layer_runs, i, kernels);
       for (Profiler* p : *targets) p->KernelBegin(i, k);
     }
     void KernelEnd(size_t i, const KernelInfo& k, double ms) override {
@@ -104,8 +108,11 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
   } fanout;
   fanout.targets = &all;
   fanout.progress = &progress;
+  fanout.settings = &settings;
+  fanout.kernels = model.kernels().size();
   for (int r = 0; r < settings.layer_runs; ++r) {
     if (stop.stop_requested()) return cancelled();
+    fanout.run = r + 1;
     fanout.run_label = "run " + std::to_string(r + 1) + "/" + std::to_string(settings.layer_runs) + " ";
     RETURN_IF_ERROR(model.Run(inputs, &fanout, stop).status());
   }

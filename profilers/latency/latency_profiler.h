@@ -12,7 +12,7 @@ class LatencyProfiler final : public Profiler {
  public:
   void Begin(const CompiledModel& model) override;
   void KernelEnd(size_t index, const KernelInfo& kernel, double elapsed_ms) override;
-  Status Collect(const std::vector<double>& e2e_ms, TargetProfile& result) override;
+  Status Collect(const std::vector<double>& e2e_ms, TargetResult& result) override;
 
  private:
   const CompiledModel* model_ = nullptr;

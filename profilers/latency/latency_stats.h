@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "profilers/profile.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 

@@ -52,14 +52,14 @@ void MemoryProfiler::KernelEnd(size_t, const KernelInfo&, double) {
   if (model_ != nullptr && ++kernels_seen_ >= model_->kernels().size()) sampling_ = false;
 }
 
-Status MemoryProfiler::Collect(const std::vector<double>&, TargetProfile& result) {
+Status MemoryProfiler::Collect(const std::vector<double>&, TargetResult& result) {
   if (model_ == nullptr) return Internal("memory profiler: Collect before Begin");
   const auto& costs = model_->costs();
   if (result.layers.size() != model_->kernels().size()) {
     return Internal("memory profiler: needs the latency profiler's layer rows first");
   }
   for (size_t i = 0; i < result.layers.size(); ++i) {
-    LayerProfile& layer = result.layers[i];
+    LayerResult& layer = result.layers[i];
     if (i >= costs.size() || !costs[i].known) continue;
     layer.flops = costs[i].flops;
     layer.bytes_read = costs[i].bytes_read;

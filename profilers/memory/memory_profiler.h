@@ -36,7 +36,7 @@ class MemoryProfiler final : public Profiler {
   void KernelBegin(size_t index, const KernelInfo& kernel) override;
   void KernelEnd(size_t index, const KernelInfo& kernel, double elapsed_ms) override;
   // Needs the latency profiler's rows (time p50) in `result.layers`: run it after that one.
-  Status Collect(const std::vector<double>& e2e_ms, TargetProfile& result) override;
+  Status Collect(const std::vector<double>& e2e_ms, TargetResult& result) override;
 
  private:
   void Sample();

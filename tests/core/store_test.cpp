@@ -221,6 +221,82 @@ TEST(RunStoreTest, MergeCopiesMissingRunsOnce) {
   EXPECT_EQ((*(*b)->LoadRun(2))["recommendation"]["best"], "cpu:fp32");
 }
 
+// The front end that made a run is stored with it, listed, loaded and carried by a merge; runs of a
+// store from before the GUI read as the CLI's.
+TEST(RunStoreTest, ARunKeepsTheFrontEndThatMadeIt) {
+  const fs::path path = TempDb("source");
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto gui = (*store)->BeginRun(kModel, kMachine, kRun, "chipfit-gui", "test", "gui");
+  ASSERT_TRUE(gui.ok()) << gui.status().ToString();
+  ASSERT_TRUE((*store)->FinishRun(*gui, "ok").ok());
+  auto cli = (*store)->BeginRun(kModel, kMachine, kRun, "chipfit profile", "test");  // the default
+  ASSERT_TRUE(cli.ok());
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].id, *cli);
+  EXPECT_EQ((*runs)[0].source, "cli");
+  EXPECT_EQ((*runs)[1].id, *gui);
+  EXPECT_EQ((*runs)[1].source, "gui");
+  EXPECT_EQ((*(*store)->LoadRun(*gui))["source"], "gui");
+  EXPECT_EQ((*(*store)->LoadRun(*cli))["source"], "cli");
+  auto bad = (*store)->BeginRun(kModel, kMachine, kRun, "x", "test", "web");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'web'"), std::string::npos) << bad.status().message();
+
+  const fs::path merged_path = TempDb("source_merged");
+  auto merged = RunStore::Open(merged_path);
+  ASSERT_TRUE(merged.ok());
+  auto stats = (*merged)->MergeFrom(**store);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->merged, 2);
+  auto merged_runs = (*merged)->ListRuns();
+  ASSERT_TRUE(merged_runs.ok());
+  ASSERT_EQ(merged_runs->size(), 2u);
+  EXPECT_EQ((*merged_runs)[0].source, "cli");
+  EXPECT_EQ((*merged_runs)[1].source, "gui");
+  EXPECT_EQ((*(*merged)->LoadRun((*merged_runs)[1].id))["source"], "gui");
+  // The source is a column, not part of the stored run JSON the merge copies.
+  SQLite::Database db(merged_path.string());
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE run LIKE '%source%'").getInt(), 0);
+}
+
+TEST(RunStoreTest, RunsOfASchema2StoreReadAsTheCli) {
+  const fs::path path = TempDb("v2_source");
+  {
+    SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    for (int v = 1; v <= 2; ++v) db.exec(StoreMigrations()[static_cast<size_t>(v - 1)]);
+    db.exec("PRAGMA application_id=" + std::to_string(kStoreApplicationId));
+    db.exec("PRAGMA user_version=2");
+    db.exec("INSERT INTO models(sha256, path, summary) VALUES('" + std::string(64, 'a') + "', 'm.onnx', '{}')");
+    db.exec("INSERT INTO machines(fingerprint, hostname) VALUES('host|x86_64|cpu', 'host')");
+    for (int i = 0; i < 2; ++i) {
+      db.exec(
+          "INSERT INTO runs(model_id, machine_id, status, started_at, chipfit_version, command, machine, run, uid) "
+          "VALUES(1, 1, 'ok', '2026-01-01T00:00:00Z', 'old', 'chipfit profile m.onnx', '{}', '{}', "
+          "lower(hex(randomblob(16))))");
+    }
+  }
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->schema_version(), 3);
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 2u);
+  for (const RunSummary& r : *runs) {
+    EXPECT_EQ(r.source, "cli");
+    auto run = (*store)->LoadRun(r.id);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ((*run)["source"], "cli");
+  }
+  // And it takes GUI runs beside them.
+  auto gui = (*store)->BeginRun(kModel, kMachine, kRun, "chipfit-gui", "test", "gui");
+  ASSERT_TRUE(gui.ok()) << gui.status().ToString();
+  EXPECT_EQ((*(*store)->LoadRun(*gui))["source"], "gui");
+}
+
 TEST(RunStoreTest, FilesItMustNotWriteAreRefusedAndLeftUntouched) {
   // Not SQLite at all.
   const fs::path text = TempDb("text");

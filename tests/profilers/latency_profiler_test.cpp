@@ -60,7 +60,7 @@ TEST(LatencyProfilerTest, KnownKernelTimesAddUpToTheEndToEndTime) {
 
   const ProfileSettings settings{
       .warmup = 3, .warmup_min_s = 0, .iterations = 30, .min_time_s = 0.05, .layer_runs = 15};
-  TargetProfile result;
+  TargetResult result;
   std::vector<std::string> phases;
   Status s = RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {64})}}, settings, {}, result, {},
                                 [&](const std::string& phase, const std::string&) {
@@ -97,7 +97,7 @@ TEST(LatencyProfilerTest, StopCancelsBetweenRuns) {
   ASSERT_TRUE(model.ok());
   std::stop_source stop;
   stop.request_stop();
-  TargetProfile result;
+  TargetResult result;
   Status s = RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {4})}}, {}, {}, result, stop.get_token());
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
 }

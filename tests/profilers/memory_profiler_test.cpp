@@ -64,12 +64,12 @@ TEST(MemoryProfilerTest, LayersGetTrafficAndTheirBoundOnTheDeviceRoofline) {
   ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 3, .min_time_s = 0, .layer_runs = 3};
   settings.ceilings["cpu"] = DeviceCeilings{.peak_gflops = {{Precision::kFp32, 100.0}}, .memory_bandwidth_gbps = 10};
   settings.heap_baseline_bytes = baseline;
-  TargetProfile result;
+  TargetResult result;
   result.target = *ParseTarget("cpu:fp32");
   ASSERT_TRUE(RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {256, 1024})}}, settings, {}, result).ok());
   ASSERT_EQ(result.layers.size(), 2u);
-  const LayerProfile& relu = result.layers[0];
-  const LayerProfile& matmul = result.layers[1];
+  const LayerResult& relu = result.layers[0];
+  const LayerResult& matmul = result.layers[1];
   // Relu: one op per element; reads and writes 256·1024 floats = 1 MiB each.
   EXPECT_EQ(relu.flops, 256 * 1024);
   EXPECT_EQ(relu.bytes_read, 1 << 20);
@@ -83,7 +83,7 @@ TEST(MemoryProfilerTest, LayersGetTrafficAndTheirBoundOnTheDeviceRoofline) {
   EXPECT_EQ(matmul.bytes_written, 256 * 1024);
   EXPECT_EQ(matmul.bound, "compute");
   EXPECT_DOUBLE_EQ(matmul.attainable_gflops_per_s, 100);
-  for (const LayerProfile& l : result.layers) {
+  for (const LayerResult& l : result.layers) {
     EXPECT_NEAR(l.gflops_per_s, static_cast<double>(l.flops) / (l.time_p50_ms * 1e6), 1e-9);
     EXPECT_NEAR(l.gb_per_s, static_cast<double>(l.bytes_read + l.bytes_written) / (l.time_p50_ms * 1e6), 1e-9);
   }
@@ -136,7 +136,7 @@ TEST(MemoryProfilerTest, LayersWithoutCeilingsHaveNoBound) {
   ASSERT_TRUE(graph.ok());
   auto model = CompileForTarget(*graph, *ParseTarget("cpu:fp32"));
   ASSERT_TRUE(model.ok());
-  TargetProfile result;
+  TargetResult result;
   result.target = *ParseTarget("cpu:fp32");
   const ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 2, .min_time_s = 0, .layer_runs = 2};
   ASSERT_TRUE(RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {64})}}, settings, {}, result).ok());

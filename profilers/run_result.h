@@ -1,16 +1,23 @@
-// The results of profiling one model on its targets (DESIGN.md §7's JSON contract, in C++): what
-// every profiler fills in, what the CLI writes and (later) the store keeps and the GUI shows.
+// The typed result of profiling one model on its targets (DESIGN.md §7's JSON contract, in C++): what
+// every profiler fills in and what recommend, the store, charts, reports and the GUI read. JSON only
+// at the edges, through profilers/profile_json (one writer, one reader).
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "core/graph/model_summary.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/target.h"
 #include "devices/device.h"
+#include "nlohmann/json.hpp"
+#include "profilers/memory/ceilings.h"
 
 namespace chipfit {
 
@@ -35,7 +42,7 @@ struct EnergyValue {
   std::string source;
 };
 
-struct LayerProfile {
+struct LayerResult {
   std::string name{};                     // the kernel's (first) ONNX node
   std::string op{};                       // "FusedConv", "Copy" …
   std::vector<std::string> onnx_nodes{};  // every ONNX node the kernel covers
@@ -59,7 +66,7 @@ struct AccuracySummary {
   std::string first_layer_below_threshold;  // "" when no layer's SQNR falls below it
 };
 
-struct TargetProfile {
+struct TargetResult {
   Target target;
   std::string status = "ok";  // ok | failed | unsupported | cancelled
   std::string error;
@@ -75,8 +82,65 @@ struct TargetProfile {
   std::optional<DeviceCeilings> ceilings{};  // the target's device's, as the roofline used them
   std::optional<EnergyValue> energy{};       // per inference
   std::optional<AccuracySummary> accuracy{};
-  std::vector<LayerProfile> layers;
+  std::vector<LayerResult> layers;
   std::vector<std::string> notes;  // random calibration, noisy, fallbacks …
+};
+
+// The machine a run was measured on: host facts and every device discovery found.
+struct MachineInfo {
+  std::string hostname, os, arch;
+  std::vector<DeviceInfo> devices;
+  std::vector<std::string> notes;  // a line per device kind that found nothing or failed
+};
+
+// Where the inputs came from: the user's data folder, or seeded random tensors.
+struct RunInputs {
+  std::string source;                // "seeded random" | "data DIR"
+  std::optional<uint64_t> seed{};    // seeded random only
+  std::optional<int64_t> samples{};  // data only
+};
+
+// The settings a run was made with, as the JSON's `settings` object records them.
+struct RunSettings {
+  int warmup = 10;
+  int iterations = 50;
+  double min_time_s = 1.0;
+  std::string reference = "ref:fp32";
+  std::string targets;  // as given ("cpu:fp32,cpu:int8") or "all"
+};
+
+struct EnergySensorsInfo {
+  std::vector<std::string> found;
+  std::optional<std::string> used{};
+  std::vector<std::string> notes;
+};
+
+// One profile run. Targets are immutable once finished and shared (the GUI hands them to its models
+// while the run goes on); the run itself is shared as std::shared_ptr<const RunResult> when done.
+struct RunResult {
+  std::string chipfit_version;
+  std::optional<int64_t> run_id{};      // absent when the run was not stored
+  std::string run_uid;                  // set by the store
+  std::string status = "incomplete";    // incomplete | ok | cancelled
+  std::string started_at, finished_at;  // UTC ISO 8601; set by the store
+  std::string command;
+  std::string source = "cli";  // cli | gui: which front end made the run
+  ModelSummary model;
+  int64_t model_flops = 0;  // of the reference compilation
+  MachineInfo machine;
+  RunInputs inputs;
+  RunSettings settings;
+  EnergySensorsInfo energy_sensors;
+  std::vector<CeilingReport> ceilings;
+  std::vector<std::shared_ptr<const TargetResult>> targets;
+  std::map<std::string, std::string> node_ops;  // ONNX node name → op type, for each target's node view
+  nlohmann::json recommendation;                // null until recommended (chipfit.profile/1 `recommendation`)
+  // Top-level members of a JSON this binary does not know (a newer chipfit's), kept so a run read and
+  // written again loses nothing.
+  nlohmann::json extra = nlohmann::json::object();
+
+  // The target with this name ("cpu:int8"), or nullptr.
+  const TargetResult* FindTarget(const std::string& target) const;
 };
 
 }  // namespace chipfit

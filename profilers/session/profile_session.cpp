@@ -1,0 +1,372 @@
+// ProfileSession: the profile pipeline of DESIGN.md §4 as named steps (prepare the run, profile each
+// target, finish), shared by the CLI, batch and the GUI.
+#include "profilers/session/profile_session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "chipfit/version.h"
+#include "core/graph/onnx_import.h"
+#include "core/graph/onnx_loader.h"
+#include "core/quant/calibration_data.h"
+#include "core/store/run_store.h"
+#include "core/tensor/random.h"
+#include "devices/registry.h"
+#include "devices/target_compiler.h"
+#include "fmt/format.h"
+#include "profilers/accuracy/drift.h"
+#include "profilers/energy/energy_profiler.h"
+#include "profilers/energy/sensors.h"
+#include "profilers/memory/ceilings.h"
+#include "profilers/memory/memory_profiler.h"
+#include "profilers/profile_json.h"
+#include "profilers/profiler.h"
+
+namespace chipfit {
+namespace {
+
+// Everything a run sets up once, before its first target.
+struct RunSetup {
+  std::unique_ptr<Graph> graph;
+  std::vector<Target> targets;
+  std::vector<std::map<std::string, Tensor>> samples;  // the user's data (empty: seeded random)
+  std::map<std::string, Tensor> inputs;                // timed inputs
+  std::vector<std::map<std::string, Tensor>> drift_samples;
+  std::unique_ptr<CompiledModel> reference;
+  std::map<std::string, DeviceCeilings> ceilings;  // by device id
+  std::vector<std::unique_ptr<EnergySensor>> sensors;
+  std::optional<EnergyModel> energy_model;
+  std::unique_ptr<RunStore> store;
+  RunResult run;  // everything but its targets
+};
+
+std::string VersionString() { return std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"; }
+
+Result<std::unique_ptr<Graph>> LoadGraph(const std::filesystem::path& path, const std::vector<std::string>& shapes,
+                                         RunResult& run) {
+  OnnxLoadOptions load;
+  for (const std::string& text : shapes) {
+    ASSIGN_OR_RETURN(auto binding, ParseShapeBinding(text));
+    load.input_shapes[binding.first] = binding.second;
+  }
+  ASSIGN_OR_RETURN(LoadedOnnxModel model, LoadOnnxModel(path, load));
+  run.model = Summarize(model);
+  ASSIGN_OR_RETURN(Graph graph, ImportModel(model));
+  for (const Node& node : graph.nodes) run.node_ops[node.name] = node.op_type;
+  return std::make_unique<Graph>(std::move(graph));
+}
+
+std::vector<Target> ResolveTargets(const ProfileOptions& options, const std::vector<DeviceInfo>& devices) {
+  if (!options.all_targets) return options.targets;
+  std::vector<Target> targets;
+  for (const DeviceInfo& device : devices) {
+    for (const PrecisionSupport& p : device.precisions) {
+      if (p.support.ok) targets.push_back({device.kind, device.index, p.precision});
+    }
+  }
+  return targets;
+}
+
+// Inputs: the user's data (the first sample is timed; int8 targets calibrate on all of them; drift
+// runs over all of them), or seeded random ones, said in the run's `inputs`.
+Status PrepareInputs(const ProfileOptions& options, RunSetup& setup) {
+  if (!options.data_dir.empty()) {
+    ASSIGN_OR_RETURN(setup.samples, LoadCalibrationData(options.data_dir, setup.graph->inputs));
+  }
+  if (!setup.samples.empty()) {
+    setup.inputs = setup.samples.front();
+    setup.drift_samples = setup.samples;
+    setup.run.inputs = {.source = "data " + options.data_dir, .samples = static_cast<int64_t>(setup.samples.size())};
+    return Status::Ok();
+  }
+  for (const ValueDesc& desc : setup.graph->inputs) setup.inputs[desc.name] = SeededInput(desc, options.seed);
+  for (int i = 0; i < options.drift_samples; ++i) {
+    std::map<std::string, Tensor> sample;
+    for (const ValueDesc& desc : setup.graph->inputs) sample[desc.name] = SeededInput(desc, options.seed + i);
+    setup.drift_samples.push_back(std::move(sample));
+  }
+  setup.run.inputs = {.source = "seeded random", .seed = options.seed};
+  return Status::Ok();
+}
+
+// Roofline ceilings: cached by `chipfit devices --measure`; a device profiled here without them is
+// measured once now (and cached), so every layer gets its bound. A stop request leaves the rest
+// unmeasured (the targets are then cancelled anyway).
+Status PrepareCeilings(const ProfileOptions& options, const Target& reference, ProfileEvents& events,
+                       const std::stop_token& stop, RunSetup& setup) {
+  const auto cache_path = DefaultCeilingCachePath();
+  ASSIGN_OR_RETURN(auto cache, LoadCeilingCache(cache_path));
+  for (const DeviceInfo& info : setup.run.machine.devices) {
+    const bool profiled = std::any_of(setup.targets.begin(), setup.targets.end(),
+                                      [&](const Target& t) { return t.kind == info.kind && t.index == info.index; }) ||
+                          (info.kind == DeviceKind::kCpu && reference.kind == DeviceKind::kCpu);
+    if (!profiled) continue;
+    auto entry = cache.find(CeilingKey(info));
+    if (entry == cache.end() && options.measure_ceilings) {
+      events.Message(
+          fmt::format("measuring the roofline ceilings of {} once (cached in {}) ...", info.Id(), cache_path.string()));
+      auto measured = MeasureCeilings(info, CeilingCompiler(), {.stop = stop});
+      if (!measured.ok() && measured.status().code() == StatusCode::kCancelled) break;
+      RETURN_IF_ERROR(measured.status());
+      RETURN_IF_ERROR(SaveCeilingReport(cache_path, *measured));
+      entry = cache.insert_or_assign(measured->device_key, *measured).first;
+    }
+    if (entry == cache.end()) continue;
+    setup.ceilings[info.Id()] = entry->second.measured;
+    setup.run.ceilings.push_back(entry->second);
+  }
+  return Status::Ok();
+}
+
+// Energy: a sensor when this machine has one (the first found: a package-level zone on RAPL
+// machines), the model's estimate always.
+Status PrepareEnergy(RunSetup& setup) {
+  std::vector<std::string> notes;
+  setup.sensors = DetectEnergySensors("/sys", &notes);
+  ASSIGN_OR_RETURN(setup.energy_model, LoadEnergyModel(DefaultEnergyTablePath()));
+  EnergySensorsInfo& info = setup.run.energy_sensors;
+  for (const auto& s : setup.sensors) info.found.push_back(s->name());
+  if (!setup.sensors.empty()) info.used = setup.sensors.front()->name();
+  info.notes = std::move(notes);
+  return Status::Ok();
+}
+
+std::string JoinTargets(const std::vector<Target>& targets) {
+  std::string text;
+  for (const Target& t : targets) text += (text.empty() ? "" : ",") + t.ToString();
+  return text;
+}
+
+// The run in the store, `incomplete` until it finishes: its JSON apart from the targets, through the
+// one profile writer.
+Status BeginStoredRun(const ProfileOptions& options, RunSetup& setup) {
+  if (!options.store) return Status::Ok();
+  ASSIGN_OR_RETURN(setup.store, RunStore::Open(options.db.empty() ? RunStore::DefaultPath() : options.db));
+  const nlohmann::json doc = RunResultToJson(setup.run);
+  nlohmann::json rest = nlohmann::json::object();
+  for (const char* key : {"inputs", "settings", "energy_sensors", "ceilings"}) rest[key] = doc[key];
+  ASSIGN_OR_RETURN(setup.run.run_id, setup.store->BeginRun(doc["model"], doc["machine"], rest, options.command,
+                                                           setup.run.chipfit_version, options.source));
+  return Status::Ok();
+}
+
+}  // namespace
+
+GraphCompiler CeilingCompiler() {
+  return [](const Graph& graph, const Target& target) {
+    Int8Options int8;
+    int8.random_samples = 2;  // the GEMMs' calibration: their ranges do not matter for a peak
+    return CompileForTarget(graph, target, {}, int8);
+  };
+}
+
+std::string DescribeQuantReport(const QuantReport& q) {
+  std::string text = fmt::format(
+      "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
+      q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
+  auto join = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+  };
+  if (q.random_calibration)
+    text += "\n      random calibration: ranges do not reflect real data; give --data for real figures";
+  if (!q.kept_fp32.empty()) text += "\n      kept in fp32 by request: " + join(q.kept_fp32);
+  if (!q.kept_small.empty()) {
+    text += fmt::format("\n      {} small layer(s) kept in fp32 (too few multiply-adds for int8 to pay off)",
+                        q.kept_small.size());
+  }
+  if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + join(q.auto_reverted);
+  return text;
+}
+
+namespace {
+
+std::string DeviceName(const std::vector<DeviceInfo>& devices, const Target& t) {
+  for (const DeviceInfo& d : devices) {
+    if (d.kind == t.kind && d.index == t.index) return d.name;
+  }
+  return t.kind == DeviceKind::kReference ? "reference kernels" : "";
+}
+
+// The energy step: measured over a loop where a sensor exists, attributed to layers by the model.
+Status ProfileEnergy(RunSetup& setup, CompiledModel& compiled, const ProgressFn& progress, const std::stop_token& stop,
+                     TargetResult& result) {
+  std::optional<EnergyMeasurement> measured;
+  if (!setup.sensors.empty()) {
+    progress("energy", setup.sensors.front()->name());
+    auto m = MeasureEnergy(*setup.sensors.front(), [&] { return compiled.Run(setup.inputs, nullptr, stop).status(); });
+    if (m.ok()) {
+      measured = *m;
+    } else if (m.status().code() == StatusCode::kCancelled) {
+      return m.status();
+    } else {
+      result.notes.push_back("energy: measuring with " + setup.sensors.front()->name() +
+                             " failed: " + m.status().message());
+    }
+  }
+  AttributeTargetEnergy(*setup.energy_model, measured, result);
+  return Status::Ok();
+}
+
+// The drift step: every kernel's outputs against the reference on the same inputs.
+Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledModel& compiled, const ProgressFn& progress,
+                    const std::stop_token& stop, TargetResult& result) {
+  progress("drift", "vs " + options.reference);
+  DriftOptions drift_options{
+      .classifier_output = options.classifier_output, .random_inputs = setup.samples.empty(), .stop = stop};
+  ASSIGN_OR_RETURN(DriftReport drift, MeasureDrift(compiled, *setup.reference, setup.drift_samples, drift_options));
+  result.accuracy = drift.summary;
+  for (size_t i = 0; i < result.layers.size() && i < drift.kernels.size(); ++i)
+    result.layers[i].drift = drift.kernels[i];
+  return Status::Ok();
+}
+
+// One target: compile → warm-up → end-to-end → per-layer → energy → drift. Never an error: what went
+// wrong is the result's status and message.
+TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_t index, ProfileEvents& events,
+                           const std::stop_token& stop) {
+  const Target& target = setup.targets[index];
+  TargetResult result;
+  result.target = target;
+  result.device_name = DeviceName(setup.run.machine.devices, target);
+  const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
+    events.Phase(index, phase, detail);
+  };
+  progress("compile", "");
+  ProfileSettings settings{.warmup = options.warmup,
+                           .iterations = options.iterations,
+                           .min_time_s = options.min_time_s,
+                           .ceilings = setup.ceilings,
+                           .heap_baseline_bytes = HeapInUseBytes(),
+                           .layer_progress = [&](int run, int runs, size_t done, size_t total) {
+                             events.LayerProgress(index, run, runs, static_cast<int>(done), static_cast<int>(total));
+                           }};
+  const auto t0 = std::chrono::steady_clock::now();
+  Int8Options int8;
+  int8.samples = setup.samples;
+  int8.calibration.method = options.calibration;
+  QuantReport quant;
+  auto compiled = CompileForTarget(*setup.graph, target, {}, int8, &quant);
+  if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
+  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  Status status = compiled.ok() ? RunProfilePipeline(**compiled, setup.inputs, settings, {}, result, stop, progress)
+                                : compiled.status();
+  if (status.ok()) status = ProfileEnergy(setup, **compiled, progress, stop, result);
+  if (status.ok()) status = ProfileDrift(options, setup, **compiled, progress, stop, result);
+  if (!status.ok()) {
+    result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
+                    : status.code() == StatusCode::kUnsupported ? "unsupported"
+                                                                : "failed";
+    result.error = status.message();
+    result.layers.clear();
+  }
+  return result;
+}
+
+// Load, discover, inputs, reference, ceilings, energy, store: everything before the first target.
+Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover& discover,
+                  const std::filesystem::path& model_path, ProfileEvents& events, const std::stop_token& stop,
+                  RunSetup& setup) {
+  RunResult& run = setup.run;
+  run.chipfit_version = VersionString();
+  run.command = options.command;
+  run.source = options.source;
+  ASSIGN_OR_RETURN(setup.graph, LoadGraph(model_path, options.shapes, run));
+  run.machine = DescribeMachine(discover ? discover() : DiscoverDevices());
+  setup.targets = ResolveTargets(options, run.machine.devices);
+  RETURN_IF_ERROR(PrepareInputs(options, setup));
+  ASSIGN_OR_RETURN(const Target reference, ParseTarget(options.reference));
+  auto reference_model = CompileForTarget(*setup.graph, reference);
+  if (!reference_model.ok()) {
+    return Status(reference_model.status().code(),
+                  "--reference " + options.reference + ": " + reference_model.status().message());
+  }
+  setup.reference = std::move(reference_model).value();
+  run.model_flops = setup.reference->stats().flops;
+  run.settings = {.warmup = options.warmup,
+                  .iterations = options.iterations,
+                  .min_time_s = options.min_time_s,
+                  .reference = options.reference,
+                  .targets = options.all_targets            ? "all"
+                             : options.targets_text.empty() ? JoinTargets(options.targets)
+                                                            : options.targets_text};
+  RETURN_IF_ERROR(PrepareCeilings(options, reference, events, stop, setup));
+  RETURN_IF_ERROR(PrepareEnergy(setup));
+  return BeginStoredRun(options, setup);
+}
+
+}  // namespace
+
+Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
+  uint64_t key = seed;
+  for (char c : desc.name) key = key * 1099511628211ull ^ static_cast<unsigned char>(c);
+  return SeededTensor(desc.dtype, desc.shape, key);
+}
+
+Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSettings& settings) {
+  RecommendOptions o;
+  o.limits = settings.limits;
+  ASSIGN_OR_RETURN(o.objective, ParseObjective(settings.objective));
+  if (!settings.weights.empty()) {
+    ASSIGN_OR_RETURN(o.weights, ParseWeights(settings.weights));
+  }
+  ASSIGN_OR_RETURN(CostTable costs, LoadCostTable(settings.costs.empty() ? DefaultCostTablePath()
+                                                                         : std::filesystem::path(settings.costs)));
+  o.costs = &costs;
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& t : run.targets) targets.push_back(TargetResultToJson(*t, run.node_ops));
+  return Recommend({{"targets", targets}}, o);
+}
+
+ProfileSession::ProfileSession(ProfileOptions options, Discover discover)
+    : options_(std::move(options)), discover_(std::move(discover)) {}
+
+Status ProfileSession::Validate() const {
+  if (options_.targets.empty() == !options_.all_targets) {
+    return InvalidArgument("profile: give --targets T1,T2,... or --all-targets");
+  }
+  if (options_.iterations < 1 || options_.warmup < 0 || options_.min_time_s < 0) {
+    return InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0");
+  }
+  if (options_.drift_samples < 1) return InvalidArgument("--drift-samples must be at least 1");
+  RETURN_IF_ERROR(ParseTarget(options_.reference).status());
+  RETURN_IF_ERROR(ParseObjective(options_.recommend.objective).status());
+  if (!options_.recommend.weights.empty()) RETURN_IF_ERROR(ParseWeights(options_.recommend.weights).status());
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const RunResult>> ProfileSession::Run(const std::filesystem::path& model_path,
+                                                             ProfileEvents& events, const std::stop_token& stop) {
+  RETURN_IF_ERROR(Validate());
+  RunSetup setup;
+  RETURN_IF_ERROR(PrepareRun(options_, discover_, model_path, events, stop, setup));
+  RunResult& run = setup.run;
+  events.RunStarted(run, setup.targets);
+  for (size_t i = 0; i < setup.targets.size(); ++i) {
+    events.TargetStarted(i, setup.targets[i]);
+    TargetResult result;
+    if (stop.stop_requested()) {
+      result.target = setup.targets[i];
+      result.device_name = DeviceName(run.machine.devices, setup.targets[i]);
+      result.status = "cancelled";
+      result.error = "stopped (" + options_.stop_source + ") before this target";
+    } else {
+      result = ProfileTarget(options_, setup, i, events, stop);
+    }
+    auto finished = std::make_shared<const TargetResult>(std::move(result));
+    if (setup.store) RETURN_IF_ERROR(setup.store->AddTarget(*run.run_id, TargetResultToJson(*finished, run.node_ops)));
+    run.targets.push_back(finished);
+    events.TargetFinished(i, finished);
+  }
+  run.status = stop.stop_requested() ? "cancelled" : "ok";
+  ASSIGN_OR_RETURN(run.recommendation, RecommendRun(run, options_.recommend));
+  if (setup.store) {
+    RETURN_IF_ERROR(setup.store->FinishRun(*run.run_id, run.status, {{"recommendation", run.recommendation}}));
+  }
+  auto done = std::make_shared<const RunResult>(std::move(run));
+  events.RunFinished(done);
+  return std::shared_ptr<const RunResult>(done);
+}
+
+}  // namespace chipfit

@@ -1,0 +1,212 @@
+// ReadBatchManifest: a manifest with every key, and each mistake a user makes, named by file and line.
+#include "profilers/session/batch_manifest.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace chipfit {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BatchManifestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("chipfit_batch_manifest_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "models");
+    // The reader only checks that a model file exists; what it holds is the profiler's business.
+    std::ofstream(dir_ / "models" / "a.onnx") << "a";
+    std::ofstream(dir_ / "models" / "b.onnx") << "b";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path Write(const std::string& text, const std::string& name = "manifest.yaml") {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // The error of reading `text`, which must fail with `code`.
+  std::string Error(const std::string& text, StatusCode code = StatusCode::kParseError) {
+    const fs::path path = Write(text);
+    auto read = ReadBatchManifest(path);
+    EXPECT_FALSE(read.ok()) << text;
+    if (read.ok()) return "";
+    EXPECT_EQ(read.status().code(), code) << read.status().ToString();
+    // Every message names the manifest.
+    EXPECT_NE(read.status().message().find(path.string()), std::string::npos) << read.status().message();
+    return read.status().message();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BatchManifestTest, ReadsEveryKeyResolvingPathsAgainstTheManifestFolder) {
+  const fs::path path = Write(R"(models:
+  - path: models/a.onnx
+    shapes: {x: 1x3x48x192, mask: 1x48}
+    data: data/a/
+  - path: ./models/../models/b.onnx
+targets: [cpu:fp32, cpu:int8]
+limits: {max_latency_ms: 5, latency_stat: p90, min_top1: 0.99, min_sqnr_db: 30, max_memory_mb: 512, max_energy_mj: 2.5}
+objective: energy
+weights: latency=1,energy=0.5
+costs: costs.yaml
+baseline: latest
+report: reports/{model}.html
+iterations: 20
+warmup: 3
+min_time: 0.25
+)");
+  auto read = ReadBatchManifest(path);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const BatchManifest& m = *read;
+  ASSERT_EQ(m.models.size(), 2u);
+  EXPECT_EQ(m.models[0].path, (dir_ / "models" / "a.onnx").lexically_normal());
+  EXPECT_EQ(m.models[0].shapes, (std::vector<std::string>{"x=1x3x48x192", "mask=1x48"}));
+  EXPECT_EQ(m.models[0].data, (dir_ / "data/a/").string());
+  EXPECT_EQ(m.models[0].line, 2);
+  EXPECT_EQ(m.models[1].path, dir_ / "models" / "b.onnx");  // normalised
+  EXPECT_TRUE(m.models[1].shapes.empty());
+  EXPECT_TRUE(m.models[1].data.empty());
+  EXPECT_EQ(m.models[1].line, 5);
+  EXPECT_EQ(m.targets, "cpu:fp32,cpu:int8");
+  EXPECT_FALSE(m.all_targets);
+  const Limits& l = m.recommend.limits;
+  EXPECT_EQ(l.max_latency_ms, 5.0);
+  EXPECT_EQ(l.latency_stat, "p90");
+  EXPECT_EQ(l.min_top1, 0.99);
+  EXPECT_EQ(l.min_sqnr_db, 30.0);
+  EXPECT_EQ(l.max_memory_mb, 512.0);
+  EXPECT_EQ(l.max_energy_mj, 2.5);
+  EXPECT_EQ(m.recommend.objective, "energy");
+  EXPECT_EQ(m.recommend.weights, "latency=1,energy=0.5");
+  EXPECT_EQ(m.recommend.costs, (dir_ / "costs.yaml").string());
+  EXPECT_TRUE(m.baseline_latest);
+  EXPECT_FALSE(m.baseline_run);
+  EXPECT_EQ(m.report, (dir_ / "reports/{model}.html").string());
+  EXPECT_EQ(m.iterations, 20);
+  EXPECT_EQ(m.warmup, 3);
+  EXPECT_DOUBLE_EQ(m.min_time, 0.25);
+}
+
+TEST_F(BatchManifestTest, DefaultsAllTargetsAndABaselineRun) {
+  auto read = ReadBatchManifest(Write("models:\n  - path: models/a.onnx\ntargets: all\nbaseline: 12\n"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(read->all_targets);
+  EXPECT_TRUE(read->targets.empty());
+  EXPECT_EQ(read->baseline_run, 12);
+  EXPECT_FALSE(read->baseline_latest);
+  EXPECT_FALSE(read->recommend.limits.any());
+  EXPECT_EQ(read->recommend.limits.latency_stat, "p99");
+  EXPECT_EQ(read->recommend.objective, "latency");
+  EXPECT_TRUE(read->recommend.weights.empty());
+  EXPECT_TRUE(read->recommend.costs.empty());
+  EXPECT_TRUE(read->report.empty());
+  EXPECT_EQ(read->iterations, 50);
+  EXPECT_EQ(read->warmup, 10);
+  EXPECT_DOUBLE_EQ(read->min_time, 1.0);
+}
+
+TEST_F(BatchManifestTest, AManifestInTheCurrentFolderResolvesAgainstIt) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  Write("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\n");
+  auto read = ReadBatchManifest("manifest.yaml");
+  fs::current_path(before);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->models[0].path, fs::path("models/a.onnx"));
+}
+
+TEST_F(BatchManifestTest, AMissingFileIsNotFoundNamingIt) {
+  const fs::path path = dir_ / "absent.yaml";
+  auto read = ReadBatchManifest(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(read.status().message(), "cannot read the batch manifest '" + path.string() + "'");
+}
+
+TEST_F(BatchManifestTest, MalformedYamlOrNotAMappingIsRefused) {
+  EXPECT_NE(Error("models: [\n").find("batch manifest '"), std::string::npos);
+  EXPECT_NE(Error("- path: models/a.onnx\n").find("expected a mapping (models:, targets: …)"), std::string::npos);
+}
+
+TEST_F(BatchManifestTest, AnUnknownKeyNamesFileAndLine) {
+  const std::string e = Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\ncolour: blue\n");
+  EXPECT_EQ(e, (dir_ / "manifest.yaml").string() +
+                   ":4: unknown key 'colour' (models, targets, limits, objective, weights, costs, baseline, report, "
+                   "iterations, warmup, min_time)");
+}
+
+TEST_F(BatchManifestTest, AnUnknownModelKeyNamesItsLine) {
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\n    shape: {x: 1}\ntargets: [cpu:fp32]\n")
+                .find(":3: unknown model key 'shape' (path, shapes, data)"),
+            std::string::npos);
+  EXPECT_NE(Error("models:\n  - data: d/\ntargets: [cpu:fp32]\n").find(":2: a model entry needs path:"),
+            std::string::npos);
+  EXPECT_NE(Error("models:\n  - models/a.onnx\ntargets: [cpu:fp32]\n").find(":2: a model entry needs path: (and"),
+            std::string::npos);
+}
+
+TEST_F(BatchManifestTest, AMissingModelFileNamesItAndItsLine) {
+  const std::string e = Error("models:\n  - path: models/a.onnx\n  - path: models/c.onnx\ntargets: [cpu:fp32]\n");
+  EXPECT_NE(e.find(":3: model '" + (dir_ / "models" / "c.onnx").string() + "' does not exist"), std::string::npos) << e;
+  EXPECT_NE(Error("models:\n  - path: /nonexistent/model.onnx\ntargets: [cpu:fp32]\n")
+                .find(":2: model '/nonexistent/model.onnx'"),
+            std::string::npos);
+}
+
+TEST_F(BatchManifestTest, ABadTargetNamesItsLine) {
+  const std::string e = Error("models:\n  - path: models/a.onnx\ntargets:\n  - cpu:fp32\n  - cpu:fp99\n");
+  EXPECT_NE(e.find(":5: "), std::string::npos) << e;
+  EXPECT_NE(e.find("fp99"), std::string::npos) << e;
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: {cpu: fp32}\n")
+                .find(":3: targets: needs a list of targets or 'all'"),
+            std::string::npos);
+}
+
+TEST_F(BatchManifestTest, ABadLimitNamesItsLine) {
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n")
+                .find(":4: unknown limit 'max_latency' (max_latency_ms, latency_stat, min_top1, min_sqnr_db, "
+                      "max_memory_mb, max_energy_mj)"),
+            std::string::npos);
+  EXPECT_NE(
+      Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits: [3]\n").find(":4: limits: needs a mapping"),
+      std::string::npos);
+  // Not a number: yaml-cpp's own message, with the line.
+  EXPECT_NE(
+      Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits:\n  min_top1: high\n").find("' line 5: "),
+      std::string::npos);
+}
+
+TEST_F(BatchManifestTest, ABadObjectiveOrWeightsNamesItsLine) {
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nobjective: speed\n")
+                .find(":4: unknown objective 'speed' (latency, energy or cost)"),
+            std::string::npos);
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nweights: speed=1\n").find(":4: "),
+            std::string::npos);
+}
+
+TEST_F(BatchManifestTest, ABadBaselineNamesItsLine) {
+  for (const char* baseline : {"earliest", "0", "-3", "12x"}) {
+    EXPECT_NE(Error(std::string("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nbaseline: ") + baseline + "\n")
+                  .find(":4: baseline: needs 'latest' or a run id"),
+              std::string::npos)
+        << baseline;
+  }
+}
+
+TEST_F(BatchManifestTest, NoModelsOrNoTargetsIsRefused) {
+  EXPECT_NE(Error("targets: [cpu:fp32]\n").find("': no models: list"), std::string::npos);
+  EXPECT_NE(Error("models: []\ntargets: [cpu:fp32]\n").find(":1: models: needs a list of models"), std::string::npos);
+  EXPECT_NE(Error("models:\n  - path: models/a.onnx\n").find("': no targets:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chipfit
