@@ -214,7 +214,9 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
   const std::string name = Get<std::string>(j, "target");
   try {
     TargetResult t;
-    ASSIGN_OR_RETURN(t.target, ParseTarget(name));
+    auto target = ParseTarget(name);
+    if (!target.ok()) return ParseError("target '" + name + "': " + target.status().message());
+    t.target = *target;
     t.status = Get<std::string>(j, "status", std::string("ok"));
     t.error = Get<std::string>(j, "error");
     t.device_name = Get<std::string>(Member(j, "device"), "name");
@@ -338,7 +340,9 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.command = Get<std::string>(j, "command");
     run.source = Get<std::string>(j, "source", std::string("cli"));
     where = "model";
-    ASSIGN_OR_RETURN(run.model, SummaryFromJson(Member(j, "model")));
+    if (!Member(j, "model").is_null()) {
+      ASSIGN_OR_RETURN(run.model, SummaryFromJson(Member(j, "model")));
+    }
     run.model_flops = Get<int64_t>(Member(j, "model"), "flops");
     where = "machine";
     const json& machine = Member(j, "machine");
@@ -374,11 +378,12 @@ Result<RunResult> RunResultFromJson(const json& j) {
     }
     where = "targets";
     for (const json& t : Member(j, "targets").is_array() ? j["targets"] : json::array()) {
-      ASSIGN_OR_RETURN(TargetResult target, TargetResultFromJson(t));
+      auto target = TargetResultFromJson(t);
+      if (!target.ok()) return Status(target.status().code(), "profile JSON, targets: " + target.status().message());
       for (const json& n : Member(t, "nodes").is_array() ? t["nodes"] : json::array()) {
         if (const auto op = GetOptional<std::string>(n, "op")) run.node_ops[Get<std::string>(n, "node")] = *op;
       }
-      run.targets.push_back(std::make_shared<const TargetResult>(std::move(target)));
+      run.targets.push_back(std::make_shared<const TargetResult>(std::move(target).value()));
     }
     run.recommendation = Member(j, "recommendation");
     return run;

@@ -168,3 +168,72 @@ TEST_F(ProfileSchemaTest, TargetsThatDidNotRunValidate) {
 }
 
 }  // namespace
+
+namespace {
+
+// Paths of the JSON members of `a` whose key sets or (for the fields named deterministic) values
+// `b` does not match: the profile document's shape before and after a change, times and machine aside.
+void CollectShapeDifferences(const nlohmann::json& a, const nlohmann::json& b, const std::string& path,
+                             std::vector<std::string>& out) {
+  if (a.is_object() != b.is_object() || a.is_array() != b.is_array()) {
+    // null ↔ value is a measurement that happened or not (a noisy flag, a missing sensor): not shape.
+    if (!a.is_null() && !b.is_null()) out.push_back(path + " (type)");
+    return;
+  }
+  if (a.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      if (!b.contains(key)) {
+        out.push_back(path + "/" + key + " (missing now)");
+        continue;
+      }
+      CollectShapeDifferences(value, b[key], path + "/" + key, out);
+    }
+  } else if (a.is_array() && !a.empty() && !b.empty()) {
+    CollectShapeDifferences(a[0], b[0], path + "/0", out);
+  }
+}
+
+// The deterministic part of a cpu:fp32 target: the layers chipfit ran (reorders aside: their number
+// follows the CPU's ISA), what they cover, their FLOPs and bytes.
+nlohmann::json Deterministic(const nlohmann::json& target) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : target["layers"]) {
+    if (l["op"] == "Reorder") continue;
+    layers.push_back({l["name"], l["op"], l["onnx_nodes"], l["flops"], l["precision"]});
+  }
+  return {{"target", target["target"]},
+          {"status", target["status"]},
+          {"layers", layers},
+          {"fallbacks", target["fallbacks"]}};
+}
+
+}  // namespace
+
+// The profile JSON is the same document the CLI wrote before the pipeline became a library: every
+// member of tests/data/sample_run_recommended.json (written by that CLI on cnn.onnx) is still there,
+// and the cpu:fp32 target ran the same layers with the same FLOPs. Times and the machine aside.
+TEST(ProfileDocumentTest, SameDocumentAsTheCliWroteBeforeTheSession) {
+  std::ifstream in(fs::path(CHIPFIT_SOURCE_DIR) / "tests/data/sample_run_recommended.json");
+  const nlohmann::json before = nlohmann::json::parse(in);
+  const fs::path json = TempJson("document");
+  const Outcome o = RunShell(std::string(CHIPFIT_CLI) + " profile " + Quote(kCnn) +
+                             " --targets cpu:fp32,cpu:int8 --min-time 0.05 --warmup 2 --iterations 5 --quiet "
+                             "--no-store --json " +
+                             Quote(json.string()));
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const nlohmann::json now = ReadJson(json);
+  fs::remove(json);
+
+  std::vector<std::string> differences;
+  CollectShapeDifferences(before, now, "", differences);
+  EXPECT_TRUE(differences.empty()) << ::testing::PrintToString(differences);
+  for (const char* key : {"schema", "inputs"}) EXPECT_EQ(before[key], now[key]) << key;
+  nlohmann::json model_before = before["model"], model_now = now["model"];
+  model_before.erase("path");  // relative there, absolute here
+  model_now.erase("path");
+  EXPECT_EQ(model_before, model_now);
+  EXPECT_EQ(before["settings"]["reference"], now["settings"]["reference"]);
+  ASSERT_GE(now["targets"].size(), 1u);
+  EXPECT_EQ(Deterministic(before["targets"][0]), Deterministic(now["targets"][0]));
+  EXPECT_EQ(before["targets"][0]["nodes"].size(), now["targets"][0]["nodes"].size());
+}

@@ -1,0 +1,221 @@
+// ProfileSession and the profile JSON's one writer and one reader: events in order, stop, bad input, the
+// store, and a run read and written back losing no field.
+#include "profilers/session/profile_session.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/store/run_store.h"
+#include "profilers/profile_json.h"
+
+namespace chipfit {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCnn = fs::path(CHIPFIT_SOURCE_DIR) / "resources/models/cnn.onnx";
+
+fs::path TempPath(const std::string& name) {
+  return fs::temp_directory_path() / ("chipfit_session_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// Every event as one line, so a test can assert the order a front end sees.
+class Recorder final : public ProfileEvents {
+ public:
+  void RunStarted(const RunResult& run, const std::vector<Target>& targets) override {
+    lines.push_back("run-started " + std::to_string(targets.size()) + (run.run_id ? " stored" : ""));
+  }
+  void TargetStarted(size_t index, const Target& target) override {
+    lines.push_back("target-started " + std::to_string(index) + " " + target.ToString());
+  }
+  void Phase(size_t index, const std::string& phase, const std::string&) override {
+    if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+    lines.push_back("phase " + std::to_string(index));
+  }
+  void LayerProgress(size_t, int, int, int done, int total) override {
+    ++layer_events;
+    EXPECT_LT(done, total);
+  }
+  void TargetFinished(size_t index, std::shared_ptr<const TargetResult> result) override {
+    lines.push_back("target-finished " + std::to_string(index) + " " + result->status);
+  }
+  void RunFinished(std::shared_ptr<const RunResult> run) override { lines.push_back("run-finished " + run->status); }
+
+  std::vector<std::string> lines, phases;
+  int layer_events = 0;
+};
+
+ProfileOptions QuickOptions(const fs::path& db) {
+  ProfileOptions o;
+  o.targets = {{DeviceKind::kCpu, 0, Precision::kFp32}, {DeviceKind::kReference, 0, Precision::kFp32}};
+  o.iterations = 3;
+  o.warmup = 1;
+  o.min_time_s = 0;
+  o.drift_samples = 1;
+  o.measure_ceilings = false;  // seconds of GEMMs, and not what these tests are about
+  o.db = db;
+  o.command = "profile_session_test";
+  o.source = "gui";
+  return o;
+}
+
+TEST(ProfileSessionTest, ProfilesEveryTargetWithEventsInOrderAndStoresTheRun) {
+  const fs::path db = TempPath("events.db");
+  fs::remove(db);
+  ProfileSession session(QuickOptions(db));
+  Recorder events;
+  auto run = session.Run(kCnn, events);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+
+  ASSERT_GE(events.lines.size(), 6u);
+  EXPECT_EQ(events.lines.front(), "run-started 2 stored");
+  EXPECT_EQ(events.lines[1], "target-started 0 cpu:fp32");
+  EXPECT_EQ(events.lines.back(), "run-finished ok");
+  const auto at = [&](const std::string& line) {
+    return std::find(events.lines.begin(), events.lines.end(), line) - events.lines.begin();
+  };
+  EXPECT_LT(at("target-finished 0 ok"), at("target-started 1 ref:fp32"));
+  EXPECT_LT(at("target-started 1 ref:fp32"), at("target-finished 1 ok"));
+  EXPECT_EQ(events.phases.front(), "compile");
+  EXPECT_NE(std::find(events.phases.begin(), events.phases.end(), "per-layer"), events.phases.end());
+  EXPECT_EQ(events.phases.back(), "drift");
+  EXPECT_GT(events.layer_events, 0);
+
+  const RunResult& r = **run;
+  EXPECT_EQ(r.status, "ok");
+  EXPECT_EQ(r.source, "gui");
+  ASSERT_EQ(r.targets.size(), 2u);
+  EXPECT_EQ(r.targets[0]->status, "ok");
+  EXPECT_GT(r.targets[0]->latency.p50, 0);
+  EXPECT_FALSE(r.targets[0]->layers.empty());
+  ASSERT_TRUE(r.targets[0]->accuracy.has_value());
+  EXPECT_GT(r.model_flops, 0);
+  EXPECT_TRUE(r.recommendation.is_object());
+  ASSERT_TRUE(r.run_id.has_value());
+
+  auto store = RunStore::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].source, "gui");
+  EXPECT_EQ((*runs)[0].status, "ok");
+  EXPECT_EQ((*runs)[0].targets_ok, 2);
+  // The stored run reads back into the same typed run.
+  auto stored = (*store)->LoadRun(*r.run_id);
+  ASSERT_TRUE(stored.ok());
+  auto typed = RunResultFromJson(*stored);
+  ASSERT_TRUE(typed.ok()) << typed.status().message();
+  EXPECT_EQ(typed->targets.size(), 2u);
+  EXPECT_EQ(typed->targets[0]->layers.size(), r.targets[0]->layers.size());
+  EXPECT_EQ(typed->source, "gui");
+  EXPECT_EQ(typed->model.sha256, r.model.sha256);
+  fs::remove(db);
+}
+
+TEST(ProfileSessionTest, AStopBeforeTheFirstTargetCancelsEveryTargetAndTheRun) {
+  const fs::path db = TempPath("stop.db");
+  fs::remove(db);
+  ProfileSession session(QuickOptions(db));
+  Recorder events;
+  std::stop_source stop;
+  stop.request_stop();
+  auto run = session.Run(kCnn, events, stop.get_token());
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ((*run)->status, "cancelled");
+  for (const auto& t : (*run)->targets) {
+    EXPECT_EQ(t->status, "cancelled");
+    EXPECT_NE(t->error.find("before this target"), std::string::npos) << t->error;
+  }
+  auto store = RunStore::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].status, "cancelled");
+  fs::remove(db);
+}
+
+TEST(ProfileSessionTest, AMissingModelIsAnErrorNamingTheFileAndStoresNothing) {
+  const fs::path db = TempPath("missing.db");
+  fs::remove(db);
+  ProfileSession session(QuickOptions(db));
+  Recorder events;
+  auto run = session.Run("/nonexistent/model.onnx", events);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("/nonexistent/model.onnx"), std::string::npos) << run.status().message();
+  EXPECT_TRUE(events.lines.empty());
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(ProfileSessionTest, ValidateRefusesWhatCannotRun) {
+  ProfileOptions none;
+  EXPECT_FALSE(ProfileSession(none).Validate().ok());
+  ProfileOptions bad = QuickOptions({});
+  bad.iterations = 0;
+  EXPECT_FALSE(ProfileSession(bad).Validate().ok());
+  bad = QuickOptions({});
+  bad.recommend.objective = "speed";
+  EXPECT_FALSE(ProfileSession(bad).Validate().ok());
+  EXPECT_TRUE(ProfileSession(QuickOptions({})).Validate().ok());
+}
+
+// The first member path at which `b` differs from `a` (a member `a` lacks is not a difference: the
+// writer may add fields), or "" when `b` holds every field of `a` with the same value.
+std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      if (!b.contains(key)) return path + "/" + key + " (missing)";
+      if (auto d = FirstDifference(value, b[key], path + "/" + key); !d.empty()) return d;
+    }
+    return "";
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size())
+      return path + " (size " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (auto d = FirstDifference(a[i], b[i], path + "/" + std::to_string(i)); !d.empty()) return d;
+    }
+    return "";
+  }
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>() ? "" : path;
+  return a == b ? "" : path + " (" + a.dump() + " vs " + b.dump() + ")";
+}
+
+// Profiles written by earlier chipfit versions (the test data) read into the typed run and written
+// back are the same document, field by field; the writer only adds `source`.
+TEST(ProfileJsonTest, AStoredProfileReadAndWrittenBackKeepsEveryField) {
+  for (const char* name : {"sample_run.json", "sample_run_recommended.json"}) {
+    std::ifstream in(fs::path(CHIPFIT_SOURCE_DIR) / "tests/data" / name);
+    const nlohmann::json original = nlohmann::json::parse(in);
+    auto typed = RunResultFromJson(original);
+    ASSERT_TRUE(typed.ok()) << name << ": " << typed.status().message();
+    const nlohmann::json written = RunResultToJson(*typed);
+    EXPECT_EQ(FirstDifference(original, written), "") << name;
+    EXPECT_EQ(FirstDifference(written, original), "/source (missing)") << name;
+    // And once more: the writer's output is a fixed point of read + write.
+    auto again = RunResultFromJson(written);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(RunResultToJson(*again), written) << name;
+  }
+}
+
+TEST(ProfileJsonTest, TheReaderNamesWhatIsWrong) {
+  EXPECT_FALSE(RunResultFromJson(nlohmann::json::array()).ok());
+  EXPECT_FALSE(RunResultFromJson({{"schema", "other/1"}}).ok());
+  auto bad = RunResultFromJson({{"schema", "chipfit.profile/1"}, {"targets", {{{"target", "cpu:fp99"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("fp99"), std::string::npos) << bad.status().message();
+  auto wrong_type = RunResultFromJson(
+      {{"schema", "chipfit.profile/1"}, {"targets", {{{"target", "cpu:fp32"}, {"latency_ms", {{"p50", "fast"}}}}}}});
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.status().message().find("cpu:fp32"), std::string::npos) << wrong_type.status().message();
+}
+
+}  // namespace
+}  // namespace chipfit
