@@ -681,7 +681,7 @@ Status CheckReportPath(const std::string& path) {
 // Writes the report of a run: in `format` ("html", "pdf", "json", "csv") or, when empty, the format
 // `path`'s extension names (CheckReportPath first). "-" writes to standard output; a file's folder is
 // created and the file replaced atomically.
-Status WriteRunReport(const nlohmann::json& run, const std::string& path, const std::string& format = {}) {
+Status WriteRunReport(const RunResult& run, const std::string& path, const std::string& format = {}) {
   const std::filesystem::path out(path);
   std::error_code ec;
   if (path != "-" && out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
@@ -697,11 +697,11 @@ Status WriteRunReport(const nlohmann::json& run, const std::string& path, const 
 #else
   if (format.empty() ? out.extension() != ".json" : format != "json") return JsonReportsOnly(path);
   if (path == "-") {
-    std::cout << run.dump(2) << "\n";
+    std::cout << RunResultToJson(run).dump(2) << "\n";
     return std::cout ? Status::Ok() : IoError("cannot write the report to standard output");
   }
   std::ofstream file(out);
-  file << run.dump(2) << "\n";
+  file << RunResultToJson(run).dump(2) << "\n";
   return file ? Status() : IoError("cannot write report '" + path + "'");
 #endif
 }
@@ -865,7 +865,7 @@ Status WriteProfileOutputs(const RunResult& run, const ProfileFlags& flags) {
     if (!file) return IoError("cannot write " + flags.trace_file);
   }
   if (!flags.report_file.empty()) {
-    if (Status written = WriteRunReport(out, flags.report_file); !written.ok()) {
+    if (Status written = WriteRunReport(run, flags.report_file); !written.ok()) {
       return Status(written.code(), written.message() + (run.run_id ? fmt::format(" (the run is stored as run {}: "
                                                                                   "chipfit report {} -o FILE)",
                                                                                   *run.run_id, *run.run_id)
@@ -1062,7 +1062,7 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       for (size_t at = out.find("{model}"); at != std::string::npos; at = out.find("{model}", at + stem.size())) {
         out.replace(at, 7, stem);
       }
-      if (Status written = WriteRunReport(run, out); !written.ok()) return Fail(written);
+      if (Status written = WriteRunReport(*result, out); !written.ok()) return Fail(written);
       row.report = out;
     }
     if (row.exit_code == 1 || row.regressions > 0) exit_code = std::max(exit_code, 1);
@@ -1140,7 +1140,7 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
   }
   auto run = LoadRunOrProfile(run_id, json_in, db);
   if (!run.ok()) return Fail(run.status());
-  if (Status written = WriteRunReport(RunResultToJson(*run), out, format); !written.ok()) {
+  if (Status written = WriteRunReport(*run, out, format); !written.ok()) {
     return Fail(Status(written.code(),
                        (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + written.message()));
   }

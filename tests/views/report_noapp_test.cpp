@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <fstream>
 
+#include "profilers/profile_json.h"
 #include "views/report/report.h"
 
 namespace chipfit {
@@ -14,7 +15,9 @@ namespace {
 TEST(ReportWithoutApplicationTest, ChartFormatsAskForAQApplication) {
   ASSERT_EQ(QCoreApplication::instance(), nullptr);
   std::ifstream in(std::string(CHIPFIT_SOURCE_DIR) + "/tests/data/sample_run.json");
-  const nlohmann::json run = nlohmann::json::parse(in);
+  const Result<RunResult> read = RunResultFromJson(nlohmann::json::parse(in));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const RunResult& run = *read;
   QTemporaryDir dir;
   for (ReportFormat format : {ReportFormat::kHtml, ReportFormat::kPdf}) {
     const std::filesystem::path out = dir.filePath(QStringLiteral("report.out")).toStdString();

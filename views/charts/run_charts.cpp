@@ -1,4 +1,4 @@
-// Builds the run charts from the profile JSON and renders charts without a window.
+// Builds the run charts from a RunResult and renders charts without a window.
 #include "views/charts/run_charts.h"
 
 #include <QApplication>
@@ -26,12 +26,11 @@
 #include <map>
 #include <set>
 
-#include "views/charts/run_json.h"
+#include "views/charts/formats.h"
 
 namespace chipfit::charts {
 
-using nlohmann::json;
-namespace rj = runjson;
+using formats::Finite;
 
 namespace {
 
@@ -197,16 +196,15 @@ void AddHorizontalBarAxes(QChart& chart, QAbstractBarSeries* series, const QStri
 
 struct LayerRow {
   int index;
-  const json* layer;
+  const LayerResult* layer;
   double p50;
 };
 
-std::vector<LayerRow> LayersByTime(const json& target) {
+std::vector<LayerRow> LayersByTime(const TargetResult& target) {
   std::vector<LayerRow> rows;
-  const json& layers = rj::Array(target, "layers");
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const auto p50 = rj::NumberAt(layers[i], "time_ms", "p50");
-    if (p50) rows.push_back({static_cast<int>(i), &layers[i], *p50});
+  for (size_t i = 0; i < target.layers.size(); ++i) {
+    const auto p50 = Finite(target.layers[i].time_p50_ms);
+    if (p50) rows.push_back({static_cast<int>(i), &target.layers[i], *p50});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const LayerRow& a, const LayerRow& b) { return a.p50 > b.p50; });
   return rows;
@@ -222,20 +220,19 @@ std::pair<double, QString> EnergyUnit(double max_joules) {
 
 }  // namespace
 
-QColor TargetColor(const json& run, const std::string& target) {
-  const auto targets = rj::Targets(run);
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (rj::String(*targets[i], "target") == target) return kTargetPalette[i % std::size(kTargetPalette)];
+QColor TargetColor(const RunResult& run, const std::string& target) {
+  for (size_t i = 0; i < run.targets.size(); ++i) {
+    if (run.targets[i]->target.ToString() == target) return kTargetPalette[i % std::size(kTargetPalette)];
   }
   return kTargetPalette[std::hash<std::string>{}(target) % std::size(kTargetPalette)];
 }
 
-std::unique_ptr<QChart> LayerTimeChart(const json& run, const json& target, int top_n) {
-  const std::string name = rj::String(target, "target", "?");
+std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n) {
+  const std::string name = target.target.ToString();
   const std::vector<LayerRow> all = LayersByTime(target);
   const size_t shown = std::min(all.size(), static_cast<size_t>(std::max(top_n, 1)));
   auto chart =
-      NewChart(all.empty()          ? Q(name + " — no layer times (" + rj::String(target, "status", "not run") + ")")
+      NewChart(all.empty()          ? Q(name + " — no layer times (" + target.status + ")")
                : shown < all.size() ? Q(name + " — top " + std::to_string(shown) + " of " + std::to_string(all.size()) +
                                         " layers by p50 device time")
                                     : Q(name + " — " + std::to_string(all.size()) + " layers by p50 device time"));
@@ -258,8 +255,7 @@ std::unique_ptr<QChart> LayerTimeChart(const json& run, const json& target, int 
   // Bar categories run bottom to top: append the fastest first so the slowest is on top.
   for (size_t k = shown; k-- > 0;) {
     const LayerRow& r = all[k];
-    QString label = Elide(Q(rj::String(*r.layer, "name", "#" + std::to_string(r.index))), 30) + " (" +
-                    Elide(Q(rj::String(*r.layer, "op", "?")), 18) + ")";
+    QString label = Elide(Q(r.layer->name), 30) + " (" + Elide(Q(r.layer->op), 18) + ")";
     if (!seen.insert(label).second) label += QStringLiteral(" #%1").arg(r.index);  // categories must be unique
     categories.append(label);
     set->append(r.p50 * scale);
@@ -275,47 +271,43 @@ std::unique_ptr<QChart> LayerTimeChart(const json& run, const json& target, int 
                        QStringLiteral("p50 device time (%1); all %2 layers: %3")
                            .arg(micro ? QStringLiteral("µs") : QStringLiteral("ms"))
                            .arg(all.size())
-                           .arg(Q(rj::FormatDuration(total_ms))));
+                           .arg(Q(formats::FormatDuration(total_ms))));
   return chart;
 }
 
-std::vector<std::string> RooflineDevices(const json& run) {
+std::vector<std::string> RooflineDevices(const RunResult& run) {
   std::vector<std::string> out;
-  for (const json* t : rj::Targets(run)) {
-    if (!rj::TargetOk(*t)) continue;
-    const std::string device = rj::TargetDevice(*t);
+  for (const auto& t : run.targets) {
+    if (t->status != "ok") continue;
+    const std::string device = t->target.DeviceId();
     if (std::find(out.begin(), out.end(), device) == out.end()) out.push_back(device);
   }
   return out;
 }
 
-std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device_id) {
-  std::vector<const json*> targets;
-  for (const json* t : rj::Targets(run)) {
-    if (rj::TargetOk(*t) && rj::TargetDevice(*t) == device_id) targets.push_back(t);
+std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& device_id) {
+  std::vector<const TargetResult*> targets;
+  for (const auto& t : run.targets) {
+    if (t->status == "ok" && t->target.DeviceId() == device_id) targets.push_back(t.get());
   }
-  std::string device_name;
-  if (!targets.empty()) {
-    if (const json* d = rj::Field(*targets.front(), "device")) device_name = rj::String(*d, "name");
-  }
+  const std::string device_name = targets.empty() ? std::string() : targets.front()->device_name;
 
   // Points first: the axes' ranges come from them and from the ceilings.
   struct Roof {
-    std::string target;
+    std::string target, precision;
     std::optional<double> peak, bandwidth;
   };
   std::vector<Roof> roofs;
-  std::string ceilings_source;
   double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
   int skipped = 0, plotted = 0;
-  std::vector<std::pair<const json*, std::vector<std::pair<QPointF, const json*>>>> points;
-  for (const json* t : targets) {
-    const std::string name = rj::String(*t, "target");
-    std::vector<std::pair<QPointF, const json*>> pts;
-    for (const json& layer : rj::Array(*t, "layers")) {
-      const auto flops = rj::Number(layer, "flops");
-      const auto ai = rj::Number(layer, "arithmetic_intensity");
-      const auto gf = rj::Number(layer, "gflops_per_s");
+  std::vector<std::pair<const TargetResult*, std::vector<std::pair<QPointF, const LayerResult*>>>> points;
+  for (const TargetResult* t : targets) {
+    const std::string name = t->target.ToString();
+    std::vector<std::pair<QPointF, const LayerResult*>> pts;
+    for (const LayerResult& layer : t->layers) {
+      const auto flops = Finite(static_cast<double>(layer.flops));
+      const auto ai = Finite(layer.arithmetic_intensity);
+      const auto gf = Finite(layer.gflops_per_s);
       // A log axis has no zero: copies, reorders and reshapes (no FLOPs) are counted, not drawn.
       if (!flops || *flops <= 0 || !ai || *ai <= 0 || !gf || *gf <= 0) {
         ++skipped;
@@ -329,22 +321,21 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
       ++plotted;
     }
     points.push_back({t, std::move(pts)});
-    if (const json* c = rj::Field(*t, "ceilings")) {
-      Roof roof{name, std::nullopt, rj::Number(*c, "memory_bandwidth_gbps")};
-      if (const json* peaks = rj::Field(*c, "peak_gflops"))
-        roof.peak = rj::Number(*peaks, rj::TargetPrecision(name).c_str());
+    if (const std::optional<DeviceCeilings>& c = t->ceilings) {
+      // A bandwidth of 0 is "not measured", as is a precision without a peak.
+      const auto bandwidth = Finite(c->memory_bandwidth_gbps);
+      Roof roof{name, std::string(PrecisionName(t->target.precision)), std::nullopt,
+                bandwidth && *bandwidth > 0 ? bandwidth : std::nullopt};
+      if (const auto peak = c->peak_gflops.find(t->target.precision); peak != c->peak_gflops.end())
+        roof.peak = Finite(peak->second);
       if (roof.peak || roof.bandwidth) roofs.push_back(roof);
-      if (ceilings_source.empty()) ceilings_source = rj::String(*c, "source");
     }
   }
 
+  // A target's ceilings are always the measured ones (`chipfit devices --measure`): theoretical
+  // figures stay in run.ceilings and never reach a roof.
   std::string title = "Roofline — " + device_id + (device_name.empty() ? "" : " (" + device_name + ")");
-  if (roofs.empty()) {
-    title += " — no measured ceilings";
-  } else if (ceilings_source.find("theoretical") != std::string::npos ||
-             ceilings_source.find("estimate") != std::string::npos) {
-    title += " — theoretical ceilings (not measured)";
-  }
+  if (roofs.empty()) title += " — no measured ceilings";
   auto chart = NewChart(Q(title));
   if (plotted == 0) {
     chart->setTitle(Q(title + (targets.empty() ? " — no target ran here" : " — no layer with FLOPs")));
@@ -405,7 +396,7 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
     pen.setWidthF(1.6);
     pen.setStyle(Qt::DashLine);
     line->setPen(pen);
-    line->setName(Q(rj::TargetPrecision(r.target)) + QStringLiteral(" roof"));
+    line->setName(Q(r.precision) + QStringLiteral(" roof"));
     double start = x_lo;
     if (r.bandwidth && *r.bandwidth > 0) {
       start = std::max(x_lo, y_lo / *r.bandwidth);
@@ -421,18 +412,17 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
     line->attachAxis(x);
     line->attachAxis(y);
     if (r.peak) {
-      const std::string precision = rj::TargetPrecision(r.target);
       labels->Add(line, QPointF(x_hi, *r.peak),
                   QStringLiteral("%1 peak %2 %3")
-                      .arg(Q(precision), Q(rj::FormatSig(*r.peak)),
-                           precision == "int8" ? QStringLiteral("GOP/s") : QStringLiteral("GFLOP/s")),
+                      .arg(Q(r.precision), Q(formats::FormatSig(*r.peak)),
+                           r.precision == "int8" ? QStringLiteral("GOP/s") : QStringLiteral("GFLOP/s")),
                   color, peaks_named++ == 0 ? PointLabels::Side::kAboveLeft : PointLabels::Side::kBelowLeft);
     }
     if (r.bandwidth && *r.bandwidth > 0 && !bandwidth_named && line->count() > 1) {
       // On the slope, a third of the way up (log scale).
       const double x_at = start * std::pow(line->at(1).x() / start, 0.4);
       labels->Add(line, QPointF(x_at, x_at * *r.bandwidth),
-                  QStringLiteral("memory %1 GB/s").arg(Q(rj::FormatSig(*r.bandwidth))), QColor(0x44, 0x44, 0x44),
+                  QStringLiteral("memory %1 GB/s").arg(Q(formats::FormatSig(*r.bandwidth))), QColor(0x44, 0x44, 0x44),
                   PointLabels::Side::kAboveLeft);
       bandwidth_named = true;
     }
@@ -443,7 +433,7 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
   std::set<std::string> named;
   for (auto& [t, pts] : points) {
     if (pts.empty()) continue;
-    const std::string name = rj::String(*t, "target");
+    const std::string name = t->target.ToString();
     const QColor color = TargetColor(run, name);
     auto* scatter = new QScatterSeries;
     scatter->setName(Q(name) + QStringLiteral(" layers"));
@@ -459,12 +449,12 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
     // several targets sits in one cluster.
     std::vector<std::pair<double, size_t>> by_time;
     for (size_t i = 0; i < pts.size(); ++i) {
-      by_time.push_back({rj::NumberAt(*pts[i].second, "time_ms", "p50").value_or(0), i});
+      by_time.push_back({Finite(pts[i].second->time_p50_ms).value_or(0), i});
     }
     std::sort(by_time.begin(), by_time.end(), std::greater<>());
     for (size_t k = 0; k < std::min<size_t>(3, by_time.size()); ++k) {
       const auto& [p, layer] = pts[by_time[k].second];
-      const std::string layer_name = rj::String(*layer, "name");
+      const std::string& layer_name = layer->name;
       if (!named.insert(layer_name).second) continue;
       labels->Add(scatter, p, Elide(Q(layer_name), 20), color);
     }
@@ -472,7 +462,7 @@ std::unique_ptr<QChart> RooflineChart(const json& run, const std::string& device
   return chart;
 }
 
-std::unique_ptr<QChart> DriftChart(const json& run) {
+std::unique_ptr<QChart> DriftChart(const RunResult& run) {
   struct Line {
     std::string target;
     std::vector<QPointF> points;  // sqnr as measured; the sentinel mapped below
@@ -481,17 +471,16 @@ std::unique_ptr<QChart> DriftChart(const json& run) {
   double lo = INFINITY, hi = -INFINITY;
   bool any_exact = false;
   int max_index = 0;
-  for (const json* t : rj::Targets(run)) {
-    if (!rj::TargetOk(*t)) continue;
-    Line line{rj::String(*t, "target"), {}};
-    const json& layers = rj::Array(*t, "layers");
-    for (size_t i = 0; i < layers.size(); ++i) {
-      const json* drift = rj::Field(layers[i], "drift");
-      const auto db = rj::Number(drift, "sqnr_db");
+  for (const auto& t : run.targets) {
+    if (t->status != "ok") continue;
+    Line line{t->target.ToString(), {}};
+    for (size_t i = 0; i < t->layers.size(); ++i) {
+      const std::optional<DriftStats>& drift = t->layers[i].drift;
+      const auto db = drift ? Finite(drift->sqnr_db) : std::nullopt;
       if (!db) continue;  // no reference value (inserted copies, reorders)
       line.points.emplace_back(static_cast<double>(i), *db);
       max_index = std::max(max_index, static_cast<int>(i));
-      if (*db >= rj::kExactSqnrDb) {
+      if (*db >= kExactSqnrDb) {
         any_exact = true;
       } else {
         lo = std::min(lo, *db);
@@ -552,7 +541,7 @@ std::unique_ptr<QChart> DriftChart(const json& run) {
     p.setWidthF(2);
     series->setPen(p);
     series->setPointsVisible(true);
-    for (const QPointF& pt : line.points) series->append(pt.x(), pt.y() >= rj::kExactSqnrDb ? exact_y : pt.y());
+    for (const QPointF& pt : line.points) series->append(pt.x(), pt.y() >= kExactSqnrDb ? exact_y : pt.y());
     chart->addSeries(series);
     series->attachAxis(x);
     series->attachAxis(y);
@@ -560,7 +549,7 @@ std::unique_ptr<QChart> DriftChart(const json& run) {
   return chart;
 }
 
-std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
+std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers) {
   struct Row {
     std::string target, source;
     double total;
@@ -569,19 +558,16 @@ std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
   std::vector<Row> rows;
   std::map<std::string, double> layer_sum;
   bool all_estimated = true;
-  for (const json* t : rj::Targets(run)) {
-    const json* e = rj::Field(*t, "energy_j");
-    const auto value = rj::Number(e, "value");
+  for (const auto& t : run.targets) {
+    const auto value = t->energy ? Finite(t->energy->joules) : std::nullopt;
     if (!value) continue;
-    Row row{rj::String(*t, "target"), rj::String(*e, "source", "unknown source"), *value, {}};
+    Row row{t->target.ToString(), t->energy->source, *value, {}};
     all_estimated = all_estimated && row.source.rfind("estimated", 0) == 0;
-    for (const json& layer : rj::Array(*t, "layers")) {
-      const json* le = rj::Field(layer, "energy_j");
-      const auto lv = rj::Number(le, "value");
+    for (const LayerResult& layer : t->layers) {
+      const auto lv = layer.energy ? Finite(layer.energy->joules) : std::nullopt;
       if (!lv) continue;
-      const std::string name = rj::String(layer, "name", "?");
-      row.by_layer[name] += *lv;
-      layer_sum[name] += *lv;
+      row.by_layer[layer.name] += *lv;
+      layer_sum[layer.name] += *lv;
     }
     rows.push_back(std::move(row));
   }
@@ -627,7 +613,7 @@ std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
       sets[i]->append(v * scale);
     }
     other->append(std::max(0.0, r.total - top_sum) * scale);
-    categories << Q(r.target + "  " + rj::FormatEnergy(r.total) + "  (" + r.source + ")");
+    categories << Q(r.target + "  " + formats::FormatEnergy(r.total) + "  (" + r.source + ")");
   }
   for (QBarSet* set : sets) series->append(set);
   series->append(other);
@@ -636,13 +622,13 @@ std::unique_ptr<QChart> EnergyChart(const json& run, int top_layers) {
   return chart;
 }
 
-std::vector<RunChart> BuildRunCharts(const json& run) {
+std::vector<RunChart> BuildRunCharts(const RunResult& run) {
   std::vector<RunChart> out;
   constexpr int kWidth = 580;  // two side by side in a report page 1280 px wide
-  for (const json* t : rj::Targets(run)) {
-    if (!rj::TargetOk(*t)) continue;
-    const std::string name = rj::String(*t, "target");
-    const int bars = static_cast<int>(std::min<size_t>(rj::Array(*t, "layers").size(), 10));
+  for (const auto& t : run.targets) {
+    if (t->status != "ok") continue;
+    const std::string name = t->target.ToString();
+    const int bars = static_cast<int>(std::min<size_t>(t->layers.size(), 10));
     std::string id = "layers-" + name;
     std::replace(id.begin(), id.end(), ':', '-');
     out.push_back({id, "Per-layer device time on " + name + " (p50 of the observed runs).",
@@ -661,7 +647,7 @@ std::vector<RunChart> BuildRunCharts(const json& run) {
                  "Accuracy drift per layer: SQNR of each layer's output against the reference run on the same inputs.",
                  QSize(kWidth, 400), DriftChart(run)});
   int energy_rows = 0;
-  for (const json* t : rj::Targets(run)) energy_rows += rj::Field(*t, "energy_j") != nullptr ? 1 : 0;
+  for (const auto& t : run.targets) energy_rows += t->energy ? 1 : 0;
   out.push_back({"energy", "Energy per inference by target, split into the layers that use the most.",
                  QSize(kWidth, 150 + 40 * std::max(energy_rows, 1)), EnergyChart(run)});
   return out;

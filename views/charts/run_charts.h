@@ -1,4 +1,4 @@
-// Charts of a profile run (chipfit.profile/1 JSON): per-layer time, roofline, drift per layer, energy;
+// Charts of a profile run (RunResult): per-layer time, roofline, drift per layer, energy;
 // and rendering a chart to SVG or to an image without a window. The report draws them; the GUI's
 // Layers page shows the same QChart objects in a QChartView.
 //
@@ -13,35 +13,36 @@
 #include <QSize>
 #include <QString>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "profilers/run_result.h"
 
 namespace chipfit::charts {
 
 // (a) One target's top_n layers by p50 device time, as horizontal bars, slowest on top, in µs when
 // every shown layer is under a millisecond. A target without layers gives a chart that says so.
-std::unique_ptr<QChart> LayerTimeChart(const nlohmann::json& run, const nlohmann::json& target, int top_n = 10);
+std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n = 10);
 
 // (b) Roofline of one device (log-log): every layer with FLOPs of every ok target that ran on it
 // (x: arithmetic intensity in FLOP/byte, y: achieved GFLOP/s), with the measured ceilings of each
 // target's precision as lines (bandwidth slope up to the ridge point, then the compute peak). The
 // title says "no measured ceilings" when the targets carry none. The slowest layers are named.
-std::unique_ptr<QChart> RooflineChart(const nlohmann::json& run, const std::string& device_id);
+std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& device_id);
 // The device ids of the ok targets, in run order, each once: one roofline each.
-std::vector<std::string> RooflineDevices(const nlohmann::json& run);
+std::vector<std::string> RooflineDevices(const RunResult& run);
 
 // (c) Drift per layer: layer index (execution order) against drift SQNR in dB, one line per ok
 // target, a dashed 30 dB threshold; the 200 dB sentinel (identical values) drawn on an "exact" row.
-std::unique_ptr<QChart> DriftChart(const nlohmann::json& run);
+std::unique_ptr<QChart> DriftChart(const RunResult& run);
 
 // (d) Energy per inference of every target that has one, as stacked bars split into the top_layers
 // layers (by energy, over all targets) and "other layers"; each bar's label names its total and
 // its source ("estimated", "measured:<sensor>"); the title says when every value is an estimate.
-std::unique_ptr<QChart> EnergyChart(const nlohmann::json& run, int top_layers = 4);
+std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers = 4);
 
-// A target's colour, the same in every chart of a run (by its index in run["targets"]).
-QColor TargetColor(const nlohmann::json& run, const std::string& target);
+// A target's colour ("cpu:int8"), the same in every chart of a run (by its index in run.targets).
+QColor TargetColor(const RunResult& run, const std::string& target);
 
 // Every chart of a run, in the order a report shows them, each with its preferred size.
 struct RunChart {
@@ -50,7 +51,7 @@ struct RunChart {
   QSize size;
   std::unique_ptr<QChart> chart;
 };
-std::vector<RunChart> BuildRunCharts(const nlohmann::json& run);
+std::vector<RunChart> BuildRunCharts(const RunResult& run);
 
 // Renders `chart` at `size` (pixels) through a QGraphicsScene, so no window or view is needed. The
 // chart is taken into a scene for the call and handed back unchanged.

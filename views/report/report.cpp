@@ -8,6 +8,7 @@
 #include <cctype>
 #include <exception>
 
+#include "profilers/profile_json.h"
 #include "views/report/report_document.h"
 #include "views/report/report_writers.h"
 
@@ -16,23 +17,6 @@ namespace chipfit {
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kSchema = "chipfit.profile/1";
-
-Status CheckRun(const json& run) {
-  if (!run.is_object())
-    return InvalidArgument("a report needs a profile run (a JSON object), not " + std::string(run.type_name()));
-  const auto it = run.find("schema");
-  if (it == run.end() || !it->is_string()) {
-    return InvalidArgument(std::string("the JSON is not a chipfit profile run: no \"schema\" (expected ") + kSchema +
-                           ")");
-  }
-  if (it->get<std::string>() != kSchema) {
-    return InvalidArgument("unsupported run schema '" + it->get<std::string>() + "' (this chipfit reads " + kSchema +
-                           ")");
-  }
-  return Status::Ok();
-}
 
 // HTML and PDF build QCharts, which are QGraphicsWidgets: they need a QApplication and its thread.
 Status CheckQtApplication(ReportFormat format) {
@@ -95,36 +79,31 @@ Result<ReportFormat> ReportFormatFromPath(const std::filesystem::path& path) {
   return format;
 }
 
-Result<std::string> RenderHtmlReport(const json& run) {
-  RETURN_IF_ERROR(CheckRun(run));
+Result<std::string> RenderHtmlReport(const RunResult& run) {
   RETURN_IF_ERROR(CheckQtApplication(ReportFormat::kHtml));
   return Guarded("html", [&] { return report::WriteHtml(run, report::BuildDocument(run)); });
 }
 
-Result<std::string> RenderPdfReport(const json& run) {
-  RETURN_IF_ERROR(CheckRun(run));
+Result<std::string> RenderPdfReport(const RunResult& run) {
   RETURN_IF_ERROR(CheckQtApplication(ReportFormat::kPdf));
   return Guarded("pdf", [&] { return report::WritePdf(run, report::BuildDocument(run)); });
 }
 
-Result<std::string> RenderCsvReport(const json& run) {
-  RETURN_IF_ERROR(CheckRun(run));
+Result<std::string> RenderCsvReport(const RunResult& run) {
   return Guarded("csv", [&] { return report::WriteCsv(run); });
 }
 
-Result<std::string> RenderReport(const json& run, ReportFormat format) {
+Result<std::string> RenderReport(const RunResult& run, ReportFormat format) {
   switch (format) {
     case ReportFormat::kHtml: return RenderHtmlReport(run);
     case ReportFormat::kPdf: return RenderPdfReport(run);
     case ReportFormat::kCsv: return RenderCsvReport(run);
-    case ReportFormat::kJson:
-      RETURN_IF_ERROR(CheckRun(run));
-      return Guarded("json", [&] { return run.dump(2) + "\n"; });
+    case ReportFormat::kJson: return Guarded("json", [&] { return RunResultToJson(run).dump(2) + "\n"; });
   }
   return InvalidArgument("unknown report format");
 }
 
-Status WriteReport(const json& run, ReportFormat format, const std::filesystem::path& out) {
+Status WriteReport(const RunResult& run, ReportFormat format, const std::filesystem::path& out) {
   Result<std::string> bytes = RenderReport(run, format);
   if (!bytes.ok()) return bytes.status();
 

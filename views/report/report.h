@@ -1,6 +1,6 @@
-// Reports of a profile run (chipfit.profile/1 JSON): one self-contained HTML file, a paginated A4
-// PDF, the per-layer CSV, or the run JSON itself. Shared by `chipfit report`, `chipfit profile
-// --report` and the GUI's Export.
+// Reports of a profile run (RunResult): one self-contained HTML file, a paginated A4 PDF, the
+// per-layer CSV, or the run's profile JSON (RunResultToJson, the one writer). Shared by `chipfit
+// report`, `chipfit profile --report` and the GUI's Export.
 //
 // HTML and PDF draw the run's charts (views/charts), and Qt charts are QGraphicsWidgets: the caller
 // creates a QApplication first (QApplication, not QGuiApplication; headless callers set
@@ -9,11 +9,11 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
+#include "profilers/run_result.h"
 
 namespace chipfit {
 
@@ -27,17 +27,16 @@ Result<ReportFormat> ReportFormatFromPath(const std::filesystem::path& path);
 const char* ReportFormatName(ReportFormat format);
 
 // Writes the report of `run` to `out` (replaced atomically: a failed write leaves no half file).
-// Errors: kInvalidArgument when `run` is not a chipfit.profile/1 object, kUnsupported when HTML/PDF
-// is asked for without a QApplication (or off its thread), kIoError naming `out` when it cannot be
-// written.
-Status WriteReport(const nlohmann::json& run, ReportFormat format, const std::filesystem::path& out);
+// Errors: kUnsupported when HTML/PDF is asked for without a QApplication (or off its thread),
+// kIoError naming `out` when it cannot be written.
+Status WriteReport(const RunResult& run, ReportFormat format, const std::filesystem::path& out);
 
 // The same content in memory (standard output, tests, the GUI's preview). HTML and PDF need the
 // QApplication as above.
-Result<std::string> RenderReport(const nlohmann::json& run, ReportFormat format);
-Result<std::string> RenderHtmlReport(const nlohmann::json& run);
-Result<std::string> RenderPdfReport(const nlohmann::json& run);
+Result<std::string> RenderReport(const RunResult& run, ReportFormat format);
+Result<std::string> RenderHtmlReport(const RunResult& run);
+Result<std::string> RenderPdfReport(const RunResult& run);
 // One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row.
-Result<std::string> RenderCsvReport(const nlohmann::json& run);
+Result<std::string> RenderCsvReport(const RunResult& run);
 
 }  // namespace chipfit

@@ -1,13 +1,12 @@
 // The per-layer CSV: one row per target × layer, RFC 4180 quoting, numbers at full precision.
 #include <charconv>
 
-#include "views/charts/run_json.h"
+#include "views/charts/formats.h"
 #include "views/report/report_writers.h"
 
 namespace chipfit::report {
 
-using nlohmann::json;
-namespace rj = runjson;
+using formats::Finite;
 
 namespace {
 
@@ -32,7 +31,7 @@ std::string Number(std::optional<double> v) {
 
 }  // namespace
 
-std::string WriteCsv(const json& run) {
+std::string WriteCsv(const RunResult& run) {
   static const char* const kHeader[] = {"target",
                                         "layer_index",
                                         "name",
@@ -55,38 +54,35 @@ std::string WriteCsv(const json& run) {
   std::string out;
   for (size_t i = 0; i < std::size(kHeader); ++i) out += (i ? "," : "") + std::string(kHeader[i]);
   out += "\r\n";
-  for (const json* t : rj::Targets(run)) {
-    const std::string target = rj::String(*t, "target");
-    const json& layers = rj::Array(*t, "layers");
-    for (size_t i = 0; i < layers.size(); ++i) {
-      const json& layer = layers[i];
+  for (const auto& t : run.targets) {
+    const std::string target = t->target.ToString();
+    for (size_t i = 0; i < t->layers.size(); ++i) {
+      const LayerResult& layer = t->layers[i];
       std::string nodes;
-      for (const json& n : rj::Array(layer, "onnx_nodes")) {
+      for (const std::string& n : layer.onnx_nodes) {
         if (!nodes.empty()) nodes += ';';
-        nodes += n.is_string() ? n.get<std::string>() : n.dump();
+        nodes += n;
       }
-      const json* drift = rj::Field(layer, "drift");
-      const json* energy = rj::Field(layer, "energy_j");
       const std::string fields[] = {
           target,
           std::to_string(i),
-          rj::String(layer, "name"),
-          rj::String(layer, "op"),
+          layer.name,
+          layer.op,
           nodes,
-          rj::String(layer, "device"),
-          rj::String(layer, "precision"),
-          Number(rj::NumberAt(layer, "time_ms", "p50")),
-          Number(rj::NumberAt(layer, "time_ms", "p90")),
-          Number(rj::Number(layer, "flops")),
-          Number(rj::Number(layer, "bytes_read")),
-          Number(rj::Number(layer, "bytes_written")),
-          Number(rj::Number(layer, "arithmetic_intensity")),
-          Number(rj::Number(layer, "gflops_per_s")),
-          Number(rj::Number(layer, "gb_per_s")),
-          rj::String(layer, "bound"),
-          Number(rj::Number(drift, "sqnr_db")),
-          Number(rj::Number(energy, "value")),
-          energy ? rj::String(*energy, "source") : std::string(),
+          layer.device,
+          layer.precision,
+          Number(Finite(layer.time_p50_ms)),
+          Number(Finite(layer.time_p90_ms)),
+          Number(static_cast<double>(layer.flops)),
+          Number(static_cast<double>(layer.bytes_read)),
+          Number(static_cast<double>(layer.bytes_written)),
+          Number(Finite(layer.arithmetic_intensity)),
+          Number(Finite(layer.gflops_per_s)),
+          Number(Finite(layer.gb_per_s)),
+          layer.bound,
+          Number(layer.drift ? Finite(layer.drift->sqnr_db) : std::nullopt),
+          Number(layer.energy ? Finite(layer.energy->joules) : std::nullopt),
+          layer.energy ? layer.energy->source : std::string(),
       };
       for (size_t f = 0; f < std::size(fields); ++f) out += (f ? "," : "") + Field(fields[f]);
       out += "\r\n";

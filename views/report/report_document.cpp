@@ -1,4 +1,4 @@
-// Builds the report's content from the run JSON, in the order a reader needs it: what was run, the
+// Builds the report's content from a RunResult, in the order a reader needs it: what was run, the
 // recommendation, the targets, their layers, the charts, the machine, the notes, how it was measured.
 #include "views/report/report_document.h"
 
@@ -6,14 +6,61 @@
 #include <cmath>
 #include <map>
 
-#include "views/charts/run_json.h"
+#include "profilers/profile_json.h"
+#include "views/charts/formats.h"
 
 namespace chipfit::report {
 
+using formats::Finite;
+using formats::FormatBytes;
+using formats::FormatDuration;
+using formats::FormatEnergy;
+using formats::FormatInt;
+using formats::FormatShort;
+using formats::FormatSi;
+using formats::FormatSig;
+using formats::FormatSqnr;
 using nlohmann::json;
-namespace rj = runjson;
 
 namespace {
+
+// The recommendation is still the chipfit.profile/1 JSON object (RunResult::recommendation), which
+// may come from an older or hand-edited run: these read it without throwing on an absent member or a
+// wrong type. They go when the recommendation is typed.
+namespace recjson {
+
+const json* Field(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<double> Number(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_number()) return std::nullopt;
+  return Finite(f->get<double>());
+}
+
+std::string String(const json& j, const char* key, const std::string& fallback = {}) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_string()) return fallback;
+  return f->get<std::string>();
+}
+
+std::optional<bool> Bool(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  if (f == nullptr || !f->is_boolean()) return std::nullopt;
+  return f->get<bool>();
+}
+
+const json& Array(const json& j, const char* key) {
+  static const json kEmpty = json::array();
+  const json* f = Field(j, key);
+  return f != nullptr && f->is_array() ? *f : kEmpty;
+}
+
+}  // namespace recjson
 
 constexpr const char* kDash = "–";
 constexpr double kDriftThresholdDb = 30.0;
@@ -61,14 +108,14 @@ Block Simple(Block::Kind kind, Tone tone = Tone::kNormal) {
   return b;
 }
 
-std::string Ms(std::optional<double> ms) { return ms ? rj::FormatSig(*ms) : kDash; }
+std::string Ms(std::optional<double> ms) { return ms ? FormatSig(*ms) : kDash; }
 
-std::string Percent(double ratio, int digits = 3) { return rj::FormatSig(ratio * 100, digits) + " %"; }
+std::string Percent(double ratio, int digits = 3) { return FormatSig(ratio * 100, digits) + " %"; }
 
 // A JSON scalar as text (limits, bounds): numbers with 4 significant digits.
 std::string Scalar(const json& v) {
   if (v.is_null()) return kDash;
-  if (v.is_number()) return rj::FormatShort(v.get<double>(), 4);
+  if (v.is_number()) return FormatShort(v.get<double>(), 4);
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   return v.dump();
@@ -108,25 +155,24 @@ std::string FileName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string EnergyText(const json& holder) {
-  const json* e = rj::Field(holder, "energy_j");
-  const auto v = rj::Number(e, "value");
+std::string EnergyText(const std::optional<EnergyValue>& energy) {
+  const auto v = energy ? Finite(energy->joules) : std::nullopt;
   if (!v) return "not measured";
-  return rj::FormatEnergy(*v) + " (" + rj::String(*e, "source", "source unknown") + ")";
+  return FormatEnergy(*v) + " (" + energy->source + ")";
 }
 
 // The limits object as sentences: "p99 latency ≤ 0.1 ms", skipping the limits not given (null).
 std::vector<std::string> LimitTexts(const json& limits) {
   std::vector<std::string> out;
   if (!limits.is_object()) return out;
-  const std::string stat = rj::String(limits, "latency_stat", "p99");
+  const std::string stat = recjson::String(limits, "latency_stat", "p99");
   for (const auto& [key, value] : limits.items()) {
     if (value.is_null() || key == "latency_stat") continue;
     const std::string v = Scalar(value);
     if (key == "max_latency_ms") {
       out.push_back(stat + " latency ≤ " + v + " ms");
     } else if (key == "min_top1" && value.is_number()) {
-      out.push_back("top-1 agreement ≥ " + rj::FormatShort(value.get<double>() * 100, 4) + " %");
+      out.push_back("top-1 agreement ≥ " + FormatShort(value.get<double>() * 100, 4) + " %");
     } else if (key == "min_sqnr_db") {
       out.push_back("output SQNR ≥ " + v + " dB");
     } else if (key == "max_memory_mb") {
@@ -140,51 +186,44 @@ std::vector<std::string> LimitTexts(const json& limits) {
   return out;
 }
 
-void AddTitle(const json& run, Document& doc) {
-  const json* model = rj::Field(run, "model");
-  const json& m = model ? *model : json::object();
-  const std::string path = rj::String(m, "path", "(model path unknown)");
-  doc.title = "chipfit report: " + FileName(path);
+void AddTitle(const RunResult& run, Document& doc) {
+  const ModelSummary& m = run.model;
+  doc.title = "chipfit report: " + FileName(m.path);
   doc.blocks.push_back(Heading(1, doc.title, "top"));
 
   Table kv;
-  kv.rows.push_back({Text("Model"), Mono(path)});
-  kv.rows.push_back({Text("SHA-256"), Mono(rj::String(m, "sha256", kDash))});
-  std::vector<std::string> facts;
-  if (auto v = rj::Number(m, "opset")) facts.push_back("opset " + rj::FormatInt(*v));
-  if (auto v = rj::Number(m, "nodes")) facts.push_back(rj::FormatInt(*v) + " nodes");
-  if (auto v = rj::Number(m, "params")) facts.push_back(rj::FormatSi(*v) + " parameters");
-  if (auto v = rj::Number(m, "flops")) facts.push_back(rj::FormatSi(*v) + "FLOP per inference");
-  if (!facts.empty()) kv.rows.push_back({Text("Model facts"), Text(Join(facts, ", "))});
-  kv.rows.push_back({Text("chipfit version"), Mono(rj::String(run, "chipfit_version", kDash))});
-  const auto run_id = rj::Number(run, "run_id");
-  kv.rows.push_back({Text("Run id"), run_id ? Text(rj::FormatInt(*run_id))
-                                            : Text("not stored (the run was made with --no-store)", Tone::kMuted)});
-  const std::string status = rj::String(run, "status", "unknown");
-  kv.rows.push_back({Text("Run status"), Text(status, status == "ok" ? Tone::kGood : Tone::kWarn)});
-  kv.rows.push_back({Text("Command"), Mono(rj::String(run, "command", "(not recorded)"))});
-  if (const json* inputs = rj::Field(run, "inputs")) {
-    std::string text = rj::String(*inputs, "source", kDash);
-    if (auto seed = rj::Number(*inputs, "seed")) text += ", seed " + rj::FormatInt(*seed);
-    if (auto samples = rj::Number(*inputs, "samples")) text += ", " + rj::FormatInt(*samples) + " samples";
-    kv.rows.push_back({Text("Inputs"), Text(text, text.rfind("seeded random", 0) == 0 ? Tone::kWarn : Tone::kNormal)});
-  }
-  if (const json* s = rj::Field(run, "settings")) {
-    std::vector<std::string> parts;
-    if (auto v = rj::Number(*s, "warmup")) parts.push_back(rj::FormatInt(*v) + " warm-up runs");
-    if (auto v = rj::Number(*s, "iterations")) parts.push_back("at least " + rj::FormatInt(*v) + " timed runs");
-    if (auto v = rj::Number(*s, "min_time_s")) parts.push_back("and at least " + rj::FormatShort(*v) + " s");
-    const std::string ref = rj::String(*s, "reference");
-    if (!ref.empty()) parts.push_back("drift reference " + ref);
-    if (!parts.empty()) kv.rows.push_back({Text("Settings"), Text(Join(parts, ", "))});
-  }
+  kv.rows.push_back({Text("Model"), Mono(m.path)});
+  kv.rows.push_back({Text("SHA-256"), Mono(m.sha256.empty() ? kDash : m.sha256)});
+  std::vector<std::string> facts = {
+      "opset " + FormatInt(static_cast<double>(m.default_opset)),
+      FormatInt(static_cast<double>(m.node_count)) + " nodes",
+      FormatSi(static_cast<double>(m.parameter_count)) + " parameters",
+      FormatSi(static_cast<double>(run.model_flops)) + "FLOP per inference",
+  };
+  kv.rows.push_back({Text("Model facts"), Text(Join(facts, ", "))});
+  kv.rows.push_back({Text("chipfit version"), Mono(run.chipfit_version)});
+  kv.rows.push_back({Text("Run id"), run.run_id ? Text(FormatInt(static_cast<double>(*run.run_id)))
+                                                : Text("not stored (the run was made with --no-store)", Tone::kMuted)});
+  kv.rows.push_back({Text("Run status"), Text(run.status, run.status == "ok" ? Tone::kGood : Tone::kWarn)});
+  kv.rows.push_back({Text("Command"), Mono(run.command)});
+  std::string inputs = run.inputs.source;
+  if (run.inputs.seed) inputs += ", seed " + FormatInt(static_cast<double>(*run.inputs.seed));
+  if (run.inputs.samples) inputs += ", " + FormatInt(static_cast<double>(*run.inputs.samples)) + " samples";
+  kv.rows.push_back(
+      {Text("Inputs"), Text(inputs, inputs.rfind("seeded random", 0) == 0 ? Tone::kWarn : Tone::kNormal)});
+  const RunSettings& s = run.settings;
+  std::vector<std::string> parts = {FormatInt(s.warmup) + " warm-up runs",
+                                    "at least " + FormatInt(s.iterations) + " timed runs"};
+  if (Finite(s.min_time_s)) parts.push_back("and at least " + FormatShort(s.min_time_s) + " s");
+  if (!s.reference.empty()) parts.push_back("drift reference " + s.reference);
+  kv.rows.push_back({Text("Settings"), Text(Join(parts, ", "))});
   doc.blocks.push_back(TableBlock(std::move(kv)));
 }
 
-void AddRecommendation(const json& run, Document& doc) {
+void AddRecommendation(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Recommendation", "recommendation"));
-  const json* rec = rj::Field(run, "recommendation");
-  if (rec == nullptr || !rec->is_object()) {
+  const json* rec = &run.recommendation;
+  if (!rec->is_object()) {
     doc.blocks.push_back(Simple(Block::Kind::kBoxBegin, Tone::kMuted));
     Block lead = Paragraph("No limits given: no recommendation.");
     lead.lead = true;
@@ -196,86 +235,86 @@ void AddRecommendation(const json& run, Document& doc) {
     doc.blocks.push_back(Simple(Block::Kind::kBoxEnd));
     return;
   }
-  const std::string best = rj::String(*rec, "best");
+  const std::string best = recjson::String(*rec, "best");
   doc.blocks.push_back(Simple(Block::Kind::kBoxBegin, best.empty() ? Tone::kBad : Tone::kGood));
   Block lead = best.empty() ? Paragraph("No target meets every limit.", Tone::kBad)
                             : Paragraph(best, Tone::kGood, "Recommended target: ");
   lead.lead = true;
   doc.blocks.push_back(lead);
-  const std::string summary = rj::String(*rec, "summary");
+  const std::string summary = recjson::String(*rec, "summary");
   if (!summary.empty()) doc.blocks.push_back(Paragraph(summary));
 
   Table kv;
-  kv.rows.push_back({Text("Objective"), Text(rj::String(*rec, "objective", kDash))});
-  const std::vector<std::string> limits = LimitTexts(rj::Field(*rec, "limits") ? (*rec)["limits"] : json());
+  kv.rows.push_back({Text("Objective"), Text(recjson::String(*rec, "objective", kDash))});
+  const std::vector<std::string> limits = LimitTexts(recjson::Field(*rec, "limits") ? (*rec)["limits"] : json());
   kv.rows.push_back({Text("Limits"), limits.empty() ? Text("none", Tone::kMuted) : Text(Join(limits, "; "))});
-  if (const json* w = rj::Field(*rec, "weights"); w != nullptr && w->is_object() && !w->empty()) {
+  if (const json* w = recjson::Field(*rec, "weights"); w != nullptr && w->is_object() && !w->empty()) {
     std::vector<std::string> parts;
     for (const auto& [k, v] : w->items()) parts.push_back(k + " × " + Scalar(v));
     kv.rows.push_back({Text("Weights"), Text(Join(parts, ", "))});
   }
-  const std::vector<std::string> ranked = Strings(rj::Array(*rec, "ranked"));
+  const std::vector<std::string> ranked = Strings(recjson::Array(*rec, "ranked"));
   std::vector<std::string> numbered;
   for (size_t i = 0; i < ranked.size(); ++i) numbered.push_back(std::to_string(i + 1) + ". " + ranked[i]);
   kv.rows.push_back(
       {Text("Ranked (within all limits)"), numbered.empty() ? Text("none", Tone::kBad) : Mono(Join(numbered, "   "))});
-  const std::vector<std::string> pareto = Strings(rj::Array(*rec, "pareto"));
+  const std::vector<std::string> pareto = Strings(recjson::Array(*rec, "pareto"));
   kv.rows.push_back(
       {Text("Pareto front (latency × drift × energy)"), pareto.empty() ? Text(kDash) : Mono(Join(pareto, ", "))});
-  const std::string fallback = rj::String(*rec, "fallback");
+  const std::string fallback = recjson::String(*rec, "fallback");
   if (!fallback.empty()) kv.rows.push_back({Text("Fallback (less drift)"), Mono(fallback)});
-  if (const json* closest = rj::Field(*rec, "closest"); closest != nullptr && closest->is_object()) {
-    kv.rows.push_back(
-        {Text("Closest to the limits"), Text(rj::String(*closest, "target") + ": " + rj::String(*closest, "reason"))});
+  if (const json* closest = recjson::Field(*rec, "closest"); closest != nullptr && closest->is_object()) {
+    kv.rows.push_back({Text("Closest to the limits"),
+                       Text(recjson::String(*closest, "target") + ": " + recjson::String(*closest, "reason"))});
   }
   doc.blocks.push_back(TableBlock(std::move(kv)));
   doc.blocks.push_back(Simple(Block::Kind::kBoxEnd));
 
-  if (const json& scores = rj::Array(*rec, "scores"); !scores.empty()) {
-    const std::string stat = rj::Field(*rec, "limits") ? rj::String((*rec)["limits"], "latency_stat", "p99") : "p99";
+  if (const json& scores = recjson::Array(*rec, "scores"); !scores.empty()) {
+    const std::string stat =
+        recjson::Field(*rec, "limits") ? recjson::String((*rec)["limits"], "latency_stat", "p99") : "p99";
     Table t;
     t.header = {"#",         "Target",        "Score (1 = best)", stat + " ms", "p50 ms",
                 "Energy mJ", "$ per million", "Output SQNR",      "Top-1"};
     int rank = 0;
     for (const json& s : scores) {
       ++rank;
-      const auto score = rj::Number(s, "score");
-      const auto sqnr = rj::Number(s, "output_sqnr_db");
-      const auto top1 = rj::Number(s, "top1_agreement");
-      const auto energy = rj::Number(s, "energy_mj");
-      const auto cost = rj::Number(s, "cost_usd_per_million");
+      const auto score = recjson::Number(s, "score");
+      const auto sqnr = recjson::Number(s, "output_sqnr_db");
+      const auto top1 = recjson::Number(s, "top1_agreement");
+      const auto energy = recjson::Number(s, "energy_mj");
+      const auto cost = recjson::Number(s, "cost_usd_per_million");
       t.rows.push_back(
-          {Num(std::to_string(rank)), Mono(rj::String(s, "target", "?")),
-           Num(score ? rj::FormatSig(*score) + (rj::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
-           Num(Ms(rj::Number(s, "latency_ms"))), Num(Ms(rj::Number(s, "p50_ms"))),
-           Num(energy ? rj::FormatSig(*energy) : kDash), Num(cost ? rj::FormatSig(*cost) : kDash),
-           Num(sqnr ? rj::FormatSqnr(*sqnr) : kDash), Num(top1 ? Percent(*top1, 4) : kDash)});
+          {Num(std::to_string(rank)), Mono(recjson::String(s, "target", "?")),
+           Num(score ? FormatSig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
+           Num(Ms(recjson::Number(s, "latency_ms"))), Num(Ms(recjson::Number(s, "p50_ms"))),
+           Num(energy ? FormatSig(*energy) : kDash), Num(cost ? FormatSig(*cost) : kDash),
+           Num(sqnr ? FormatSqnr(*sqnr) : kDash), Num(top1 ? Percent(*top1, 4) : kDash)});
     }
     doc.blocks.push_back(Heading(3, "Ranking"));
     doc.blocks.push_back(TableBlock(std::move(t)));
   }
-  if (const json& rejected = rj::Array(*rec, "rejected"); !rejected.empty()) {
+  if (const json& rejected = recjson::Array(*rec, "rejected"); !rejected.empty()) {
     Table t;
     t.header = {"Target", "Limit", "Value", "Bound", "Reason"};
     for (const json& r : rejected) {
-      t.rows.push_back({Mono(rj::String(r, "target", "?")), Text(rj::String(r, "limit", kDash)),
-                        Num(rj::Field(r, "value") ? Scalar(r["value"]) : kDash),
-                        Num(rj::Field(r, "bound") ? Scalar(r["bound"]) : kDash),
-                        Text(rj::String(r, "reason", kDash), Tone::kBad)});
+      t.rows.push_back({Mono(recjson::String(r, "target", "?")), Text(recjson::String(r, "limit", kDash)),
+                        Num(recjson::Field(r, "value") ? Scalar(r["value"]) : kDash),
+                        Num(recjson::Field(r, "bound") ? Scalar(r["bound"]) : kDash),
+                        Text(recjson::String(r, "reason", kDash), Tone::kBad)});
     }
     doc.blocks.push_back(Heading(3, "Rejected targets"));
     doc.blocks.push_back(TableBlock(std::move(t)));
   }
 }
 
-void AddTargets(const json& run, Document& doc) {
+void AddTargets(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Targets", "targets"));
-  const auto targets = rj::Targets(run);
   std::optional<double> baseline;
-  for (const json* t : targets) {
-    if (rj::String(*t, "target") == "cpu:fp32" && rj::TargetOk(*t)) baseline = rj::NumberAt(*t, "latency_ms", "p50");
+  for (const auto& t : run.targets) {
+    if (t->target.ToString() == "cpu:fp32" && t->status == "ok") baseline = Finite(t->latency.p50);
   }
-  const std::string best = rj::Field(run, "recommendation") ? rj::String(run["recommendation"], "best") : std::string();
+  const std::string best = recjson::String(run.recommendation, "best");
   Table table;
   table.header = {"Target",
                   "Status",
@@ -290,47 +329,46 @@ void AddTargets(const json& run, Document& doc) {
                   "Peak memory measured",
                   "Energy / inference",
                   "Fall-backs"};
-  for (const json* t : targets) {
-    const std::string name = rj::String(*t, "target", "?");
-    const std::string status = rj::String(*t, "status", "unknown");
+  for (const auto& target : run.targets) {
+    const TargetResult& t = *target;
+    const std::string name = t.target.ToString();
     std::vector<Cell> row;
     row.push_back(Mono(name == best ? name + " ★" : name, name == best ? Tone::kGood : Tone::kNormal));
-    row.push_back(Text(status, status == "ok" ? Tone::kGood : Tone::kBad));
-    if (status != "ok") {
-      Cell error = Text(rj::String(*t, "error", "did not run (no reason recorded)"), Tone::kBad);
+    row.push_back(Text(t.status, t.status == "ok" ? Tone::kGood : Tone::kBad));
+    if (t.status != "ok") {
+      Cell error = Text(t.error.empty() ? "did not run (no reason recorded)" : t.error, Tone::kBad);
       error.colspan = static_cast<int>(table.header.size()) - 2;
       row.push_back(error);
       table.rows.push_back(std::move(row));
       continue;
     }
-    const json* lat = rj::Field(*t, "latency_ms");
-    const json& l = lat ? *lat : json::object();
-    row.push_back(Num(Ms(rj::Number(l, "p50"))));
-    row.push_back(Num(Ms(rj::Number(l, "p90"))));
-    row.push_back(Num(Ms(rj::Number(l, "p99"))));
-    const auto cov = rj::Number(l, "cov");
-    const bool noisy = rj::Bool(l, "noisy").value_or(false);
-    row.push_back(Num(cov ? Percent(*cov) + (noisy ? " noisy" : "") : kDash, noisy ? Tone::kWarn : Tone::kNormal));
-    const auto p50 = rj::Number(l, "p50");
+    const LatencyStats& l = t.latency;
+    row.push_back(Num(Ms(Finite(l.p50))));
+    row.push_back(Num(Ms(Finite(l.p90))));
+    row.push_back(Num(Ms(Finite(l.p99))));
+    const auto cov = Finite(l.cov);
+    row.push_back(Num(cov ? Percent(*cov) + (l.noisy ? " noisy" : "") : kDash, l.noisy ? Tone::kWarn : Tone::kNormal));
+    const auto p50 = Finite(l.p50);
     if (name == "cpu:fp32") {
       row.push_back(Num("1× (baseline)", Tone::kMuted));
     } else if (baseline && p50 && *p50 > 0) {
-      row.push_back(Num(rj::FormatSig(*baseline / *p50) + "×"));
+      row.push_back(Num(FormatSig(*baseline / *p50) + "×"));
     } else {
       row.push_back(Num(kDash));
     }
-    const json* acc = rj::Field(*t, "accuracy");
-    const auto sqnr = rj::Number(acc, "output_sqnr_db");
-    const auto top1 = rj::Number(acc, "top1_agreement");
-    row.push_back(Num(sqnr ? rj::FormatSqnr(*sqnr) : kDash,
-                      sqnr.value_or(INFINITY) < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
-    row.push_back(Num(top1 ? Percent(*top1, 4) : kDash, top1.value_or(1.0) < 1 ? Tone::kWarn : Tone::kNormal));
-    const auto planned = rj::Number(*t, "peak_memory_bytes");
-    const auto measured = rj::Number(*t, "measured_peak_memory_bytes");
-    row.push_back(Num(planned ? rj::FormatBytes(*planned) : kDash));
-    row.push_back(Num(measured ? rj::FormatBytes(*measured) : "not measured"));
-    row.push_back(Num(EnergyText(*t)));
-    const size_t fallbacks = rj::Array(*t, "fallbacks").size();
+    // Absent figures go in as NaN, which Finite turns into "not measured" (a `cond ? x : nullopt` here
+    // trips GCC 12's -Wmaybe-uninitialized).
+    const std::optional<AccuracySummary>& acc = t.accuracy;
+    const auto sqnr = Finite(acc ? acc->output_sqnr_db : NAN);
+    const auto top1 = Finite(acc ? acc->top1_agreement.value_or(NAN) : NAN);
+    row.push_back(
+        Num(sqnr ? FormatSqnr(*sqnr) : kDash, sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
+    row.push_back(Num(top1 ? Percent(*top1, 4) : kDash, top1 && *top1 < 1 ? Tone::kWarn : Tone::kNormal));
+    row.push_back(Num(FormatBytes(static_cast<double>(t.peak_memory_bytes))));
+    row.push_back(Num(t.measured_peak_memory_bytes ? FormatBytes(static_cast<double>(*t.measured_peak_memory_bytes))
+                                                   : "not measured"));
+    row.push_back(Num(EnergyText(t.energy)));
+    const size_t fallbacks = t.fallbacks.size();
     row.push_back(Num(std::to_string(fallbacks), fallbacks > 0 ? Tone::kWarn : Tone::kNormal));
     table.rows.push_back(std::move(row));
   }
@@ -341,78 +379,68 @@ void AddTargets(const json& run, Document& doc) {
   if (!best.empty()) doc.blocks.push_back(Paragraph("★ the recommended target.", Tone::kMuted));
 }
 
-void AddLayers(const json& run, Document& doc) {
+void AddLayers(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Layers", "layers"));
   doc.blocks.push_back(Paragraph(
       "One row per kernel as the target compiled it (a fused kernel covers several ONNX nodes), in execution "
       "order. Times are device times of the observed runs; % is the share of the sum of layer p50s. A device or "
       "precision in orange differs from the target's: a fall-back, or a layer kept in another precision.",
       Tone::kMuted));
-  for (const json* t : rj::Targets(run)) {
-    const std::string name = rj::String(*t, "target", "?");
-    const json& layers = rj::Array(*t, "layers");
-    std::string device_name;
-    if (const json* d = rj::Field(*t, "device")) device_name = rj::String(*d, "name");
+  for (const auto& target : run.targets) {
+    const TargetResult& t = *target;
+    const std::string name = t.target.ToString();
+    const std::vector<LayerResult>& layers = t.layers;
     std::string anchor = "layers-" + name;
     std::replace(anchor.begin(), anchor.end(), ':', '-');
-    if (!rj::TargetOk(*t) || layers.empty()) {
+    if (t.status != "ok" || layers.empty()) {
       doc.blocks.push_back(Heading(3, name + ": no layers", anchor));
-      doc.blocks.push_back(Paragraph(
-          rj::String(*t, "status", "unknown") + ": " + rj::String(*t, "error", "the target did not run"), Tone::kBad));
+      doc.blocks.push_back(
+          Paragraph(t.status + ": " + (t.error.empty() ? "the target did not run" : t.error), Tone::kBad));
       continue;
     }
     double total = 0;
-    for (const json& layer : layers) total += rj::NumberAt(layer, "time_ms", "p50").value_or(0);
+    for (const LayerResult& layer : layers) total += Finite(layer.time_p50_ms).value_or(0);
     doc.blocks.push_back(Heading(3,
                                  name + ": " + std::to_string(layers.size()) + " layers, Σ p50 " +
-                                     rj::FormatDuration(total) + (device_name.empty() ? "" : " on " + device_name),
+                                     FormatDuration(total) + (t.device_name.empty() ? "" : " on " + t.device_name),
                                  anchor));
-    const std::string device = rj::TargetDevice(*t);
-    const std::string precision = rj::TargetPrecision(name);
+    const std::string device = t.target.DeviceId();
+    const std::string precision(PrecisionName(t.target.precision));
     // Small models run in microseconds: columns in µs then, so no cell reads 0.0000755.
     double slowest = 0;
-    for (const json& layer : layers) slowest = std::max(slowest, rj::NumberAt(layer, "time_ms", "p90").value_or(0));
+    for (const LayerResult& layer : layers) slowest = std::max(slowest, Finite(layer.time_p90_ms).value_or(0));
     const bool micro = slowest < 1.0;
     const double scale = micro ? 1e3 : 1.0;
     const std::string unit = micro ? "µs" : "ms";
-    auto time = [&](std::optional<double> ms) { return ms ? rj::FormatSig(*ms * scale) : std::string(kDash); };
+    auto time = [&](std::optional<double> ms) { return ms ? FormatSig(*ms * scale) : std::string(kDash); };
+    auto number = [](std::optional<double> v) { return v ? FormatSig(*v) : std::string(kDash); };
     Table table;
     table.compact = true;
     table.header = {"#", "Layer", "Op",        "ONNX nodes", "Device",  "Precision", "p50 " + unit, "p90 " + unit,
                     "%", "FLOPs", "Bytes r+w", "FLOP/B",     "GFLOP/s", "GB/s",      "Bound",       "Drift SQNR"};
     for (size_t i = 0; i < layers.size(); ++i) {
-      const json& layer = layers[i];
-      const auto p50 = rj::NumberAt(layer, "time_ms", "p50");
-      const auto flops = rj::Number(layer, "flops");
-      const auto read = rj::Number(layer, "bytes_read");
-      const auto written = rj::Number(layer, "bytes_written");
-      const auto ai = rj::Number(layer, "arithmetic_intensity");
-      const auto gflops = rj::Number(layer, "gflops_per_s");
-      const auto gbs = rj::Number(layer, "gb_per_s");
-      const json* drift = rj::Field(layer, "drift");
-      const auto sqnr = rj::Number(drift, "sqnr_db");
-      const std::string ldevice = rj::String(layer, "device", kDash);
-      const std::string lprecision = rj::String(layer, "precision", kDash);
-      std::vector<std::string> nodes = Strings(rj::Array(layer, "onnx_nodes"));
+      const LayerResult& layer = layers[i];
+      const auto p50 = Finite(layer.time_p50_ms);
+      const auto sqnr = Finite(layer.drift ? layer.drift->sqnr_db : NAN);  // NaN: see AddTargets
+      const std::vector<std::string>& nodes = layer.onnx_nodes;
       table.rows.push_back({
           Num(std::to_string(i)),
-          Mono(rj::String(layer, "name", kDash)),
-          Text(rj::String(layer, "op", kDash)),
+          Mono(layer.name),
+          Text(layer.op),
           Mono(nodes.empty() ? std::string(kDash) : Join(nodes, ", "), nodes.empty() ? Tone::kMuted : Tone::kNormal),
           // A layer elsewhere than its target's device is a fall-back; another precision, a kept-fp32 layer.
-          Text(ldevice, ldevice != device ? Tone::kWarn : Tone::kNormal),
-          Text(lprecision, lprecision != precision ? Tone::kWarn : Tone::kNormal),
+          Text(layer.device, layer.device != device ? Tone::kWarn : Tone::kNormal),
+          Text(layer.precision, layer.precision != precision ? Tone::kWarn : Tone::kNormal),
           Num(time(p50)),
-          Num(time(rj::NumberAt(layer, "time_ms", "p90"))),
-          Num(p50 && total > 0 ? rj::FormatSig(*p50 / total * 100, 3) : kDash),
-          Num(flops ? rj::FormatSi(*flops) : kDash),
-          Num(read || written ? rj::FormatBytes(read.value_or(0) + written.value_or(0)) : kDash),
-          Num(ai ? rj::FormatSig(*ai) : kDash),
-          Num(gflops ? rj::FormatSig(*gflops) : kDash),
-          Num(gbs ? rj::FormatSig(*gbs) : kDash),
-          Text(rj::String(layer, "bound", kDash)),
-          Num(sqnr ? rj::FormatSqnr(*sqnr) : kDash,
-              sqnr.value_or(INFINITY) < kDriftThresholdDb ? Tone::kBad : Tone::kNormal),
+          Num(time(Finite(layer.time_p90_ms))),
+          Num(p50 && total > 0 ? FormatSig(*p50 / total * 100, 3) : kDash),
+          Num(FormatSi(static_cast<double>(layer.flops))),
+          Num(FormatBytes(static_cast<double>(layer.bytes_read) + static_cast<double>(layer.bytes_written))),
+          Num(number(Finite(layer.arithmetic_intensity))),
+          Num(number(Finite(layer.gflops_per_s))),
+          Num(number(Finite(layer.gb_per_s))),
+          Text(layer.bound.empty() ? kDash : layer.bound),
+          Num(sqnr ? FormatSqnr(*sqnr) : kDash, sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal),
       });
     }
     doc.blocks.push_back(TableBlock(std::move(table)));
@@ -424,92 +452,86 @@ void AddCharts(Document& doc) {
   doc.blocks.push_back(Simple(Block::Kind::kCharts));
 }
 
-// The measured ceilings of a device: run["ceilings"] (what `devices --measure` cached) first, then the
-// device's own entry.
-std::string CeilingsText(const json& run, const json& device) {
-  const std::string id = rj::String(device, "id");
-  auto describe = [](const json& c) {
-    std::vector<std::string> parts;
-    if (const json* peaks = rj::Field(c, "peak_gflops"); peaks != nullptr && peaks->is_object()) {
-      for (const auto& [precision, v] : peaks->items()) {
-        if (v.is_number()) parts.push_back(precision + " " + rj::FormatSig(v.get<double>()) + " GFLOP/s");
-      }
-    }
-    if (auto bw = rj::Number(c, "memory_bandwidth_gbps")) parts.push_back(rj::FormatSig(*bw) + " GB/s");
-    return Join(parts, ", ");
-  };
-  for (const json& c : rj::Array(run, "ceilings")) {
-    if (rj::String(c, "device") != id) continue;
-    std::string text;
-    if (const json* m = rj::Field(c, "measured")) text = describe(*m);
-    if (!text.empty()) {
-      const std::string when = rj::String(c, "measured_at");
-      return "measured: " + text + (when.empty() ? "" : " (" + when + ")");
-    }
+// "bf16 432 GFLOP/s, fp32 223 GFLOP/s, 32.9 GB/s": peaks in the order of their names, as the profile
+// JSON lists them.
+std::string DescribeCeilings(const std::map<Precision, double>& peaks, std::optional<double> bandwidth_gbps) {
+  std::map<std::string, double> by_name;
+  for (const auto& [precision, gflops] : peaks) by_name[std::string(PrecisionName(precision))] = gflops;
+  std::vector<std::string> parts;
+  for (const auto& [precision, gflops] : by_name) parts.push_back(precision + " " + FormatSig(gflops) + " GFLOP/s");
+  if (bandwidth_gbps) parts.push_back(FormatSig(*bandwidth_gbps) + " GB/s");
+  return Join(parts, ", ");
+}
+
+// The measured ceilings of a device: run.ceilings (what `devices --measure` cached) first, then the
+// device's own.
+std::string CeilingsText(const RunResult& run, const DeviceInfo& device) {
+  const std::string id = device.Id();
+  for (const CeilingReport& c : run.ceilings) {
+    if (c.device_id != id) continue;
+    // A bandwidth of 0 is one not measured.
+    const double bandwidth = c.measured.memory_bandwidth_gbps;
+    const std::string text = DescribeCeilings(c.measured.peak_gflops, bandwidth > 0 ? Finite(bandwidth) : std::nullopt);
+    if (!text.empty()) return "measured: " + text + (c.measured_at.empty() ? "" : " (" + c.measured_at + ")");
   }
-  if (const json* c = rj::Field(device, "ceilings")) {
-    const std::string text = describe(*c);
-    if (!text.empty()) return rj::String(*c, "source", "ceilings") + ": " + text;
+  const DeviceCeilings& own = device.ceilings;
+  if (!own.peak_gflops.empty() || own.memory_bandwidth_gbps > 0) {
+    const std::string text = DescribeCeilings(own.peak_gflops, Finite(own.memory_bandwidth_gbps));
+    if (!text.empty()) return "ceilings: " + text;
   }
   return "not measured (chipfit devices --measure)";
 }
 
-void AddMachine(const json& run, Document& doc) {
+void AddMachine(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Machine and devices", "machine"));
-  const json* machine = rj::Field(run, "machine");
-  const json& m = machine ? *machine : json::object();
+  const MachineInfo& m = run.machine;
+  // Host facts are recorded together or not at all (a run read from an older JSON has none).
+  const bool host_known = !m.hostname.empty();
   Table kv;
-  kv.rows.push_back({Text("Host"), Mono(rj::String(m, "hostname", kDash))});
-  kv.rows.push_back({Text("OS"), Text(rj::String(m, "os", kDash))});
-  kv.rows.push_back({Text("Architecture"), Text(rj::String(m, "arch", kDash))});
+  kv.rows.push_back({Text("Host"), Mono(host_known ? m.hostname : kDash)});
+  kv.rows.push_back({Text("OS"), Text(host_known ? m.os : kDash)});
+  kv.rows.push_back({Text("Architecture"), Text(host_known ? m.arch : kDash)});
   doc.blocks.push_back(TableBlock(std::move(kv)));
 
   Table devices;
   devices.header = {"Device", "Name",          "Vendor",     "Runtime / driver",
                     "Memory", "Compute units", "Precisions", "Roofline ceilings"};
-  for (const json& d : rj::Array(m, "devices")) {
+  for (const DeviceInfo& d : m.devices) {
     std::vector<std::string> supported, unsupported;
-    for (const json& p : rj::Array(d, "precisions")) {
-      const std::string precision = rj::String(p, "precision", "?");
-      if (rj::Bool(p, "supported").value_or(false)) {
+    for (const PrecisionSupport& p : d.precisions) {
+      const std::string precision(PrecisionName(p.precision));
+      if (p.support.ok) {
         supported.push_back(precision);
       } else {
-        unsupported.push_back(precision + " (" + rj::String(p, "reason", "unsupported") + ")");
+        unsupported.push_back(precision + " (" + p.support.reason + ")");
       }
     }
     std::string precisions = supported.empty() ? "none" : Join(supported, ", ");
     if (!unsupported.empty()) precisions += "; not: " + Join(unsupported, "; ");
-    std::string runtime = rj::String(d, "runtime_version");
-    const std::string driver = rj::String(d, "driver_version");
-    if (!driver.empty()) runtime += (runtime.empty() ? "" : ", driver ") + driver;
-    const auto memory = rj::Number(d, "memory_bytes");
-    const auto units = rj::Number(d, "compute_units");
-    devices.rows.push_back({Mono(rj::String(d, "id", kDash)), Text(rj::String(d, "name", kDash)),
-                            Text(rj::String(d, "vendor", kDash)), Text(runtime.empty() ? kDash : runtime),
-                            Num(memory ? rj::FormatBytes(*memory) : kDash), Num(units ? rj::FormatInt(*units) : kDash),
+    std::string runtime = d.runtime_version;
+    if (!d.driver_version.empty()) runtime += (runtime.empty() ? "" : ", driver ") + d.driver_version;
+    devices.rows.push_back({Mono(d.Id()), Text(d.name), Text(d.vendor), Text(runtime.empty() ? kDash : runtime),
+                            Num(FormatBytes(static_cast<double>(d.memory_bytes))), Num(FormatInt(d.compute_units)),
                             Text(precisions), Text(CeilingsText(run, d))});
   }
   if (!devices.rows.empty()) doc.blocks.push_back(TableBlock(std::move(devices)));
-  if (const std::vector<std::string> notes = Strings(rj::Array(m, "notes")); !notes.empty()) {
+  if (!m.notes.empty()) {
     doc.blocks.push_back(Paragraph("Device discovery notes:", Tone::kMuted));
-    doc.blocks.push_back(ListBlock(notes));
+    doc.blocks.push_back(ListBlock(m.notes));
   }
 }
 
-void AddNotes(const json& run, Document& doc) {
+void AddNotes(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Notes", "notes"));
   std::vector<std::string> items;
-  if (const json* inputs = rj::Field(run, "inputs")) {
-    const std::string source = rj::String(*inputs, "source");
-    if (source.rfind("seeded random", 0) == 0) {
-      items.push_back("Inputs: seeded random tensors" +
-                      (rj::Number(*inputs, "seed") ? " (seed " + rj::FormatInt(*rj::Number(*inputs, "seed")) + ")"
-                                                   : std::string()) +
-                      ": drift, top-1 agreement and int8 calibration do not reflect real data; give --data for "
-                      "real figures.");
-    } else if (!source.empty()) {
-      items.push_back("Inputs: " + source + ".");
-    }
+  const RunInputs& inputs = run.inputs;
+  if (inputs.source.rfind("seeded random", 0) == 0) {
+    items.push_back("Inputs: seeded random tensors" +
+                    (inputs.seed ? " (seed " + FormatInt(static_cast<double>(*inputs.seed)) + ")" : std::string()) +
+                    ": drift, top-1 agreement and int8 calibration do not reflect real data; give --data for "
+                    "real figures.");
+  } else if (!inputs.source.empty()) {
+    items.push_back("Inputs: " + inputs.source + ".");
   }
   // A note several targets share (the energy model's caveat on every estimated target) is said once,
   // naming them all, where it first appears.
@@ -522,38 +544,31 @@ void AddNotes(const json& run, Document& doc) {
       it->second.push_back(target);
     }
   };
-  for (const json* t : rj::Targets(run)) {
-    const std::string name = rj::String(*t, "target", "?");
-    for (const std::string& note : Strings(rj::Array(*t, "notes"))) add(name, OneLine(note));
-    for (const json& f : rj::Array(*t, "fallbacks")) {
-      add(name, "fall-back: node " + rj::String(f, "node", "?") + " (" + rj::String(f, "op", "?") +
-                    ") ran elsewhere: " + rj::String(f, "reason", "no reason recorded"));
+  for (const auto& t : run.targets) {
+    const std::string name = t->target.ToString();
+    for (const std::string& note : t->notes) add(name, OneLine(note));
+    for (const Fallback& f : t->fallbacks) {
+      add(name, "fall-back: node " + f.node + " (" + f.op + ") ran elsewhere: " + f.reason);
     }
-    if (const json* acc = rj::Field(*t, "accuracy")) {
-      const std::string first = rj::String(*acc, "first_layer_below_threshold");
-      if (!first.empty()) add(name, "first layer below 30 dB drift SQNR: " + first);
+    if (t->accuracy && !t->accuracy->first_layer_below_threshold.empty()) {
+      add(name, "first layer below 30 dB drift SQNR: " + t->accuracy->first_layer_below_threshold);
     }
   }
   for (const auto& [note, targets] : target_notes) items.push_back(Join(targets, ", ") + ": " + note);
-  if (const json* sensors = rj::Field(run, "energy_sensors")) {
-    const std::string used = rj::String(*sensors, "used");
-    items.push_back(used.empty() ? "Energy: no sensor used; every energy figure is an estimate of the energy model."
-                                 : "Energy: measured with " + used + ".");
-    for (const std::string& note : Strings(rj::Array(*sensors, "notes"))) items.push_back("Energy sensors: " + note);
-  }
-  if (const json* model = rj::Field(run, "model")) {
-    for (const std::string& note : Strings(rj::Array(*model, "notes"))) items.push_back("Model: " + note);
-  }
+  const EnergySensorsInfo& sensors = run.energy_sensors;
+  const std::string used = sensors.used.value_or("");
+  items.push_back(used.empty() ? "Energy: no sensor used; every energy figure is an estimate of the energy model."
+                               : "Energy: measured with " + used + ".");
+  for (const std::string& note : sensors.notes) items.push_back("Energy sensors: " + note);
+  for (const std::string& note : run.model.notes) items.push_back("Model: " + note);
   if (items.empty()) items.push_back("none");
   doc.blocks.push_back(ListBlock(std::move(items)));
 }
 
-void AddFooter(const json& run, Document& doc) {
+void AddFooter(const RunResult& run, Document& doc) {
   Block footer = Simple(Block::Kind::kFooter);
-  const json* s = rj::Field(run, "settings");
-  const json& settings = s ? *s : json::object();
   std::string timing = "Latency: end-to-end wall time of the compiled model with no instrumentation, after ";
-  timing += rj::Number(settings, "warmup") ? rj::FormatInt(*rj::Number(settings, "warmup")) : std::string("the");
+  timing += FormatInt(run.settings.warmup);
   timing +=
       " warm-up runs (at least 0.2 s), timed until both the minimum run count and the minimum time are reached; "
       "p50/p90/p99 over those runs, CoV = standard deviation / mean, noisy when over 5 %. Speed-up is the "
@@ -573,14 +588,13 @@ void AddFooter(const json& run, Document& doc) {
       "chipfit's energy model (operations × energy per operation + bytes × DRAM energy per byte), labelled "
       "\"estimated\" — an estimate, not a measurement.");
   footer.items.push_back("Peak memory: planned = the compiled model's arena plan; measured = heap high-water mark.");
-  footer.items.push_back("Written by chipfit " + rj::String(run, "chipfit_version", "?") + " from run schema " +
-                         rj::String(run, "schema", "?") + ".");
+  footer.items.push_back("Written by chipfit " + run.chipfit_version + " from run schema " + kProfileSchema + ".");
   doc.blocks.push_back(std::move(footer));
 }
 
 }  // namespace
 
-Document BuildDocument(const json& run) {
+Document BuildDocument(const RunResult& run) {
   Document doc;
   AddTitle(run, doc);
   AddRecommendation(run, doc);

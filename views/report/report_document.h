@@ -1,10 +1,11 @@
 // The report's content as a small format-neutral document (headings, paragraphs, tables, charts), built
-// once from the run JSON and written out by the HTML and PDF writers, so both say the same thing.
+// once from the RunResult and written out by the HTML and PDF writers, so both say the same thing.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "profilers/run_result.h"
 
 namespace chipfit::report {
 
@@ -51,7 +52,8 @@ struct Document {
   std::vector<Block> blocks;
 };
 
-// Never throws on missing or mistyped fields: what is absent reads "–" or "not measured".
-Document BuildDocument(const nlohmann::json& run);
+// What was not measured (a failed target's latency, absent drift, energy, accuracy or ceilings) reads
+// "–" or "not measured"; the recommendation, still JSON, is read without throwing on odd members.
+Document BuildDocument(const RunResult& run);
 
 }  // namespace chipfit::report

@@ -4,12 +4,9 @@
 #include <QString>
 
 #include "views/charts/run_charts.h"
-#include "views/charts/run_json.h"
 #include "views/report/report_writers.h"
 
 namespace chipfit::report {
-
-using nlohmann::json;
 
 namespace {
 
@@ -112,7 +109,7 @@ std::string InlineSvg(const QByteArray& svg, const QSize& size, const std::strin
   return text.toStdString() + "\n";
 }
 
-void Charts(const json& run, std::string& out) {
+void Charts(const RunResult& run, std::string& out) {
   std::vector<charts::RunChart> all = charts::BuildRunCharts(run);
   out += "<div class=\"charts\">\n";
   for (charts::RunChart& c : all) {
@@ -166,11 +163,11 @@ std::string EscapeXml(std::string_view text) {
   return out;
 }
 
-std::string WriteHtml(const json& run, const Document& doc) {
+std::string WriteHtml(const RunResult& run, const Document& doc) {
   std::string out;
   out += "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n";
   out += "<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n";
-  out += "<meta name=\"generator\" content=\"chipfit " + EscapeXml(runjson::String(run, "chipfit_version")) + "\"/>\n";
+  out += "<meta name=\"generator\" content=\"chipfit " + EscapeXml(run.chipfit_version) + "\"/>\n";
   out += "<title>" + EscapeXml(doc.title) + "</title>\n<style>" + std::string(kCss) + "</style>\n</head>\n<body>\n";
   for (const Block& b : doc.blocks) {
     switch (b.kind) {

@@ -11,12 +11,9 @@
 #include <algorithm>
 
 #include "views/charts/run_charts.h"
-#include "views/charts/run_json.h"
 #include "views/report/report_writers.h"
 
 namespace chipfit::report {
-
-using nlohmann::json;
 
 namespace {
 
@@ -72,7 +69,7 @@ void EmitTable(const report::Table& table, std::string& out) {
 
 }  // namespace
 
-std::string WritePdf(const json& run, const Document& doc) {
+std::string WritePdf(const RunResult& run, const Document& doc) {
   QTextDocument text;
   text.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 8));
   text.setDefaultStyleSheet(QString::fromUtf8(kCss));
@@ -146,7 +143,7 @@ std::string WritePdf(const json& run, const Document& doc) {
     writer.setPageLayout(QPageLayout(QPageSize(QPageSize::A4), QPageLayout::Landscape, QMarginsF(0, 0, 0, 0)));
     writer.setResolution(300);
     writer.setTitle(QString::fromStdString(doc.title));
-    writer.setCreator(QStringLiteral("chipfit ") + QString::fromStdString(runjson::String(run, "chipfit_version")));
+    writer.setCreator(QStringLiteral("chipfit ") + QString::fromStdString(run.chipfit_version));
     // No page size on the document: print() lays it out on the page with 2 cm margins and numbers the pages.
     text.print(&writer);
   }

@@ -2,7 +2,6 @@
 // application, and writes the file).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,10 +22,10 @@ std::string JoinClasses(const std::vector<std::string>& classes);
 
 // One XHTML file (parses as XML and as HTML5): inline CSS, the charts as inline <svg>, no scripts, no
 // external references.
-std::string WriteHtml(const nlohmann::json& run, const Document& doc);
+std::string WriteHtml(const RunResult& run, const Document& doc);
 // A4 PDF through QTextDocument and QPdfWriter, the charts as images.
-std::string WritePdf(const nlohmann::json& run, const Document& doc);
+std::string WritePdf(const RunResult& run, const Document& doc);
 // RFC 4180 CSV: header, then one row per target × layer.
-std::string WriteCsv(const nlohmann::json& run);
+std::string WriteCsv(const RunResult& run);
 
 }  // namespace chipfit::report

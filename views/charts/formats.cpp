@@ -1,80 +1,17 @@
-// Exception-free readers of the profile JSON and the shared number formats.
-#include "views/charts/run_json.h"
+// The number formats shared by the run charts and the reports.
+#include "views/charts/formats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace chipfit::runjson {
+#include "profilers/run_result.h"
 
-using nlohmann::json;
+namespace chipfit::formats {
 
-const json* Field(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::optional<double> Number(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  if (f == nullptr || !f->is_number()) return std::nullopt;
-  const double v = f->get<double>();
-  if (!std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<double> Number(const json* j, const char* key) {
-  if (j == nullptr) return std::nullopt;
-  return Number(*j, key);
-}
-
-std::string String(const json& j, const char* key, const std::string& fallback) {
-  const json* f = Field(j, key);
-  if (f == nullptr || !f->is_string()) return fallback;
-  return f->get<std::string>();
-}
-
-std::optional<bool> Bool(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  if (f == nullptr || !f->is_boolean()) return std::nullopt;
-  return f->get<bool>();
-}
-
-const json& Array(const json& j, const char* key) {
-  static const json kEmpty = json::array();
-  const json* f = Field(j, key);
-  return f != nullptr && f->is_array() ? *f : kEmpty;
-}
-
-std::optional<double> NumberAt(const json& j, const char* a, const char* b) {
-  const json* f = Field(j, a);
-  return f == nullptr ? std::nullopt : Number(*f, b);
-}
-
-std::vector<const json*> Targets(const json& run) {
-  std::vector<const json*> out;
-  for (const json& t : Array(run, "targets")) {
-    if (t.is_object()) out.push_back(&t);
-  }
-  return out;
-}
-
-bool TargetOk(const json& target) { return String(target, "status") == "ok"; }
-
-std::string TargetPrecision(const std::string& target) {
-  const auto colon = target.rfind(':');
-  return colon == std::string::npos ? std::string() : target.substr(colon + 1);
-}
-
-std::string TargetDevice(const json& target) {
-  if (const json* device = Field(target, "device")) {
-    std::string id = String(*device, "id");
-    if (!id.empty()) return id;
-  }
-  const std::string name = String(target, "target");
-  const auto colon = name.rfind(':');
-  return colon == std::string::npos ? name : name.substr(0, colon);
+std::optional<double> Finite(double value) {
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string FormatSig(double value, int digits) {
@@ -157,4 +94,4 @@ std::string FormatSqnr(double db) {
   return buf;
 }
 
-}  // namespace chipfit::runjson
+}  // namespace chipfit::formats
