@@ -1,6 +1,7 @@
 // chipfit-gui: the Qt front end's entry point; everything it shows comes from the same core as the CLI.
 #include <QApplication>
 #include <cstdio>
+#include <filesystem>
 #include <string_view>
 
 #include "app/mainwindow.h"
@@ -9,9 +10,11 @@
 namespace {
 
 constexpr char kUsage[] =
-    "Usage: chipfit-gui [Qt options]\n"
-    "Opens the chipfit workbench window. For headless profiling and reports use `chipfit` (chipfit --help).\n"
+    "Usage: chipfit-gui [--db FILE] [MODEL.onnx] [Qt options]\n"
+    "Opens the chipfit workbench window, with MODEL open when given. For headless profiling and reports use\n"
+    "`chipfit` (chipfit --help); both record runs in the same store.\n"
     "\n"
+    "  --db FILE      run store (SQLite) to record runs in (default: the one `chipfit` uses)\n"
     "  -h, --help     show this help and exit\n"
     "  -v, --version  show the version and exit\n";
 
@@ -33,11 +36,34 @@ int main(int argc, char** argv) {
   }
 
   QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("chipfit"));
   QApplication::setApplicationName(QStringLiteral("chipfit"));
   QApplication::setApplicationDisplayName(QStringLiteral("chipfit"));
   QApplication::setApplicationVersion(QStringLiteral(CHIPFIT_VERSION));
 
-  chipfit::MainWindow window;
+  // QApplication has taken its own options (-platform …); what is left is ours.
+  std::filesystem::path db;
+  QString model;
+  const QStringList args = QApplication::arguments();
+  for (qsizetype i = 1; i < args.size(); ++i) {
+    if (args[i] == QLatin1String("--db") && i + 1 < args.size()) {
+      db = args[++i].toStdString();
+    } else if (args[i].startsWith(QLatin1String("--db="))) {
+      db = args[i].mid(5).toStdString();
+    } else if (args[i].startsWith(QLatin1Char('-'))) {
+      std::fprintf(stderr, "chipfit-gui: unknown option '%s'\n%s", args[i].toLocal8Bit().constData(), kUsage);
+      return 2;
+    } else if (model.isEmpty()) {
+      model = args[i];
+    } else {
+      std::fprintf(stderr, "chipfit-gui: one model at a time ('%s' and '%s')\n", model.toLocal8Bit().constData(),
+                   args[i].toLocal8Bit().constData());
+      return 2;
+    }
+  }
+
+  chipfit::MainWindow window(&chipfit::DiscoverDevices, nullptr, db);
   window.show();
+  if (!model.isEmpty()) window.openModel(model);
   return QApplication::exec();
 }

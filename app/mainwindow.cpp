@@ -1,27 +1,43 @@
-// MainWindow: layout, menus, and the QtConcurrent discovery hand-off to the Devices page.
+// MainWindow: layout, menus, the model/targets/run hand-offs between pages, the store check and the
+// QtConcurrent discovery hand-off.
 #include "app/mainwindow.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QThread>
+#include <QUrl>
 #include <QtConcurrent/QtConcurrentRun>
 #include <exception>
 #include <utility>
 #include <vector>
 
 #include "chipfit/version.h"
+#include "core/store/run_store.h"
 #include "views/pages/devices_page.h"
+#include "views/pages/model_page.h"
+#include "views/pages/run_page.h"
+#include "views/pages/targets_page.h"
 
 namespace chipfit {
 namespace {
+
+constexpr int kMaxRecentFiles = 8;
+const char kRecentKey[] = "recentFiles";
 
 // Runs on a pool thread. Exceptions stop here: the GUI gets a note instead of a rethrow from
 // QFuture::result() in the middle of event handling.
@@ -40,23 +56,50 @@ DiscoveredDevices Discover(const MainWindow::DiscoverFunction& discover) {
   return result;
 }
 
+// Opens the store once (creating it as the CLI would) so a file that is not chipfit's, is newer than
+// this binary or is damaged is reported when the window opens, not after a profile. Empty: usable.
+QString CheckStoreOnPool(const std::filesystem::path& db) {
+  auto store = RunStore::Open(db);
+  return store.ok() ? QString() : QString::fromStdString(store.status().message());
+}
+
+QString OnnxPathFrom(const QMimeData* mime) {
+  if (mime == nullptr || !mime->hasUrls()) return {};
+  for (const QUrl& url : mime->urls()) {
+    if (url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) {
+      return url.toLocalFile();
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
-MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent)
+MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesystem::path db)
     : QMainWindow(parent),
+      db_(db.empty() ? RunStore::DefaultPath() : std::move(db)),
       navigation_(new QListWidget(this)),
       pages_(new QStackedWidget(this)),
+      model_page_(new ModelPage(this)),
+      targets_page_(new TargetsPage(this)),
+      run_page_(new RunPage(discover, this)),
       devices_page_(new DevicesPage(this)),
-      device_count_label_(new QLabel(tr("Discovering devices…"), this)) {
+      machine_label_(new QLabel(this)),
+      device_count_label_(new QLabel(tr("Discovering devices…"), this)),
+      store_label_(new QLabel(this)) {
   setWindowTitle(QStringLiteral("chipfit"));
-  resize(1100, 680);
+  resize(1280, 800);
+  setAcceptDrops(true);
 
   navigation_->setObjectName(QStringLiteral("navigation"));
   navigation_->setMaximumWidth(180);
   navigation_->setSelectionMode(QAbstractItemView::SingleSelection);
   pages_->setObjectName(QStringLiteral("pages"));
-  // Only pages that work are listed: Model, Targets, Run, Layers, Compare, Recommend and History join
-  // the list when they do something, rather than sitting there as placeholders.
+  // Only pages that work are listed: Layers, Compare, Recommend and History join the list when they
+  // do something, rather than sitting there as placeholders.
+  addPage(tr("Model"), model_page_);
+  addPage(tr("Targets"), targets_page_);
+  addPage(tr("Run"), run_page_);
   addPage(tr("Devices"), devices_page_);
   connect(navigation_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
   navigation_->setCurrentRow(0);
@@ -67,11 +110,27 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent)
   layout->addWidget(pages_, 1);
   setCentralWidget(central);
 
+  machine_label_->setObjectName(QStringLiteral("machine"));
   device_count_label_->setObjectName(QStringLiteral("deviceCount"));
+  store_label_->setObjectName(QStringLiteral("storePath"));
+  store_label_->setText(tr("store: %1").arg(QString::fromStdString(db_.string())));
   statusBar()->addWidget(device_count_label_);
+  statusBar()->addWidget(machine_label_);
+  statusBar()->addPermanentWidget(store_label_);
+
+  connect(model_page_, &ModelPage::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(model_page_, &ModelPage::loadFailed, this, [this](const QString& path, const QString& message) {
+    showError(tr("Cannot open the model"), tr("%1\n\n%2").arg(path, message));
+  });
+  connect(targets_page_, &TargetsPage::optionsChanged, this, &MainWindow::updateActions);
+  connect(run_page_, &RunPage::runningChanged, this, &MainWindow::updateActions);
+  connect(run_page_, &RunPage::runFailed, this,
+          [this](const QString& message) { showError(tr("The run stopped"), message); });
 
   createMenus();
+  updateActions();
   startDiscovery(std::move(discover));
+  checkStore();
 }
 
 bool MainWindow::isDiscovering() const { return devices_page_->isDiscovering(); }
@@ -88,18 +147,149 @@ void MainWindow::addPage(const QString& title, QWidget* page) {
   navigation_->addItem(title);
 }
 
+void MainWindow::showPage(QWidget* page) {
+  const int index = pages_->indexOf(page);
+  if (index >= 0) navigation_->setCurrentRow(index);
+}
+
 void MainWindow::createMenus() {
   QMenu* file_menu = menuBar()->addMenu(tr("&File"));
+  QAction* open = file_menu->addAction(tr("&Open model…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open an ONNX model"), QString(),
+                                                      tr("ONNX models (*.onnx);;All files (*)"));
+    if (!path.isEmpty()) openModel(path);
+  });
+  open->setObjectName(QStringLiteral("openAction"));
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file_menu->addMenu(tr("Open &recent"));
+  recent_menu_->setObjectName(QStringLiteral("recentMenu"));
+  rebuildRecentMenu();
+  file_menu->addSeparator();
   QAction* quit = file_menu->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
   quit->setObjectName(QStringLiteral("quitAction"));
   quit->setShortcut(QKeySequence::Quit);
   quit->setMenuRole(QAction::QuitRole);
+
+  QMenu* run_menu = menuBar()->addMenu(tr("&Run"));
+  run_action_ = run_menu->addAction(tr("&Profile ticked targets"), this, &MainWindow::runProfile);
+  run_action_->setObjectName(QStringLiteral("runAction"));
+  run_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  cancel_action_ = run_menu->addAction(tr("&Cancel the run"), this, &MainWindow::cancelRun);
+  cancel_action_->setObjectName(QStringLiteral("cancelAction"));
+  cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
 
   QMenu* help_menu = menuBar()->addMenu(tr("&Help"));
   QAction* about = help_menu->addAction(tr("&About chipfit"), this,
                                         [this] { QMessageBox::about(this, tr("About chipfit"), aboutText()); });
   about->setObjectName(QStringLiteral("aboutAction"));
   about->setMenuRole(QAction::AboutRole);
+}
+
+void MainWindow::updateActions() {
+  const bool running = run_page_->isRunning();
+  run_action_->setEnabled(!running && !model_path_.isEmpty() && targets_page_->hasCheckedTargets());
+  cancel_action_->setEnabled(running);
+}
+
+void MainWindow::openModel(const QString& path) {
+  showPage(model_page_);
+  model_page_->openModel(path);
+}
+
+void MainWindow::onModelLoaded(const QString& path, const QString& sha256, const QStringList& shapes) {
+  const bool fresh = path != model_path_;
+  model_path_ = path;
+  model_shapes_ = shapes;
+  setWindowTitle(tr("%1 — chipfit").arg(QFileInfo(path).fileName()));
+  if (fresh) {
+    targets_page_->setModelKey(sha256);
+    rememberRecent(path);
+  }
+  updateActions();
+}
+
+bool MainWindow::runProfile() {
+  if (run_page_->isRunning()) return false;
+  if (model_path_.isEmpty()) {
+    showError(tr("No model"), tr("Open an ONNX model first (File › Open, Ctrl+O)."));
+    return false;
+  }
+  ProfileOptions options = targets_page_->options();
+  if (options.targets.empty()) {
+    showError(tr("No target"), tr("Tick at least one target on the Targets page."));
+    return false;
+  }
+  for (const QString& shape : model_shapes_) options.shapes.push_back(shape.toStdString());
+  options.store = true;
+  options.db = db_;
+  options.source = "gui";
+  options.stop_source = "Cancel";
+  options.command = "chipfit-gui " + model_path_.toStdString();
+  showPage(run_page_);
+  return run_page_->start(model_path_, options);
+}
+
+void MainWindow::cancelRun() { run_page_->cancel(); }
+
+void MainWindow::showError(const QString& title, const QString& text) {
+  // Window-modal and non-blocking (open, not exec): the event loop, and a run in progress, go on.
+  auto* box = new QMessageBox(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("errorDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  emit errorShown(text);
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(kRecentKey).toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecentFiles) recent.removeLast();
+  settings.setValue(kRecentKey, recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(kRecentKey).toStringList();
+  for (const QString& path : recent) {
+    recent_menu_->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") + path, this,
+                            [this, path] { openModel(path); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!OnnxPathFrom(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QString path = OnnxPathFrom(event->mimeData());
+  if (path.isEmpty()) return;
+  event->acceptProposedAction();
+  openModel(path);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  // The run's worker stops after its current kernel (RunPage's runner joins it); the run is then
+  // stored as cancelled, never left looking like a finished one.
+  run_page_->cancel();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::checkStore() {
+  connect(&store_watcher_, &QFutureWatcher<QString>::finished, this, [this] {
+    const QString problem = store_watcher_.result();
+    if (problem.isEmpty()) return;
+    store_label_->setText(tr("store: %1 (unusable)").arg(QString::fromStdString(db_.string())));
+    showError(tr("The run store cannot be used"),
+              tr("%1\n\nRuns cannot be stored until this is fixed; start chipfit-gui with --db FILE to use "
+                 "another store.")
+                  .arg(problem));
+  });
+  store_watcher_.setFuture(QtConcurrent::run(CheckStoreOnPool, db_));
 }
 
 void MainWindow::startDiscovery(DiscoverFunction discover) {
@@ -114,7 +304,23 @@ void MainWindow::onDiscoveryFinished() {
   const DiscoveredDevices discovered = discovery_watcher_.result();
   const int count = discovered.devices ? static_cast<int>(discovered.devices->size()) : 0;
   devices_page_->setDiscovery(discovered.devices, discovered.notes);
+  targets_page_->setDevices(discovered.devices);
+  std::vector<Target> targets;
+  QString machine;
+  if (discovered.devices) {
+    for (const DeviceInfo& info : *discovered.devices) {
+      if (info.kind == DeviceKind::kCpu && machine.isEmpty()) {
+        machine = tr("machine: %1, %n core(s)", nullptr, info.compute_units).arg(QString::fromStdString(info.name));
+      }
+      for (const PrecisionSupport& p : info.precisions) {
+        if (p.support.ok) targets.push_back({info.kind, info.index, p.precision});
+      }
+    }
+  }
+  model_page_->setTargets(std::move(targets));
+  machine_label_->setText(machine);
   device_count_label_->setText(count == 1 ? tr("1 device") : tr("%1 devices").arg(count));
+  updateActions();
   emit devicesDiscovered(count);
 }
 

@@ -24,6 +24,8 @@ PACKAGES=(
   # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
   # (fonts-dejavu-core: the charts' and reports' typeface, also on a machine with no fonts at all)
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core
+  # the GUI interaction tests run once more in a real X window (xvfb-run needs xauth)
+  xvfb xauth
 )
 
 check_only=0

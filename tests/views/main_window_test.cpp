@@ -19,6 +19,7 @@
 #include "chipfit/version.h"
 #include "tests/views/sample_devices.h"
 #include "views/pages/devices_page.h"
+#include "views/pages/model_page.h"
 
 namespace chipfit {
 namespace {
@@ -102,15 +103,23 @@ TEST(MainWindowTest, ListsOnlyPagesThatWorkAndHasQuitAndAbout) {
   MainWindow window([] { return DiscoveryReport{}; });
   const auto* navigation = window.findChild<QListWidget*>(QStringLiteral("navigation"));
   ASSERT_NE(navigation, nullptr);
-  ASSERT_EQ(navigation->count(), 1);
-  EXPECT_EQ(navigation->item(0)->text(), QStringLiteral("Devices"));
+  QStringList titles;
+  for (int i = 0; i < navigation->count(); ++i) titles << navigation->item(i)->text();
+  EXPECT_EQ(titles, (QStringList{"Model", "Targets", "Run", "Devices"}));
   const auto* pages = window.findChild<QStackedWidget*>(QStringLiteral("pages"));
   ASSERT_NE(pages, nullptr);
+  EXPECT_EQ(pages->currentWidget(), window.modelPage());
+  window.showPage(window.devicesPage());
   EXPECT_EQ(pages->currentWidget(), window.devicesPage());
 
   EXPECT_EQ(window.windowTitle(), QStringLiteral("chipfit"));
   EXPECT_NE(window.findChild<QAction*>(QStringLiteral("quitAction")), nullptr);
   EXPECT_NE(window.findChild<QAction*>(QStringLiteral("aboutAction")), nullptr);
+  EXPECT_NE(window.findChild<QAction*>(QStringLiteral("openAction")), nullptr);
+  // Nothing to run before a model is open.
+  const auto* run = window.findChild<QAction*>(QStringLiteral("runAction"));
+  ASSERT_NE(run, nullptr);
+  EXPECT_FALSE(run->isEnabled());
   EXPECT_TRUE(MainWindow::aboutText().contains(QStringLiteral(CHIPFIT_VERSION)));
 
   QSignalSpy discovered(&window, &MainWindow::devicesDiscovered);
@@ -122,6 +131,7 @@ TEST(MainWindowTest, ListsOnlyPagesThatWorkAndHasQuitAndAbout) {
 TEST(MainWindowTest, RealDiscoveryShowsTheCpuAndSavesAScreenshot) {
   MainWindow window;
   QSignalSpy discovered(&window, &MainWindow::devicesDiscovered);
+  window.showPage(window.devicesPage());
   window.resize(1280, 480);
   window.show();
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));

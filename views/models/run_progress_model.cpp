@@ -1,0 +1,192 @@
+// RunProgressModel: the Run page's rows; figures come from the immutable TargetResult of each target.
+#include "views/models/run_progress_model.h"
+
+#include <QLocale>
+#include <algorithm>
+#include <cmath>
+
+namespace chipfit {
+namespace {
+
+// Where each phase of the pipeline starts on a target's 0..100 bar. The per-layer passes get the
+// widest band because they take the longest on every model profiled so far.
+int PhaseStart(const QString& phase) {
+  if (phase == QLatin1String("compile")) return 0;
+  if (phase == QLatin1String("warm-up")) return 5;
+  if (phase == QLatin1String("end-to-end")) return 10;
+  if (phase == QLatin1String("per-layer")) return 35;
+  if (phase == QLatin1String("energy")) return 80;
+  if (phase == QLatin1String("drift")) return 85;
+  return -1;
+}
+
+QString Ms(double value) { return QString::number(value, 'f', value < 1 ? 4 : 3); }
+
+}  // namespace
+
+RunProgressModel::RunProgressModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void RunProgressModel::startRun(const std::vector<Target>& targets) {
+  beginResetModel();
+  rows_.clear();
+  for (const Target& t : targets) rows_.push_back(Row{.target = t});
+  endResetModel();
+}
+
+void RunProgressModel::setPhase(int row, const QString& phase, const QString& detail) {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return;
+  Row& r = rows_[static_cast<size_t>(row)];
+  r.status = phase;
+  r.detail = detail;
+  if (const int start = PhaseStart(phase); start >= 0) r.progress = std::max(r.progress, start);
+  rowChanged(row);
+}
+
+void RunProgressModel::setLayerProgress(int row, int run, int runs, int done, int total) {
+  if (row < 0 || row >= static_cast<int>(rows_.size()) || runs <= 0 || total <= 0) return;
+  Row& r = rows_[static_cast<size_t>(row)];
+  const double fraction = (std::max(run - 1, 0) + static_cast<double>(done) / total) / runs;
+  r.status = QStringLiteral("per-layer");
+  r.detail = tr("run %1/%2, layer %3/%4").arg(run).arg(runs).arg(done + 1).arg(total);
+  r.progress = std::max(r.progress, 35 + static_cast<int>(45 * std::clamp(fraction, 0.0, 1.0)));
+  rowChanged(row);
+}
+
+void RunProgressModel::setResult(int row, std::shared_ptr<const TargetResult> result) {
+  if (row < 0 || row >= static_cast<int>(rows_.size()) || !result) return;
+  Row& r = rows_[static_cast<size_t>(row)];
+  r.result = std::move(result);
+  r.status = QString::fromStdString(r.result->status);
+  r.detail.clear();
+  r.progress = 100;
+  // A new ok target may become the speed-up baseline: every row's speed-up can change.
+  emit dataChanged(index(0, 0), index(rowCount() - 1, kColumnCount - 1));
+}
+
+void RunProgressModel::markUnfinished(const QString& status) {
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (rows_[i].result) continue;
+    rows_[i].status = status;
+    rows_[i].detail.clear();
+    rowChanged(static_cast<int>(i));
+  }
+}
+
+std::shared_ptr<const TargetResult> RunProgressModel::result(int row) const {
+  return row >= 0 && row < static_cast<int>(rows_.size()) ? rows_[static_cast<size_t>(row)].result : nullptr;
+}
+
+QString RunProgressModel::status(int row) const {
+  return row >= 0 && row < static_cast<int>(rows_.size()) ? rows_[static_cast<size_t>(row)].status : QString();
+}
+
+int RunProgressModel::finishedCount() const {
+  return static_cast<int>(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.result != nullptr; }));
+}
+
+int RunProgressModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RunProgressModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
+
+double RunProgressModel::baselineP50() const {
+  const TargetResult* base = nullptr;
+  for (const Row& r : rows_) {
+    if (!r.result || r.result->status != "ok") continue;
+    if (base == nullptr || r.target.ToString() == "cpu:fp32") base = r.result.get();
+  }
+  return base != nullptr ? base->latency.p50 : 0;
+}
+
+QVariant RunProgressModel::raw(const Row& row, int column) const {
+  const TargetResult* r = row.result && row.result->status == "ok" ? row.result.get() : nullptr;
+  switch (column) {
+    case kTargetColumn: return QString::fromStdString(row.target.ToString());
+    case kStatusColumn: return row.status;
+    case kProgressColumn: return row.progress;
+    case kP50Column: return r ? QVariant(r->latency.p50) : QVariant();
+    case kP99Column: return r ? QVariant(r->latency.p99) : QVariant();
+    case kSpeedupColumn: {
+      const double base = baselineP50();
+      return r && base > 0 && r->latency.p50 > 0 ? QVariant(base / r->latency.p50) : QVariant();
+    }
+    case kDriftColumn: return r && r->accuracy ? QVariant(r->accuracy->output_sqnr_db) : QVariant();
+    case kEnergyColumn: return r && r->energy ? QVariant(r->energy->joules) : QVariant();
+    case kNotesColumn:
+      return row.result && !row.result->error.empty() ? QString::fromStdString(row.result->error) : row.detail;
+    default: return {};
+  }
+}
+
+QVariant RunProgressModel::display(const Row& row, int column) const {
+  const QVariant value = raw(row, column);
+  const TargetResult* r = row.result.get();
+  switch (column) {
+    case kProgressColumn: return QStringLiteral("%1 %").arg(row.progress);
+    case kP50Column:
+    case kP99Column: return value.isValid() ? Ms(value.toDouble()) : QVariant();
+    case kSpeedupColumn: return value.isValid() ? QStringLiteral("%1×").arg(value.toDouble(), 0, 'f', 2) : QVariant();
+    case kDriftColumn: {
+      if (!value.isValid()) return {};
+      const double db = value.toDouble();
+      QString text = db >= kExactSqnrDb ? tr("exact") : tr("%1 dB").arg(db, 0, 'f', 1);
+      if (r->accuracy->top1_agreement) text += tr(", top-1 %1 %").arg(*r->accuracy->top1_agreement * 100, 0, 'f', 1);
+      return text;
+    }
+    case kEnergyColumn: {
+      if (!value.isValid()) return {};
+      const double mj = value.toDouble() * 1e3;
+      // The source always travels with the figure: an estimate is never shown as a measurement.
+      return tr("%1 mJ (%2)").arg(QLocale::c().toString(mj, 'g', 3), QString::fromStdString(r->energy->source));
+    }
+    case kNotesColumn:
+      if (r != nullptr && r->status == "ok") {
+        QString text = tr("%n layer(s)", nullptr, static_cast<int>(r->layers.size()));
+        if (!r->fallbacks.empty()) text += tr(", %n fallback(s)", nullptr, static_cast<int>(r->fallbacks.size()));
+        if (r->latency.noisy) text += tr(", noisy");
+        return text;
+      }
+      return value;
+    default: return value;
+  }
+}
+
+QVariant RunProgressModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size()) || index.column() >= kColumnCount) return {};
+  const Row& row = rows_[static_cast<size_t>(index.row())];
+  switch (role) {
+    case Qt::DisplayRole: return display(row, index.column());
+    case RawValueRole: return raw(row, index.column());
+    case ProgressRole: return row.progress;
+    case Qt::ToolTipRole:
+      if (row.result && !row.result->error.empty()) return QString::fromStdString(row.result->error);
+      return index.column() == kNotesColumn ? row.detail : QVariant();
+    case Qt::TextAlignmentRole:
+      if (index.column() >= kP50Column && index.column() <= kSpeedupColumn) {
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+      }
+      return {};
+    default: return {};
+  }
+}
+
+QVariant RunProgressModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case kTargetColumn: return tr("Target");
+    case kStatusColumn: return tr("Phase / status");
+    case kProgressColumn: return tr("Progress");
+    case kP50Column: return tr("p50 ms");
+    case kP99Column: return tr("p99 ms");
+    case kSpeedupColumn: return tr("Speed-up");
+    case kDriftColumn: return tr("Drift (output SQNR)");
+    case kEnergyColumn: return tr("Energy / inference");
+    case kNotesColumn: return tr("Notes");
+    default: return {};
+  }
+}
+
+void RunProgressModel::rowChanged(int row) { emit dataChanged(index(row, 0), index(row, kColumnCount - 1)); }
+
+}  // namespace chipfit

@@ -1,0 +1,489 @@
+// TargetsPage: layout, the ProfileOptions it fills, and the per-model settings in QSettings.
+#include "views/pages/targets_page.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStyledItemDelegate>
+#include <QTableView>
+#include <QThread>
+#include <QVBoxLayout>
+#include <utility>
+
+#include "core/quant/calibration.h"
+
+namespace chipfit {
+namespace {
+
+const QString kTargetsKey = QStringLiteral("targets");
+
+QString ToQString(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+
+QString SettingsGroup(const QString& model_key) { return QStringLiteral("models/") + model_key; }
+
+// Grey, wrapped, small: explains a control without competing with it. The placeholder colour, not a
+// disabled label: disabled text is too pale to read, and these lines say things users need.
+QLabel* HintLabel(const QString& text, QWidget* parent) {
+  auto* label = new QLabel(text, parent);
+  label->setWordWrap(true);
+  QPalette palette = label->palette();
+  palette.setColor(QPalette::WindowText, palette.color(QPalette::PlaceholderText));
+  label->setPalette(palette);
+  QFont font = label->font();
+  font.setPointSizeF(font.pointSizeF() * 0.9);
+  label->setFont(font);
+  return label;
+}
+
+QSpinBox* SpinBox(const QString& name, int minimum, int maximum, int value, QWidget* parent) {
+  auto* box = new QSpinBox(parent);
+  box->setObjectName(name);
+  box->setRange(minimum, maximum);
+  box->setValue(value);
+  box->setGroupSeparatorShown(true);
+  return box;
+}
+
+QDoubleSpinBox* DoubleSpinBox(const QString& name, double maximum, int decimals, const QString& suffix,
+                              QWidget* parent) {
+  auto* box = new QDoubleSpinBox(parent);
+  box->setObjectName(name);
+  box->setDecimals(decimals);
+  box->setRange(0, maximum);
+  box->setSuffix(suffix);
+  box->setGroupSeparatorShown(true);
+  return box;
+}
+
+// 0 is "no limit", as in the CLI where an absent flag sets none: the special text sits at the minimum.
+QDoubleSpinBox* LimitBox(const QString& name, double maximum, int decimals, const QString& suffix, QWidget* parent) {
+  auto* box = DoubleSpinBox(name, maximum, decimals, suffix, parent);
+  box->setSpecialValueText(TargetsPage::tr("no limit"));
+  box->setValue(0);
+  return box;
+}
+
+QComboBox* Combo(const QString& name, const std::vector<std::pair<QString, QString>>& items, QWidget* parent) {
+  auto* combo = new QComboBox(parent);
+  combo->setObjectName(name);
+  for (const auto& [text, data] : items) combo->addItem(text, data);
+  return combo;
+}
+
+std::optional<double> Limit(const QDoubleSpinBox* box) {
+  if (box->value() <= 0) return std::nullopt;
+  return box->value();
+}
+
+QVariant FieldValue(const QWidget* widget) {
+  if (const auto* spin = qobject_cast<const QSpinBox*>(widget)) return spin->value();
+  if (const auto* spin = qobject_cast<const QDoubleSpinBox*>(widget)) return spin->value();
+  if (const auto* combo = qobject_cast<const QComboBox*>(widget)) return combo->currentData();
+  if (const auto* edit = qobject_cast<const QLineEdit*>(widget)) return edit->text();
+  return {};
+}
+
+// A value that does not fit (hand-edited file, a combo entry since removed) leaves the control as is.
+void SetFieldValue(QWidget* widget, const QVariant& value) {
+  bool ok = false;
+  if (auto* spin = qobject_cast<QSpinBox*>(widget)) {
+    const int number = value.toInt(&ok);
+    if (ok) spin->setValue(number);
+  } else if (auto* spin = qobject_cast<QDoubleSpinBox*>(widget)) {
+    const double number = value.toDouble(&ok);
+    if (ok) spin->setValue(number);
+  } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+    const int index = combo->findData(value.toString());
+    if (index >= 0) combo->setCurrentIndex(index);
+  } else if (auto* edit = qobject_cast<QLineEdit*>(widget)) {
+    edit->setText(value.toString());
+  }
+}
+
+std::vector<Target> ParseTargets(const QStringList& texts) {
+  std::vector<Target> targets;
+  for (const QString& text : texts) {
+    auto target = ParseTarget(text.toStdString());
+    if (target.ok()) targets.push_back(*target);
+  }
+  return targets;
+}
+
+// Puts the check box in the middle of its cell, under the centred precision header where the eye
+// scans a column, and lets a click anywhere in the cell toggle it: the cell is the target.
+class CenteredCheckDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    if (!(opt.features & QStyleOptionViewItem::HasCheckIndicator)) {
+      QStyledItemDelegate::paint(painter, option, index);
+      return;
+    }
+    const QWidget* widget = option.widget;
+    QStyle* style = widget ? widget->style() : QApplication::style();
+    opt.features &= ~QStyleOptionViewItem::HasCheckIndicator;
+    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);  // background and focus only
+
+    QStyleOptionViewItem check = opt;
+    check.rect = QStyle::alignedRect(opt.direction, Qt::AlignCenter,
+                                     QSize(style->pixelMetric(QStyle::PM_IndicatorWidth, &opt, widget),
+                                           style->pixelMetric(QStyle::PM_IndicatorHeight, &opt, widget)),
+                                     opt.rect);
+    check.state &= ~QStyle::State_HasFocus;
+    check.state |= opt.checkState == Qt::Checked ? QStyle::State_On : QStyle::State_Off;
+    style->drawPrimitive(QStyle::PE_IndicatorItemViewItemCheck, &check, painter, widget);
+  }
+
+  bool editorEvent(QEvent* event, QAbstractItemModel* model, const QStyleOptionViewItem& /*option*/,
+                   const QModelIndex& index) override {
+    const Qt::ItemFlags flags = model->flags(index);
+    if (!(flags & Qt::ItemIsUserCheckable) || !(flags & Qt::ItemIsEnabled)) return false;
+    switch (event->type()) {
+      case QEvent::MouseButtonPress:
+      case QEvent::MouseButtonDblClick:
+        // Taken, so the view does not start anything else; the release toggles.
+        return static_cast<QMouseEvent*>(event)->button() == Qt::LeftButton;
+      case QEvent::MouseButtonRelease:
+        if (static_cast<QMouseEvent*>(event)->button() != Qt::LeftButton) return false;
+        break;
+      case QEvent::KeyPress: {
+        const int key = static_cast<QKeyEvent*>(event)->key();
+        if (key != Qt::Key_Space && key != Qt::Key_Select) return false;
+        break;
+      }
+      default: return false;
+    }
+    const bool checked = index.data(Qt::CheckStateRole).toInt() == Qt::Checked;
+    return model->setData(index, checked ? Qt::Unchecked : Qt::Checked, Qt::CheckStateRole);
+  }
+};
+
+}  // namespace
+
+TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetMatrixModel(this)) {
+  auto* columns = new QHBoxLayout;
+  columns->addWidget(buildRunSettings(), 1);
+  columns->addWidget(buildLimits(), 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(buildMatrix());
+  layout->addLayout(columns);
+  layout->addStretch(1);
+
+  // Built once, in this order; the value each control starts with is the default a new model gets.
+  for (QWidget* widget : std::initializer_list<QWidget*>{iterations_, warmup_, min_time_, data_dir_, calibration_,
+                                                         drift_samples_, max_latency_, latency_stat_, min_top1_,
+                                                         min_sqnr_, max_memory_, max_energy_, objective_}) {
+    fields_.push_back({widget, FieldValue(widget)});
+  }
+  watchEdits();
+  updateCount();
+  fitMatrixHeight();
+}
+
+QWidget* TargetsPage::buildMatrix() {
+  auto* box = new QGroupBox(tr("Targets"), this);
+  matrix_view_ = new QTableView(box);
+  matrix_view_->setObjectName(QStringLiteral("targetMatrix"));
+  matrix_view_->setModel(matrix_);
+  matrix_view_->setSelectionMode(QAbstractItemView::NoSelection);
+  matrix_view_->setEditTriggers(QAbstractItemView::NoEditTriggers);  // the check box toggles; nothing else edits
+  matrix_view_->setWordWrap(false);
+  matrix_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  matrix_view_->verticalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  matrix_view_->setItemDelegate(new CenteredCheckDelegate(matrix_view_));
+  // A machine has a handful of devices: show them all (fitMatrixHeight) instead of a scrolled strip.
+  matrix_view_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  matrix_view_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  matrix_view_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+
+  auto* all = new QPushButton(tr("All"), box);
+  all->setObjectName(QStringLiteral("checkAll"));
+  all->setToolTip(tr("Tick every supported target"));
+  auto* none = new QPushButton(tr("None"), box);
+  none->setObjectName(QStringLiteral("checkNone"));
+  none->setToolTip(tr("Untick every target"));
+  connect(all, &QPushButton::clicked, this, [this] { matrix_->setAllChecked(true); });
+  connect(none, &QPushButton::clicked, this, [this] { matrix_->setAllChecked(false); });
+  count_label_ = new QLabel(box);
+  count_label_->setObjectName(QStringLiteral("targetCount"));
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(all);
+  buttons->addWidget(none);
+  buttons->addSpacing(12);
+  buttons->addWidget(count_label_, 1);
+
+  auto* layout = new QVBoxLayout(box);
+  layout->addWidget(
+      HintLabel(tr("Unticked targets are skipped; greyed cells are unsupported — hover for the reason."), box));
+  layout->addWidget(matrix_view_);
+  layout->addLayout(buttons);
+  connect(matrix_, &TargetMatrixModel::checkedTargetsChanged, this, &TargetsPage::onMatrixChanged);
+  return box;
+}
+
+QWidget* TargetsPage::buildRunSettings() {
+  const ProfileOptions defaults;
+  auto* box = new QGroupBox(tr("Run settings"), this);
+  iterations_ = SpinBox(QStringLiteral("iterations"), 1, 1'000'000, defaults.iterations, box);
+  iterations_->setToolTip(tr("Timed runs per target, at least; more when the minimum time is not reached"));
+  warmup_ = SpinBox(QStringLiteral("warmup"), 0, 100'000, defaults.warmup, box);
+  warmup_->setToolTip(tr("Untimed runs before timing: caches, clocks and lazy allocations settle"));
+  min_time_ = DoubleSpinBox(QStringLiteral("minTime"), 3600, 2, tr(" s"), box);
+  min_time_->setSingleStep(0.5);
+  min_time_->setValue(defaults.min_time_s);
+  min_time_->setToolTip(tr("Keep timing until this much time has passed, even after the iterations"));
+  calibration_ = Combo(QStringLiteral("calibration"),
+                       {{tr("MinMax"), ToQString(CalibrationMethodName(CalibrationMethod::kMinMax))},
+                        {tr("Entropy (KL)"), ToQString(CalibrationMethodName(CalibrationMethod::kEntropy))},
+                        {tr("Percentile (99.99)"), ToQString(CalibrationMethodName(CalibrationMethod::kPercentile))}},
+                       box);
+  calibration_->setCurrentIndex(calibration_->findData(ToQString(CalibrationMethodName(defaults.calibration))));
+  calibration_->setToolTip(tr("How int8 targets choose activation ranges from the calibration data"));
+  drift_samples_ = SpinBox(QStringLiteral("driftSamples"), 1, 10'000, defaults.drift_samples, box);
+  drift_samples_->setToolTip(tr("Inputs compared against the reference for accuracy drift"));
+
+  auto* form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->addRow(tr("Iterations:"), iterations_);
+  form->addRow(tr("Warm-up:"), warmup_);
+  form->addRow(tr("Min time:"), min_time_);
+  form->addRow(tr("Data folder:"), buildDataDir());
+  form->addRow(tr("INT8 calibration:"), calibration_);
+  form->addRow(tr("Drift samples:"), drift_samples_);
+  return box;
+}
+
+QWidget* TargetsPage::buildDataDir() {
+  auto* holder = new QWidget(this);
+  data_dir_ = new QLineEdit(holder);
+  data_dir_->setObjectName(QStringLiteral("dataDir"));
+  data_dir_->setPlaceholderText(tr("seeded random inputs"));
+  data_dir_->setClearButtonEnabled(true);
+  // Room for the placeholder at least: squeezed to "seed…" it no longer says what empty means.
+  data_dir_->setMinimumWidth(data_dir_->fontMetrics().horizontalAdvance(data_dir_->placeholderText()) + 48);
+  auto* browse = new QPushButton(tr("Browse…"), holder);
+  browse->setObjectName(QStringLiteral("browseDataDir"));
+  connect(browse, &QPushButton::clicked, this, &TargetsPage::browseDataDir);
+
+  auto* row = new QHBoxLayout;
+  row->addWidget(data_dir_, 1);
+  row->addWidget(browse);
+  auto* layout = new QVBoxLayout(holder);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(row);
+  layout->addWidget(HintLabel(tr("One .npy file per model input, for calibration, timing and drift. "
+                                 "Empty: seeded random inputs, and the results say so."),
+                              holder));
+  return holder;
+}
+
+QWidget* TargetsPage::buildLimits() {
+  const RecommendSettings defaults;
+  auto* box = new QGroupBox(tr("Limits and objective"), this);
+  max_latency_ = LimitBox(QStringLiteral("maxLatency"), 1e6, 3, tr(" ms"), box);
+  latency_stat_ = Combo(QStringLiteral("latencyStat"),
+                        {{QStringLiteral("p99"), QStringLiteral("p99")},
+                         {QStringLiteral("p90"), QStringLiteral("p90")},
+                         {QStringLiteral("p50"), QStringLiteral("p50")}},
+                        box);
+  latency_stat_->setCurrentIndex(latency_stat_->findData(QString::fromStdString(defaults.limits.latency_stat)));
+  latency_stat_->setToolTip(tr("Which latency statistic the limit bounds"));
+  latency_stat_->setEnabled(false);  // means nothing until there is a latency limit
+  min_top1_ = LimitBox(QStringLiteral("minTop1"), 100, 2, tr(" %"), box);
+  min_top1_->setToolTip(tr("Top-1 agreement with the reference target"));
+  min_sqnr_ = LimitBox(QStringLiteral("minSqnr"), 300, 1, tr(" dB"), box);
+  min_sqnr_->setToolTip(tr("Signal-to-quantisation-noise ratio of the outputs against the reference"));
+  max_memory_ = LimitBox(QStringLiteral("maxMemory"), 1e8, 0, tr(" MiB"), box);
+  max_memory_->setSingleStep(64);
+  max_memory_->setToolTip(tr("Planned peak memory"));
+  max_energy_ = LimitBox(QStringLiteral("maxEnergy"), 1e6, 3, tr(" mJ"), box);
+  max_energy_->setToolTip(tr("Energy per inference"));
+  objective_ = Combo(QStringLiteral("objective"),
+                     {{tr("Latency"), QStringLiteral("latency")},
+                      {tr("Energy per inference"), QStringLiteral("energy")},
+                      {tr("Cost per million inferences"), QStringLiteral("cost")}},
+                     box);
+  objective_->setCurrentIndex(objective_->findData(QString::fromStdString(defaults.objective)));
+  objective_->setToolTip(tr("How the targets that pass every limit are ranked"));
+
+  auto* latency = new QHBoxLayout;
+  latency->addWidget(max_latency_, 1);
+  latency->addWidget(latency_stat_);
+
+  auto* form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->addRow(tr("Max latency:"), latency);
+  form->addRow(tr("Min top-1 agreement:"), min_top1_);
+  form->addRow(tr("Min output SQNR:"), min_sqnr_);
+  form->addRow(tr("Max memory:"), max_memory_);
+  form->addRow(tr("Max energy:"), max_energy_);
+  form->addRow(tr("Objective:"), objective_);
+  form->addRow(HintLabel(tr("0 means no limit. Targets that break a limit are listed with the limit and "
+                            "by how much."),
+                         box));
+  return box;
+}
+
+void TargetsPage::watchEdits() {
+  for (const Field& field : fields_) {
+    if (auto* spin = qobject_cast<QSpinBox*>(field.widget)) {
+      connect(spin, &QSpinBox::valueChanged, this, &TargetsPage::onEdited);
+    } else if (auto* spin = qobject_cast<QDoubleSpinBox*>(field.widget)) {
+      connect(spin, &QDoubleSpinBox::valueChanged, this, &TargetsPage::onEdited);
+    } else if (auto* combo = qobject_cast<QComboBox*>(field.widget)) {
+      connect(combo, &QComboBox::currentIndexChanged, this, &TargetsPage::onEdited);
+    } else if (auto* edit = qobject_cast<QLineEdit*>(field.widget)) {
+      connect(edit, &QLineEdit::textChanged, this, &TargetsPage::onEdited);
+    }
+  }
+  connect(max_latency_, &QDoubleSpinBox::valueChanged, latency_stat_,
+          [this](double value) { latency_stat_->setEnabled(value > 0); });
+}
+
+void TargetsPage::setDevices(DevicesModel::Snapshot devices) {
+  Q_ASSERT(QThread::currentThread() == thread());
+  applying_ = true;
+  matrix_->setDevices(std::move(devices));
+  applyTargets();
+  applying_ = false;
+  fitMatrixHeight();
+  emit optionsChanged();
+}
+
+void TargetsPage::fitMatrixHeight() {
+  const int rows = matrix_view_->verticalHeader()->length();
+  const int header = matrix_view_->horizontalHeader()->sizeHint().height();
+  matrix_view_->setFixedHeight(header + rows + 2 * matrix_view_->frameWidth());
+}
+
+void TargetsPage::setModelKey(const QString& sha256) {
+  if (sha256 == model_key_) return;
+  // Nothing to save for the model being left: every edit was saved as it happened.
+  model_key_ = sha256;
+  load();
+}
+
+void TargetsPage::load() {
+  applying_ = true;
+  QSettings settings;
+  if (!model_key_.isEmpty()) settings.beginGroup(SettingsGroup(model_key_));
+  const bool saved = !model_key_.isEmpty();
+  for (const Field& field : fields_) {
+    const QString key = field.widget->objectName();
+    SetFieldValue(field.widget, saved ? settings.value(key, field.default_value) : field.default_value);
+  }
+  chosen_targets_.reset();
+  if (saved && settings.contains(kTargetsKey)) chosen_targets_ = settings.value(kTargetsKey).toStringList();
+  applyTargets();
+  applying_ = false;
+  emit optionsChanged();
+}
+
+void TargetsPage::save() const {
+  if (model_key_.isEmpty()) return;
+  QSettings settings;
+  settings.beginGroup(SettingsGroup(model_key_));
+  for (const Field& field : fields_) settings.setValue(field.widget->objectName(), FieldValue(field.widget));
+  if (chosen_targets_) {
+    settings.setValue(kTargetsKey, *chosen_targets_);
+  } else {
+    settings.remove(kTargetsKey);
+  }
+}
+
+void TargetsPage::applyTargets() {
+  if (chosen_targets_) {
+    matrix_->setCheckedTargets(ParseTargets(*chosen_targets_));
+  } else {
+    matrix_->setAllChecked(true);
+  }
+  updateCount();
+}
+
+QStringList TargetsPage::targetsToSave() const {
+  QStringList texts;
+  for (const Target& target : matrix_->checkedTargets()) texts << QString::fromStdString(target.ToString());
+  if (!chosen_targets_) return texts;
+  for (const Target& target : ParseTargets(*chosen_targets_)) {
+    const QString text = QString::fromStdString(target.ToString());
+    if (!matrix_->indexOf(target).isValid() && !texts.contains(text)) texts << text;
+  }
+  return texts;
+}
+
+void TargetsPage::onEdited() {
+  if (applying_) return;
+  save();
+  emit optionsChanged();
+}
+
+void TargetsPage::onMatrixChanged() {
+  updateCount();
+  if (applying_) return;
+  chosen_targets_ = targetsToSave();
+  save();
+  emit optionsChanged();
+}
+
+void TargetsPage::updateCount() {
+  if (!matrix_->devices()) {
+    count_label_->setText(tr("Waiting for device discovery…"));
+    return;
+  }
+  const int checked = matrix_->checkedCount();
+  if (checked == 0) {
+    count_label_->setText(tr("No target ticked: a run would have nothing to profile."));
+  } else {
+    count_label_->setText(tr("%1 of %2 supported targets ticked").arg(checked).arg(matrix_->supportedCount()));
+  }
+}
+
+void TargetsPage::browseDataDir() {
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Data folder"), data_dir_->text());
+  if (!folder.isEmpty()) data_dir_->setText(folder);
+}
+
+bool TargetsPage::hasCheckedTargets() const { return matrix_->checkedCount() > 0; }
+
+ProfileOptions TargetsPage::options() const {
+  ProfileOptions options;
+  options.targets = matrix_->checkedTargets();
+  options.iterations = iterations_->value();
+  options.warmup = warmup_->value();
+  options.min_time_s = min_time_->value();
+  options.data_dir = data_dir_->text().trimmed().toStdString();
+  options.calibration =
+      ParseCalibrationMethod(calibration_->currentData().toString().toStdString()).value_or(options.calibration);
+  options.drift_samples = drift_samples_->value();
+
+  Limits& limits = options.recommend.limits;
+  limits.max_latency_ms = Limit(max_latency_);
+  limits.latency_stat = latency_stat_->currentData().toString().toStdString();
+  // The form speaks percent; Limits, like the CLI's --min-top1, a fraction.
+  if (auto top1 = Limit(min_top1_)) limits.min_top1 = *top1 / 100.0;
+  limits.min_sqnr_db = Limit(min_sqnr_);
+  limits.max_memory_mb = Limit(max_memory_);
+  limits.max_energy_mj = Limit(max_energy_);
+  options.recommend.objective = objective_->currentData().toString().toStdString();
+  return options;
+}
+
+}  // namespace chipfit
