@@ -10,11 +10,12 @@
 namespace {
 
 constexpr char kUsage[] =
-    "Usage: chipfit-gui [--db FILE] [MODEL.onnx] [Qt options]\n"
+    "Usage: chipfit-gui [--db FILE] [--shape NAME=1x3x224x224 ...] [MODEL.onnx] [Qt options]\n"
     "Opens the chipfit workbench window, with MODEL open when given. For headless profiling and reports use\n"
     "`chipfit` (chipfit --help); both record runs in the same store.\n"
     "\n"
     "  --db FILE      run store (SQLite) to record runs in (default: the one `chipfit` uses)\n"
+    "  --shape NAME=DIMS  bind an input's dynamic dims, as in the CLI (repeatable; editable on the Model page)\n"
     "  -h, --help     show this help and exit\n"
     "  -v, --version  show the version and exit\n";
 
@@ -44,12 +45,17 @@ int main(int argc, char** argv) {
   // QApplication has taken its own options (-platform …); what is left is ours.
   std::filesystem::path db;
   QString model;
+  QStringList shapes;
   const QStringList args = QApplication::arguments();
   for (qsizetype i = 1; i < args.size(); ++i) {
     if (args[i] == QLatin1String("--db") && i + 1 < args.size()) {
       db = args[++i].toStdString();
     } else if (args[i].startsWith(QLatin1String("--db="))) {
       db = args[i].mid(5).toStdString();
+    } else if (args[i] == QLatin1String("--shape") && i + 1 < args.size()) {
+      shapes << args[++i];
+    } else if (args[i].startsWith(QLatin1String("--shape="))) {
+      shapes << args[i].mid(8);
     } else if (args[i].startsWith(QLatin1Char('-'))) {
       std::fprintf(stderr, "chipfit-gui: unknown option '%s'\n%s", args[i].toLocal8Bit().constData(), kUsage);
       return 2;
@@ -64,6 +70,6 @@ int main(int argc, char** argv) {
 
   chipfit::MainWindow window(&chipfit::DiscoverDevices, nullptr, db);
   window.show();
-  if (!model.isEmpty()) window.openModel(model);
+  if (!model.isEmpty()) window.openModel(model, shapes);
   return QApplication::exec();
 }

@@ -52,8 +52,9 @@ class MainWindow : public QMainWindow {
   const std::filesystem::path& storePath() const { return db_; }
   QString modelPath() const { return model_path_; }
 
-  // Opens (analyses) a model; the Model page shows it. Errors come as a dialog naming the file.
-  void openModel(const QString& path);
+  // Opens (analyses) a model with its dynamic dims bound by `shapes` ("NAME=1x3x48x192"); the Model
+  // page shows it. Errors come as a dialog naming the file.
+  void openModel(const QString& path, const QStringList& shapes = {});
   // Profiles the open model on the Targets page's ticked targets (Ctrl+R); false when it cannot start.
   bool runProfile();
   // Stops a run after its current kernel (Esc); the run is stored `cancelled`.
@@ -96,6 +97,7 @@ class MainWindow : public QMainWindow {
   QLabel* device_count_label_;
   QLabel* store_label_;
   QMenu* recent_menu_ = nullptr;
+  QAction* open_action_ = nullptr;
   QAction* run_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
   QString model_path_;  // the model the pages show (after a successful analysis)
