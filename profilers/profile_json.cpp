@@ -325,10 +325,11 @@ Result<RunResult> RunResultFromJson(const json& j) {
   const char* where = "run";
   try {
     RunResult run;
-    for (const auto& [key, value] : j.items()) {
-      if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; }) ==
+    for (const auto& item : j.items()) {
+      const std::string& key = item.key();
+      if (std::find_if(std::begin(kKnown), std::end(kKnown), [&key](const char* k) { return key == k; }) ==
           std::end(kKnown)) {
-        run.extra[key] = value;
+        run.extra[key] = item.value();
       }
     }
     run.chipfit_version = Get<std::string>(j, "chipfit_version");

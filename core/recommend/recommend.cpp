@@ -15,13 +15,6 @@ using nlohmann::json;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::optional<double> Num(const json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
 struct Candidate {
   std::string target, status, error, kind, device_name;
   double latency = kInf;  // the limit's statistic
@@ -39,26 +32,25 @@ struct Violation {
   std::string reason;
 };
 
-Candidate FromJson(const json& t, const RecommendOptions& o) {
+Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) {
   Candidate c;
-  c.target = t.value("target", "");
-  c.status = t.value("status", "");
-  if (t.contains("error") && t["error"].is_string()) c.error = t["error"].get<std::string>();
-  const json& device = t.value("device", json::object());
-  c.kind = device.value("kind", "");
-  c.device_name = device.value("name", "");
-  const json& latency = t.value("latency_ms", json(nullptr));
-  c.latency = Num(latency, o.limits.latency_stat.c_str()).value_or(kInf);
-  c.p50 = Num(latency, "p50").value_or(kInf);
-  if (auto bytes = Num(t, "peak_memory_bytes")) c.memory_mb = *bytes / (1024.0 * 1024.0);
-  const json& energy = t.value("energy_j", json(nullptr));
-  if (auto j = Num(energy, "value")) {
-    c.energy_mj = *j * 1e3;
-    c.energy_source = energy.value("source", "");
+  c.target = t.target;
+  c.status = t.status;
+  c.error = t.error;
+  c.kind = t.device_kind;
+  c.device_name = t.device_name;
+  const std::optional<double> stat = o.limits.latency_stat == "p50"   ? t.p50_ms
+                                     : o.limits.latency_stat == "p90" ? t.p90_ms
+                                                                      : t.p99_ms;
+  c.latency = stat.value_or(kInf);
+  c.p50 = t.p50_ms.value_or(kInf);
+  if (t.peak_memory_bytes) c.memory_mb = *t.peak_memory_bytes / (1024.0 * 1024.0);
+  if (t.energy_j) {
+    c.energy_mj = *t.energy_j * 1e3;
+    c.energy_source = t.energy_source;
   }
-  const json& accuracy = t.value("accuracy", json(nullptr));
-  c.sqnr_db = Num(accuracy, "output_sqnr_db");
-  c.top1 = Num(accuracy, "top1_agreement");
+  c.sqnr_db = t.output_sqnr_db;
+  c.top1 = t.top1_agreement;
   if (o.costs != nullptr && std::isfinite(c.p50)) {
     if (const CostEntry* e = o.costs->Find(c.kind, c.device_name)) {
       // One inference at a time on the whole device: $/h × seconds per inference × 10^6 / 3600.
@@ -226,7 +218,7 @@ Result<std::map<std::string, double>> ParseWeights(const std::string& text) {
   return weights;
 }
 
-Result<json> Recommend(const json& run, const RecommendOptions& o) {
+Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const RecommendOptions& o) {
   const Limits& l = o.limits;
   if (l.latency_stat != "p50" && l.latency_stat != "p90" && l.latency_stat != "p99") {
     return InvalidArgument("--latency-stat must be p50, p90 or p99, not '" + l.latency_stat + "'");
@@ -237,7 +229,7 @@ Result<json> Recommend(const json& run, const RecommendOptions& o) {
     return InvalidArgument("the cost objective needs a cost table ($/hour per device)");
   }
   std::vector<Candidate> all;
-  for (const json& t : run.value("targets", json::array())) all.push_back(FromJson(t, o));
+  for (const RecommendCandidate& t : targets) all.push_back(FromCandidate(t, o));
 
   json rejected = json::array();
   std::vector<const Candidate*> passing;

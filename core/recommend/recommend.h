@@ -1,7 +1,7 @@
 // Recommendation (DESIGN.md §5): from a run's target results, hard limits and an objective, the
 // targets that pass ranked, the Pareto frontier over latency × drift × energy, every rejected
 // target with the limit it broke and by how much, and one paragraph in plain language.
-// Deterministic and device-free: it reads the profile JSON (schema chipfit.profile/1) only.
+// Deterministic and device-free: it reads typed candidates (the session fills them from its targets).
 #pragma once
 
 #include <filesystem>
@@ -58,8 +58,22 @@ struct RecommendOptions {
 // Parses "latency=1,energy=0.5"; errors name the bad part.
 Result<std::map<std::string, double>> ParseWeights(const std::string& text);
 
+// One target as the recommendation sees it: what was measured, typed. Absent values were not
+// measured (a limit on them cannot be met; an objective on them ranks last).
+struct RecommendCandidate {
+  std::string target{};  // "cpu:int8"
+  std::string status{};  // ok | failed | unsupported | cancelled
+  std::string error{};
+  std::string device_kind{}, device_name{};  // for the cost table
+  std::optional<double> p50_ms{}, p90_ms{}, p99_ms{};
+  std::optional<double> peak_memory_bytes{};
+  std::optional<double> energy_j{};
+  std::string energy_source{};  // "estimated", "measured:<sensor>" …
+  std::optional<double> output_sqnr_db{}, top1_agreement{};
+};
+
 // The recommendation JSON of DESIGN.md §7: {"limits", "objective", "weights", "ranked", "scores",
 // "pareto", "rejected", "best", "fallback", "closest", "summary"}.
-Result<nlohmann::json> Recommend(const nlohmann::json& run, const RecommendOptions& options);
+Result<nlohmann::json> Recommend(const std::vector<RecommendCandidate>& targets, const RecommendOptions& options);
 
 }  // namespace chipfit

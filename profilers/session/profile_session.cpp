@@ -314,9 +314,30 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
   ASSIGN_OR_RETURN(CostTable costs, LoadCostTable(settings.costs.empty() ? DefaultCostTablePath()
                                                                          : std::filesystem::path(settings.costs)));
   o.costs = &costs;
-  nlohmann::json targets = nlohmann::json::array();
-  for (const auto& t : run.targets) targets.push_back(TargetResultToJson(*t, run.node_ops));
-  return Recommend({{"targets", targets}}, o);
+  std::vector<RecommendCandidate> candidates;
+  for (const auto& t : run.targets) {
+    RecommendCandidate c{.target = t->target.ToString(),
+                         .status = t->status,
+                         .error = t->error,
+                         .device_kind = std::string(DeviceKindName(t->target.kind)),
+                         .device_name = t->device_name,
+                         .peak_memory_bytes = static_cast<double>(t->peak_memory_bytes)};
+    if (t->status == "ok") {  // latency is measured only for targets that ran
+      c.p50_ms = t->latency.p50;
+      c.p90_ms = t->latency.p90;
+      c.p99_ms = t->latency.p99;
+    }
+    if (t->energy) {
+      c.energy_j = t->energy->joules;
+      c.energy_source = t->energy->source;
+    }
+    if (t->accuracy) {
+      c.output_sqnr_db = t->accuracy->output_sqnr_db;
+      c.top1_agreement = t->accuracy->top1_agreement;
+    }
+    candidates.push_back(std::move(c));
+  }
+  return Recommend(candidates, o);
 }
 
 ProfileSession::ProfileSession(ProfileOptions options, Discover discover)

@@ -14,22 +14,27 @@ namespace {
 
 using nlohmann::json;
 
-// One target's JSON: p50 (p99 = 1.5 × p50), output SQNR, top-1, energy (mJ), planned memory (MiB).
-json T(const std::string& target, double p50, double sqnr, std::optional<double> top1, double energy_mj,
-       double memory_mb = 10, const std::string& status = "ok") {
-  if (status != "ok") return {{"target", target}, {"status", status}, {"error", "refused: no kernel"}};
-  return {{"target", target},
-          {"status", "ok"},
-          {"device", {{"kind", target.substr(0, target.find(':'))}, {"name", "Test CPU"}}},
-          {"latency_ms", {{"p50", p50}, {"p90", p50 * 1.2}, {"p99", p50 * 1.5}}},
-          {"peak_memory_bytes", memory_mb * 1024 * 1024},
-          {"energy_j", {{"value", energy_mj / 1e3}, {"source", "estimated"}}},
-          {"accuracy", {{"output_sqnr_db", sqnr}, {"top1_agreement", top1 ? json(*top1) : json(nullptr)}}}};
+// One target: p50 (p99 = 1.5 × p50), output SQNR, top-1, energy (mJ), planned memory (MiB).
+RecommendCandidate T(const std::string& target, double p50, double sqnr, std::optional<double> top1, double energy_mj,
+                     double memory_mb = 10, const std::string& status = "ok") {
+  if (status != "ok") return {.target = target, .status = status, .error = "refused: no kernel"};
+  return {.target = target,
+          .status = "ok",
+          .device_kind = target.substr(0, target.find(':')),
+          .device_name = "Test CPU",
+          .p50_ms = p50,
+          .p90_ms = p50 * 1.2,
+          .p99_ms = p50 * 1.5,
+          .peak_memory_bytes = memory_mb * 1024 * 1024,
+          .energy_j = energy_mj / 1e3,
+          .energy_source = "estimated",
+          .output_sqnr_db = sqnr,
+          .top1_agreement = top1};
 }
 
-json RunOf(std::vector<json> targets) { return {{"targets", targets}}; }
+std::vector<RecommendCandidate> RunOf(std::vector<RecommendCandidate> targets) { return targets; }
 
-const json kRun =
+const std::vector<RecommendCandidate> kRun =
     RunOf({T("cpu:fp32", 1.0, 120, 1.0, 1.4), T("cpu:bf16", 0.6, 40, 0.998, 1.2), T("cpu:int8", 0.37, 24, 0.996, 1.1),
            T("opencl:0:fp32", 9.7, 127, 1.0, 1.4), T("cpu:fp16", 0, 0, 0, 0, 0, "unsupported")});
 
@@ -38,10 +43,10 @@ std::vector<std::string> Names(const json& list) { return list.get<std::vector<s
 // A tiny model on a noisy machine: bf16 has the better p99 but the worse p50. The paragraph must say
 // it was ranked by p99, or "1.16x slower than cpu:fp32" reads like a wrong pick.
 TEST(RecommendTest, SaysWhenTheTailDecidedAgainstTheMedian) {
-  json fp32 = T("cpu:fp32", 0.0286, 130, 1.0, 0.03);
-  fp32["latency_ms"]["p99"] = 0.090;
-  json bf16 = T("cpu:bf16", 0.0333, 55, 1.0, 0.02);
-  bf16["latency_ms"]["p99"] = 0.060;
+  RecommendCandidate fp32 = T("cpu:fp32", 0.0286, 130, 1.0, 0.03);
+  fp32.p99_ms = 0.090;
+  RecommendCandidate bf16 = T("cpu:bf16", 0.0333, 55, 1.0, 0.02);
+  bf16.p99_ms = 0.060;
   auto r = Recommend(RunOf({fp32, bf16}), RecommendOptions{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)["best"], "cpu:bf16");
@@ -131,12 +136,12 @@ TEST(RecommendTest, TiesAreBrokenDeterministically) {
 
 TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
   // p99 1.137 vs 1.149 ms (1 % apart): a tie, and fp32's faster p50 wins it; 1.30 ms is 14 % behind.
-  json fp32 = T("cpu:fp32", 0.864, 120, 1.0, 1.4);
-  fp32["latency_ms"]["p99"] = 1.149;
-  json bf16 = T("cpu:bf16", 0.967, 37, 0.75, 1.3);
-  bf16["latency_ms"]["p99"] = 1.137;
-  json int8 = T("cpu:int8", 0.80, 24, 1.0, 1.2);
-  int8["latency_ms"]["p99"] = 1.30;
+  RecommendCandidate fp32 = T("cpu:fp32", 0.864, 120, 1.0, 1.4);
+  fp32.p99_ms = 1.149;
+  RecommendCandidate bf16 = T("cpu:bf16", 0.967, 37, 0.75, 1.3);
+  bf16.p99_ms = 1.137;
+  RecommendCandidate int8 = T("cpu:int8", 0.80, 24, 1.0, 1.2);
+  int8.p99_ms = 1.30;
   auto r = Recommend(RunOf({bf16, int8, fp32}), RecommendOptions{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:fp32", "cpu:bf16", "cpu:int8"}));
@@ -147,8 +152,8 @@ TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
   EXPECT_FALSE(tie["cpu:int8"]);
 
   // Ranked by energy where none was measured: every score is infinite, all tie, the p50 orders them.
-  fp32.erase("energy_j");
-  bf16.erase("energy_j");
+  fp32.energy_j.reset();
+  bf16.energy_j.reset();
   RecommendOptions energy;
   energy.objective = Objective::kEnergy;
   auto unmeasured = Recommend(RunOf({bf16, fp32}), energy);
@@ -159,7 +164,7 @@ TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
 
 TEST(RecommendTest, ParetoFrontierOverLatencyDriftAndEnergy) {
   // d is dominated by c (slower, noisier, same energy); the rest each win somewhere.
-  const json run = RunOf({T("cpu:a", 1.0, 120, 1.0, 3.0), T("cpu:b", 0.5, 40, 1.0, 2.0), T("cpu:c", 0.3, 25, 1.0, 2.5),
+  const auto run = RunOf({T("cpu:a", 1.0, 120, 1.0, 3.0), T("cpu:b", 0.5, 40, 1.0, 2.0), T("cpu:c", 0.3, 25, 1.0, 2.5),
                           T("cpu:d", 0.4, 20, 1.0, 2.5), T("cpu:e", 2.0, 30, 1.0, 1.0)});
   auto r = Recommend(run, {});
   ASSERT_TRUE(r.ok());
