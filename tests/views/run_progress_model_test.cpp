@@ -1,0 +1,131 @@
+// RunProgressModel: rows per target through a run (phases, per-layer progress, results, a failing
+// target beside ok ones, cancellation), under QAbstractItemModelTester, without a widget.
+#include "views/models/run_progress_model.h"
+
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QCoreApplication>
+#include <QSignalSpy>
+
+namespace chipfit {
+namespace {
+
+const Target kFp32{DeviceKind::kCpu, 0, Precision::kFp32};
+const Target kInt8{DeviceKind::kCpu, 0, Precision::kInt8};
+const Target kOpenCl{DeviceKind::kOpenCL, 0, Precision::kFp16};
+
+std::shared_ptr<const TargetResult> Ok(const Target& target, double p50, double sqnr, std::string energy_source) {
+  auto r = std::make_shared<TargetResult>();
+  r->target = target;
+  r->latency.p50 = p50;
+  r->latency.p99 = p50 * 1.5;
+  r->layers.resize(3);
+  AccuracySummary accuracy;
+  accuracy.output_sqnr_db = sqnr;
+  accuracy.top1_agreement = 1.0;
+  r->accuracy = accuracy;
+  r->energy = EnergyValue{.joules = 1.5e-3, .source = std::move(energy_source)};
+  return r;
+}
+
+QVariant Cell(const RunProgressModel& m, int row, int column, int role = Qt::DisplayRole) {
+  return m.index(row, column).data(role);
+}
+
+class RunProgressModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tester_ =
+        std::make_unique<QAbstractItemModelTester>(&model_, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model_.startRun({kFp32, kInt8, kOpenCl});
+  }
+  RunProgressModel model_;
+  std::unique_ptr<QAbstractItemModelTester> tester_;
+};
+
+TEST_F(RunProgressModelTest, OneWaitingRowPerTarget) {
+  ASSERT_EQ(model_.rowCount(), 3);
+  EXPECT_EQ(Cell(model_, 0, RunProgressModel::kTargetColumn).toString(), QStringLiteral("cpu:fp32"));
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kTargetColumn).toString(), QStringLiteral("opencl:0:fp16"));
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(model_.status(r), QStringLiteral("waiting"));
+    EXPECT_EQ(Cell(model_, r, 0, RunProgressModel::ProgressRole).toInt(), 0);
+    EXPECT_FALSE(Cell(model_, r, RunProgressModel::kP50Column, RunProgressModel::RawValueRole).isValid());
+  }
+}
+
+TEST_F(RunProgressModelTest, PhasesAndLayerProgressOnlyMoveForward) {
+  QSignalSpy changed(&model_, &QAbstractItemModel::dataChanged);
+  model_.setPhase(0, QStringLiteral("compile"), {});
+  model_.setPhase(0, QStringLiteral("end-to-end"), QStringLiteral("32 runs"));
+  EXPECT_EQ(model_.status(0), QStringLiteral("end-to-end"));
+  EXPECT_EQ(Cell(model_, 0, RunProgressModel::kNotesColumn).toString(), QStringLiteral("32 runs"));
+  const int at_timing = Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt();
+  model_.setLayerProgress(0, 10, 20, 5, 10);  // halfway through the per-layer passes
+  const int halfway = Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt();
+  EXPECT_GT(halfway, at_timing);
+  model_.setLayerProgress(0, 1, 20, 0, 10);  // a late, older update never moves the bar back
+  EXPECT_EQ(Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt(), halfway);
+  model_.setPhase(0, QStringLiteral("drift"), {});
+  EXPECT_GT(Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt(), halfway);
+  EXPECT_LT(Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt(), 100);
+  EXPECT_GE(changed.count(), 5);
+  // Out-of-range rows are ignored, not a crash.
+  model_.setPhase(7, QStringLiteral("compile"), {});
+  model_.setLayerProgress(-1, 1, 1, 0, 1);
+}
+
+TEST_F(RunProgressModelTest, FiguresAppearWhenATargetFinishesAndAFailureStaysInItsRow) {
+  model_.setResult(1, Ok(kInt8, 0.5, 24.5, "estimated"));
+  // cpu:fp32 not finished yet: int8's speed-up is relative to itself, the only ok target.
+  EXPECT_DOUBLE_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 1.0);
+  model_.setResult(0, Ok(kFp32, 1.0, 130, "measured:rapl"));
+  EXPECT_EQ(model_.status(0), QStringLiteral("ok"));
+  EXPECT_EQ(Cell(model_, 0, 0, RunProgressModel::ProgressRole).toInt(), 100);
+  EXPECT_DOUBLE_EQ(Cell(model_, 0, RunProgressModel::kP50Column, RunProgressModel::RawValueRole).toDouble(), 1.0);
+  EXPECT_DOUBLE_EQ(Cell(model_, 0, RunProgressModel::kP99Column, RunProgressModel::RawValueRole).toDouble(), 1.5);
+  // Now cpu:fp32 is the baseline: int8 is 2x faster.
+  EXPECT_DOUBLE_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 2.0);
+  EXPECT_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn).toString(), QStringLiteral("2.00×"));
+  EXPECT_EQ(Cell(model_, 1, RunProgressModel::kDriftColumn).toString(), QStringLiteral("24.5 dB, top-1 100.0 %"));
+  // The energy figure never comes without its source.
+  EXPECT_EQ(Cell(model_, 1, RunProgressModel::kEnergyColumn).toString(), QStringLiteral("1.5 mJ (estimated)"));
+  EXPECT_EQ(Cell(model_, 0, RunProgressModel::kEnergyColumn).toString(), QStringLiteral("1.5 mJ (measured:rapl)"));
+
+  auto failed = std::make_shared<TargetResult>();
+  failed->target = kOpenCl;
+  failed->status = "failed";
+  failed->error = "node conv1: CL_OUT_OF_RESOURCES in conv2d_nchw";
+  model_.setResult(2, failed);
+  EXPECT_EQ(model_.status(2), QStringLiteral("failed"));
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kNotesColumn).toString(), QString::fromStdString(failed->error));
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kNotesColumn, Qt::ToolTipRole).toString(),
+            QString::fromStdString(failed->error));
+  EXPECT_FALSE(Cell(model_, 2, RunProgressModel::kP50Column, RunProgressModel::RawValueRole).isValid());
+  // The others keep their figures.
+  EXPECT_EQ(model_.status(0), QStringLiteral("ok"));
+  EXPECT_EQ(model_.finishedCount(), 3);
+}
+
+TEST_F(RunProgressModelTest, UnfinishedRowsAreMarkedWhenTheRunStops) {
+  model_.setResult(0, Ok(kFp32, 1.0, 130, "estimated"));
+  model_.setPhase(1, QStringLiteral("end-to-end"), {});
+  model_.markUnfinished(QStringLiteral("cancelled"));
+  EXPECT_EQ(model_.status(0), QStringLiteral("ok"));
+  EXPECT_EQ(model_.status(1), QStringLiteral("cancelled"));
+  EXPECT_EQ(model_.status(2), QStringLiteral("cancelled"));
+  EXPECT_EQ(model_.finishedCount(), 1);
+}
+
+TEST_F(RunProgressModelTest, ANewRunResetsTheRows) {
+  model_.setResult(0, Ok(kFp32, 1.0, 130, "estimated"));
+  model_.startRun({kInt8});
+  ASSERT_EQ(model_.rowCount(), 1);
+  EXPECT_EQ(model_.status(0), QStringLiteral("waiting"));
+  EXPECT_EQ(model_.result(0), nullptr);
+  EXPECT_EQ(model_.headerData(RunProgressModel::kP50Column, Qt::Horizontal).toString(), QStringLiteral("p50 ms"));
+}
+
+}  // namespace
+}  // namespace chipfit
