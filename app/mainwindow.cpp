@@ -65,16 +65,6 @@ QString CheckStoreOnPool(const std::filesystem::path& db) {
   return store.ok() ? QString() : QString::fromStdString(store.status().message());
 }
 
-QString OnnxPathFrom(const QMimeData* mime) {
-  if (mime == nullptr || !mime->hasUrls()) return {};
-  for (const QUrl& url : mime->urls()) {
-    if (url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) {
-      return url.toLocalFile();
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesystem::path db)
@@ -285,11 +275,11 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (!OnnxPathFrom(event->mimeData()).isEmpty()) event->acceptProposedAction();
+  if (!ModelPage::OnnxFileIn(event->mimeData()).isEmpty()) event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  const QString path = OnnxPathFrom(event->mimeData());
+  const QString path = ModelPage::OnnxFileIn(event->mimeData());
   if (path.isEmpty() || run_page_->isRunning()) return;
   event->acceptProposedAction();
   openModel(path);

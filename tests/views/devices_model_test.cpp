@@ -9,39 +9,11 @@
 #include <memory>
 #include <vector>
 
+#include "tests/views/model_test_messages.h"
 #include "tests/views/sample_devices.h"
 
 namespace chipfit {
 namespace {
-
-// The tester's Fatal mode would abort the whole test binary; in Warning mode it logs under
-// "qt.modeltest", and this collector turns each of those lines into a gtest failure with its text.
-class ModelTestMessages {
- public:
-  ModelTestMessages() {
-    instance_ = this;
-    previous_ = qInstallMessageHandler(&ModelTestMessages::Handle);
-  }
-  ~ModelTestMessages() {
-    qInstallMessageHandler(previous_);
-    instance_ = nullptr;
-  }
-  const QStringList& messages() const { return messages_; }
-
- private:
-  static void Handle(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (instance_ && context.category && QLatin1String(context.category) == QLatin1String("qt.modeltest") &&
-        type != QtDebugMsg && type != QtInfoMsg) {
-      instance_->messages_ << message;
-    } else if (instance_ && instance_->previous_) {
-      instance_->previous_(type, context, message);
-    }
-  }
-
-  static inline ModelTestMessages* instance_ = nullptr;
-  QtMessageHandler previous_ = nullptr;
-  QStringList messages_;
-};
 
 QModelIndex Cell(const DevicesModel& model, int row, DevicesModel::Column column) { return model.index(row, column); }
 

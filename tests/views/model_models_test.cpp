@@ -11,6 +11,7 @@
 #include <string>
 
 #include "profilers/session/model_analysis.h"
+#include "tests/views/model_test_messages.h"
 #include "views/models/model_inputs_model.h"
 #include "views/models/node_list_model.h"
 #include "views/models/target_placement_model.h"
@@ -19,36 +20,6 @@ namespace chipfit {
 namespace {
 
 const std::filesystem::path kModels = std::filesystem::path(CHIPFIT_SOURCE_DIR) / "resources/models";
-
-// The tester's Fatal mode would abort the whole binary; its warnings under "qt.modeltest" become
-// gtest failures with their text instead.
-class ModelTestMessages {
- public:
-  ModelTestMessages() {
-    instance_ = this;
-    previous_ = qInstallMessageHandler(&ModelTestMessages::Handle);
-  }
-  ~ModelTestMessages() {
-    qInstallMessageHandler(previous_);
-    instance_ = nullptr;
-  }
-  QString text() const { return messages_.join(QLatin1Char('\n')); }
-  bool empty() const { return messages_.isEmpty(); }
-
- private:
-  static void Handle(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (instance_ && context.category && QLatin1String(context.category) == QLatin1String("qt.modeltest") &&
-        type != QtDebugMsg && type != QtInfoMsg) {
-      instance_->messages_ << message;
-    } else if (instance_ && instance_->previous_) {
-      instance_->previous_(type, context, message);
-    }
-  }
-
-  static inline ModelTestMessages* instance_ = nullptr;
-  QtMessageHandler previous_ = nullptr;
-  QStringList messages_;
-};
 
 std::shared_ptr<const ModelAnalysis> Analyze(const std::string& file, const std::vector<std::string>& shapes = {},
                                              const std::vector<Target>& targets = {}) {

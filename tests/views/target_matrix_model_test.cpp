@@ -9,40 +9,11 @@
 #include <memory>
 #include <vector>
 
+#include "tests/views/model_test_messages.h"
 #include "tests/views/sample_devices.h"
 
 namespace chipfit {
 namespace {
-
-// The tester's Fatal mode would abort the whole binary; its warnings (category "qt.modeltest") are
-// collected here and turned into one gtest failure with their text.
-class ModelTesterWarnings {
- public:
-  ModelTesterWarnings() {
-    instance_ = this;
-    previous_ = qInstallMessageHandler(&ModelTesterWarnings::Handle);
-  }
-  ~ModelTesterWarnings() {
-    qInstallMessageHandler(previous_);
-    instance_ = nullptr;
-  }
-  QString text() const { return messages_.join(QLatin1Char('\n')); }
-  bool empty() const { return messages_.isEmpty(); }
-
- private:
-  static void Handle(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (instance_ && context.category && QLatin1String(context.category) == QLatin1String("qt.modeltest") &&
-        type != QtDebugMsg && type != QtInfoMsg) {
-      instance_->messages_ << message;
-    } else if (instance_ && instance_->previous_) {
-      instance_->previous_(type, context, message);
-    }
-  }
-
-  static inline ModelTesterWarnings* instance_ = nullptr;
-  QtMessageHandler previous_ = nullptr;
-  QStringList messages_;
-};
 
 Target T(const char* text) { return *ParseTarget(text); }
 
@@ -60,7 +31,7 @@ int Column(Precision precision) {
 }
 
 TEST(TargetMatrixModelTest, PassesModelTesterThroughResetsAndToggles) {
-  ModelTesterWarnings warnings;
+  ModelTestMessages warnings;
   TargetMatrixModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
   EXPECT_EQ(model.rowCount(), 0);  // before discovery: headers only

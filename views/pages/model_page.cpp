@@ -120,8 +120,9 @@ void SetErrorColor(QLabel* label) {
   label->setPalette(palette);
 }
 
-// The first local .onnx file among the dragged URLs; empty when there is none.
-QString OnnxFileIn(const QMimeData* mime) {
+}  // namespace
+
+QString ModelPage::OnnxFileIn(const QMimeData* mime) {
   if (mime == nullptr || !mime->hasUrls()) return {};
   for (const QUrl& url : mime->urls()) {
     if (url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) {
@@ -130,8 +131,6 @@ QString OnnxFileIn(const QMimeData* mime) {
   }
   return {};
 }
-
-}  // namespace
 
 ModelPage::ModelPage(QWidget* parent)
     : QWidget(parent),

@@ -22,6 +22,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QStackedWidget;
+class QMimeData;
 class QTableView;
 
 namespace chipfit {
@@ -41,6 +42,9 @@ class ModelPage : public QWidget {
 
  public:
   explicit ModelPage(QWidget* parent = nullptr);
+
+  // The first local .onnx file among dragged URLs; empty when there is none (the window's drops too).
+  static QString OnnxFileIn(const QMimeData* mime);
   ~ModelPage() override;
 
   // Analyses `path` with the dynamic-dim bindings `shapes` ("NAME=1x3x48x192") on a pool thread; the
