@@ -8,6 +8,7 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QMimeData>
@@ -15,6 +16,7 @@
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -67,15 +69,27 @@ class GuiInteractionTest : public ::testing::Test {
     return window;
   }
 
-  // The cls model's input is x: ?x3x?x? in the file; a user binds it in the inputs table.
+  // The cls model's input is x: ?x3x?x? in the file; a user binds it as a person would: double-click
+  // the Shape cell, select what is there, type the dims, Enter.
   void BindClsInput(MainWindow& window) {
     ModelInputsModel* inputs = window.modelPage()->inputsModel();
     ASSERT_EQ(inputs->rowCount(), 1);
+    QTableView* table = window.modelPage()->inputsTable();
+    const QModelIndex shape = inputs->index(0, ModelInputsModel::kShapeColumn);
+    const QPoint cell = table->visualRect(shape).center();
     QSignalSpy loaded(window.modelPage(), &ModelPage::modelLoaded);
-    ASSERT_TRUE(inputs->setData(inputs->index(0, ModelInputsModel::kShapeColumn), QStringLiteral("1x3x48x192")))
-        << inputs->lastError().toStdString();
-    ASSERT_TRUE(loaded.wait(kLoadTimeoutMs));
+    // A double click is press, release, press, double-click, release; QTest's mouseDClick sends only
+    // the second half, which a view takes as a plain press.
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, cell);
+    auto* editor = table->viewport()->findChild<QLineEdit*>();
+    ASSERT_NE(editor, nullptr) << "double-clicking the shape did not open an editor";
+    editor->selectAll();
+    QTest::keyClicks(editor, QStringLiteral("1x3x48x192"));
+    QTest::keyClick(editor, Qt::Key_Return);
+    ASSERT_TRUE(loaded.wait(kLoadTimeoutMs)) << inputs->lastError().toStdString();
     EXPECT_EQ(loaded.last().at(2).toStringList(), QStringList{QStringLiteral("x=1x3x48x192")});
+    EXPECT_EQ(inputs->data(shape).toString(), QStringLiteral("1x3x48x192"));
   }
 
   // Only `targets` ticked, and short timing settings so a run takes seconds.
