@@ -45,19 +45,7 @@ std::vector<std::string> Implementations(const CompileState& state) {
   return names;
 }
 
-// y = Relu(x + Reshape(c, Shape(x))): Shape and Reshape need no input data.
-Result<Graph> FoldableGraph() {
-  onnx::ModelProto m = testing::NewModel("foldable");
-  auto* g = m.mutable_graph();
-  AddValue(g->mutable_input(), "x", {2, 3});
-  AddValue(g->mutable_output(), "y", {2, 3});
-  testing::AddInitializer(g, "c", {6}, [](int64_t i) { return static_cast<float>(i) - 2.5f; });
-  AddNode(g, "Shape", {"x"}, {"sx"}, "shape");
-  AddNode(g, "Reshape", {"c", "sx"}, {"c2"}, "reshape");
-  AddNode(g, "Add", {"x", "c2"}, {"s"}, "add");
-  AddNode(g, "Relu", {"s"}, {"y"}, "relu");
-  return Import(m);
-}
+Result<Graph> FoldableGraph() { return Import(testing::FoldableModel()); }
 
 TEST(FoldAndSpecialiseTest, ConstantSubgraphBecomesAConstant) {
   auto graph = FoldableGraph();

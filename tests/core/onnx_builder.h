@@ -56,4 +56,19 @@ inline onnx::ModelProto NewModel(const std::string& name, int64_t opset = 13) {
   return m;
 }
 
+// y = Relu(x + Reshape(c, Shape(x))) where c is a constant: Shape and Reshape need no input data, so
+// they fold at compile time.
+inline onnx::ModelProto FoldableModel() {
+  onnx::ModelProto m = NewModel("foldable");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {2, 3});
+  AddValue(g->mutable_output(), "y", {2, 3});
+  AddInitializer(g, "c", {6}, [](int64_t i) { return static_cast<float>(i) - 2.5f; });
+  AddNode(g, "Shape", {"x"}, {"sx"}, "shape");
+  AddNode(g, "Reshape", {"c", "sx"}, {"c2"}, "reshape");
+  AddNode(g, "Add", {"x", "c2"}, {"s"}, "add");
+  AddNode(g, "Relu", {"s"}, {"y"}, "relu");
+  return m;
+}
+
 }  // namespace chipfit::testing

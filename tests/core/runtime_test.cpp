@@ -18,22 +18,7 @@ namespace {
 using testing::AddNode;
 using testing::AddValue;
 
-// y = Relu(x + Reshape(c, Shape(x))) where c is a constant: Shape and Reshape fold at compile time.
-onnx::ModelProto FoldableModel() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("foldable");
-  AddValue(g->mutable_input(), "x", {2, 3});
-  AddValue(g->mutable_output(), "y", {2, 3});
-  testing::AddInitializer(g, "c", {6}, [](int64_t i) { return static_cast<float>(i) - 2.5f; });
-  AddNode(g, "Shape", {"x"}, {"sx"}, "shape");
-  AddNode(g, "Reshape", {"c", "sx"}, {"c2"}, "reshape");
-  AddNode(g, "Add", {"x", "c2"}, {"s"}, "add");
-  AddNode(g, "Relu", {"s"}, {"y"}, "relu");
-  return m;
-}
+using testing::FoldableModel;
 
 Result<Graph> Import(const onnx::ModelProto& m) {
   ASSIGN_OR_RETURN(LoadedOnnxModel loaded, CheckOnnxModel(m, "test model"));

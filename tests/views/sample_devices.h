@@ -2,9 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "core/runtime/target.h"
 #include "devices/device.h"
 
 namespace chipfit::samples {
@@ -51,6 +53,14 @@ inline DeviceInfo SampleOpenCL() {
 
 inline std::shared_ptr<const std::vector<DeviceInfo>> SampleSnapshot() {
   return std::make_shared<const std::vector<DeviceInfo>>(std::vector<DeviceInfo>{SampleCpu(), SampleOpenCL()});
+}
+
+// "cpu:int8" as a Target (the tests' texts are all valid), and targets back as texts for comparisons.
+inline Target T(const char* text) { return *ParseTarget(text); }
+inline std::vector<std::string> Strings(const std::vector<Target>& targets) {
+  std::vector<std::string> out;
+  for (const Target& target : targets) out.push_back(target.ToString());
+  return out;
 }
 
 }  // namespace chipfit::samples

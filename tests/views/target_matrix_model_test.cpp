@@ -15,13 +15,8 @@
 namespace chipfit {
 namespace {
 
-Target T(const char* text) { return *ParseTarget(text); }
-
-std::vector<std::string> Strings(const std::vector<Target>& targets) {
-  std::vector<std::string> out;
-  for (const Target& target : targets) out.push_back(target.ToString());
-  return out;
-}
+using samples::Strings;
+using samples::T;
 
 int Column(Precision precision) {
   for (size_t c = 0; c < TargetMatrixModel::kPrecisions.size(); ++c) {

@@ -21,13 +21,8 @@
 namespace chipfit {
 namespace {
 
-Target T(const char* text) { return *ParseTarget(text); }
-
-std::vector<std::string> Strings(const std::vector<Target>& targets) {
-  std::vector<std::string> out;
-  for (const Target& target : targets) out.push_back(target.ToString());
-  return out;
-}
+using samples::Strings;
+using samples::T;
 
 // The page writes QSettings as it goes: every test here points QSettings at a folder of its own, so
 // nothing reads or writes the user's real settings, and no test sees another's.
