@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include <omp.h>
 #include <unistd.h>
 #include <filesystem>
 #include <iostream>
@@ -264,9 +265,12 @@ struct QuantFlags {
   bool no_fallback = false;
 };
 
-void AddQuantFlags(CLI::App* command, QuantFlags& flags) {
-  command->add_option("--data", flags.data_dir,
-                      "int8 calibration inputs: a folder of <input>.npy, or of sub-folders each holding a set");
+// `with_data`: --data too (profile has its own --data, which int8 targets calibrate on).
+void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true) {
+  if (with_data) {
+    command->add_option("--data", flags.data_dir,
+                        "int8 calibration inputs: a folder of <input>.npy, or of sub-folders each holding a set");
+  }
   command->add_option("--calibration", flags.method, "int8 calibration: minmax, entropy or percentile")
       ->capture_default_str();
   command->add_option("--percentile", flags.percentile, "Percentile for --calibration percentile")
@@ -724,6 +728,8 @@ struct ProfileFlags {
   uint64_t seed = 1;
   std::string db;  // empty: RunStore::DefaultPath()
   bool no_store = false;
+  int threads = 0;  // 0: every core
+  QuantFlags quant;
   LimitFlags limits;
 };
 
@@ -748,6 +754,16 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.reference = flags.reference;
   o.classifier_output = flags.classifier_output;
   o.drift_samples = flags.drift_samples;
+  o.threads = flags.threads;
+  auto method = ParseCalibrationMethod(flags.quant.method);
+  if (!method)
+    return InvalidArgument("--calibration '" + flags.quant.method + "': expected minmax, entropy or percentile");
+  o.calibration = *method;
+  o.calibration_percentile = flags.quant.percentile;
+  o.calibration_samples = flags.quant.samples;
+  o.keep_fp32 = SplitList(flags.quant.keep_fp32);
+  o.auto_fp32_sqnr = flags.quant.auto_fp32_sqnr;
+  o.no_fallback = flags.quant.no_fallback;
   o.measure_ceilings = flags.measure_ceilings;
   o.recommend = flags.limits;
   o.store = !flags.no_store;
@@ -924,6 +940,10 @@ Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
   if (!std::filesystem::exists(path, ec)) {
     return NotFound("no run store at '" + path.string() + "' (profile a model first, or give --db FILE)");
   }
+  // SQLite takes an empty file for a new database: a reading command would make it a store.
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
+    return InvalidArgument("'" + path.string() + "' is an empty file, not a chipfit run store (left untouched)");
+  }
   return RunStore::Open(path);
 }
 
@@ -967,12 +987,87 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
   return kExitOk;
 }
 
+struct DiffFlags {
+  bool json = false;
+  bool force = false;                 // compare runs that measured different things
+  bool fail_on_inconclusive = false;  // exit 1 on an inconclusive verdict too
+};
+
+// Prints the runs' differences; with --force they are compared anyway (said on top), else refused.
+// Returns true when the comparison may go on.
+bool CheckComparable(const nlohmann::json& diff, bool force, const std::string& what) {
+  const auto& differences = diff["differences"];
+  if (differences.empty()) return true;
+  fmt::print(stderr, "{} {} measured different things:\n", what,
+             force ? "are compared although they" : "not compared: they");
+  for (const auto& d : differences) fmt::print(stderr, "  - {}\n", d.get<std::string>());
+  if (!force) fmt::print(stderr, "(--force compares them anyway)\n");
+  return force;
+}
+
+// The diff's verdict line of a target.
+std::string VerdictText(const nlohmann::json& t) {
+  const std::string verdict = t.value("verdict", "inconclusive");
+  if (verdict == "regressed") {
+    std::string text = "REGRESSED";
+    if (t.value("latency_regression", false)) text += " (latency)";
+    if (t.value("drift_regression", false)) text += " (drift)";
+    return text;
+  }
+  if (verdict == "inconclusive") return "INCONCLUSIVE (too noisy to tell)";
+  return verdict;
+}
+
+struct BaselineComparison {
+  int regressions = 0, inconclusive = 0;
+  std::string text;                  // for the batch table: "1 regressed vs run 3", "no comparable baseline"
+  std::vector<std::string> details;  // a line per target that regressed or was inconclusive
+};
+
+// This run against its baseline: the first candidate that measured the same thing (model, shapes,
+// threads, machine, inputs, calibration). An explicit baseline that differs is an error naming the
+// differences; with `latest`, runs that differ are skipped and, when none is left, that is said.
+Result<BaselineComparison> CompareWithBaseline(const std::string& db_path, const std::vector<int64_t>& candidates,
+                                               const nlohmann::json& run, bool latest) {
+  ASSIGN_OR_RETURN(auto store, RunStore::Open(db_path));
+  BaselineComparison out;
+  std::string first_difference;
+  for (const int64_t id : candidates) {
+    ASSIGN_OR_RETURN(nlohmann::json baseline, store->LoadRun(id));
+    const nlohmann::json diff = DiffRuns(baseline, run);
+    if (!diff["differences"].empty()) {
+      if (!latest) {
+        std::string what;
+        for (const auto& d : diff["differences"]) what += "; " + d.get<std::string>();
+        return InvalidArgument(fmt::format("baseline: run {} measured something else{}", id, what));
+      }
+      if (first_difference.empty()) first_difference = diff["differences"][0].get<std::string>();
+      continue;
+    }
+    out.regressions = diff["regressions"].get<int>();
+    out.inconclusive = diff["inconclusive"].get<int>();
+    out.text = fmt::format("{} regressed{} vs run {}", out.regressions,
+                           out.inconclusive ? fmt::format(", {} inconclusive", out.inconclusive) : std::string(), id);
+    for (const auto& t : diff["targets"]) {
+      const std::string verdict = t.value("verdict", "");
+      if (verdict != "regressed" && verdict != "inconclusive") continue;
+      out.details.push_back(
+          fmt::format("  vs run {}: {} {}{}", id, t["target"].get<std::string>(), VerdictText(t),
+                      t.contains("ratio") ? fmt::format(" (B/A {:.3f})", t["ratio"].get<double>()) : std::string()));
+    }
+    return out;
+  }
+  out.text = fmt::format("no comparable baseline ({} earlier run(s) differ: {})", candidates.size(), first_difference);
+  return out;
+}
+
 // chipfit batch MANIFEST.yaml: models × targets × limits, every run stored, reports written, a final
 // table; exit 1 when a model breaks its limits or regresses against its baseline (a CI gate).
 int RunBatch(const std::string& manifest_path, const std::string& db, const std::string& shard,
-             const std::string& out_dir, bool quiet) {
+             const std::string& out_dir, bool quiet, bool fail_on_inconclusive) {
   auto manifest = ReadBatchManifest(manifest_path);
   if (!manifest.ok()) return Fail(manifest.status());
+  fail_on_inconclusive = fail_on_inconclusive || manifest->fail_on_inconclusive;
   if (!out_dir.empty() && !manifest->report.empty()) {
     // Reports under --out instead of beside the manifest.
     manifest->report = (std::filesystem::path(out_dir) /
@@ -996,6 +1091,7 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     std::string model, best, verdict, report;
     double p50 = 0;
     int regressions = 0;
+    int inconclusive = 0;
     int exit_code = 0;
   };
   std::vector<Row> rows;
@@ -1005,31 +1101,39 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     const BatchModel& bm = manifest->models[i];
     Row row;
     row.model = bm.path.string();
-    // The baseline, chosen before this run is stored: the latest finished run of this model.
-    std::optional<int64_t> baseline = manifest->baseline_run;
+    // Baseline candidates, listed before this run is stored: the given run, or this model's finished
+    // runs newest first (`latest`: the newest that measured the same thing as this run).
+    std::vector<int64_t> candidates;
+    if (manifest->baseline_run) candidates.push_back(*manifest->baseline_run);
     if (manifest->baseline_latest) {
       auto sha = Sha256File(bm.path);
+      if (!sha.ok()) return Fail(sha.status());
       auto store = RunStore::Open(db_path);
-      if (!sha.ok() || !store.ok()) return Fail(!sha.ok() ? sha.status() : store.status());
+      if (!store.ok()) return Fail(store.status());
       auto runs = (*store)->ListRuns(*sha);
       if (!runs.ok()) return Fail(runs.status());
       for (const RunSummary& r : *runs) {
-        if (r.status == "ok") {
-          baseline = r.id;
-          break;
-        }
+        if (r.status == "ok") candidates.push_back(r.id);
       }
     }
     ProfileFlags flags;
-    flags.targets = manifest->targets;
-    flags.all_targets = manifest->all_targets;
+    flags.targets = bm.targets ? (*bm.targets == "all" ? "" : *bm.targets) : manifest->targets;
+    flags.all_targets = bm.targets ? *bm.targets == "all" : manifest->all_targets;
     flags.iterations = manifest->iterations;
     flags.warmup = manifest->warmup;
     flags.min_time = manifest->min_time;
+    flags.threads = manifest->threads;
     flags.data_dir = bm.data;
     flags.quiet = quiet;
     flags.db = db_path;
     flags.limits = manifest->recommend;
+    if (bm.limits) flags.limits.limits = *bm.limits;
+    const BatchCalibration& calibration = bm.calibration ? *bm.calibration : manifest->calibration;
+    flags.quant.method = calibration.method;
+    flags.quant.percentile = calibration.percentile;
+    flags.quant.samples = calibration.samples;
+    flags.quant.keep_fp32 = Join(calibration.keep_fp32, ",");
+    flags.quant.auto_fp32_sqnr = calibration.auto_fp32_sqnr;
     if (!quiet) fmt::print("\n== {} ({}/{})\n", bm.path.string(), i + 1, manifest->models.size());
     std::shared_ptr<const RunResult> result;
     row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &result);
@@ -1047,14 +1151,15 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       if (s["target"] == rec["best"]) row.p50 = s["p50_ms"].get<double>();
     }
     row.verdict = row.exit_code == 1 ? "limits broken" : "ok";
-    if (baseline) {
-      auto store = RunStore::Open(db_path);
-      if (!store.ok()) return Fail(store.status());
-      auto a = (*store)->LoadRun(*baseline);
-      if (!a.ok()) return Fail(a.status());
-      const nlohmann::json diff = DiffRuns(*a, run);
-      row.regressions = diff["regressions"].get<int>();
-      row.verdict += fmt::format(", {} regression(s) vs run {}", row.regressions, *baseline);
+    if (!candidates.empty()) {
+      auto compared = CompareWithBaseline(db_path, candidates, run, manifest->baseline_latest);
+      if (!compared.ok()) return Fail(compared.status());
+      row.regressions = compared->regressions;
+      row.inconclusive = compared->inconclusive;
+      row.verdict += ", " + compared->text;
+      if (!quiet) {
+        for (const std::string& line : compared->details) fmt::print("{}\n", line);
+      }
     }
     if (!manifest->report.empty()) {
       std::string out = manifest->report;
@@ -1065,7 +1170,8 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       if (Status written = WriteRunReport(*result, out); !written.ok()) return Fail(written);
       row.report = out;
     }
-    if (row.exit_code == 1 || row.regressions > 0) exit_code = std::max(exit_code, 1);
+    if (row.exit_code == 1 || row.regressions > 0 || (fail_on_inconclusive && row.inconclusive > 0))
+      exit_code = std::max(exit_code, 1);
     rows.push_back(row);
   }
   fmt::print("\n{:<40} {:<16} {:>9}  {:<40} {}\n", "model", "best target", "p50 ms", "verdict", "report");
@@ -1148,8 +1254,11 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
   return kExitOk;
 }
 
-// chipfit diff A B: per target and layer, B against A; exit 1 when B regressed beyond the noise.
-int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
+// chipfit diff A B: per target a verdict from the medians of both runs' stored samples and the
+// bootstrap interval of their ratio; per layer the changes beyond both runs' spread. Exit 1 on a
+// regression (and on an inconclusive target with --fail-on-inconclusive); 2 when the runs measured
+// different things (model, shapes, threads, machine …) unless --force.
+int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags& flags) {
   auto store = OpenStore(db);
   if (!store.ok()) return Fail(store.status());
   auto a = (*store)->LoadRun(run_a);
@@ -1157,10 +1266,13 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
   auto b = (*store)->LoadRun(run_b);
   if (!b.ok()) return Fail(b.status());
   const nlohmann::json diff = DiffRuns(*a, *b);
+  if (!CheckComparable(diff, flags.force, fmt::format("runs {} and {}", run_a, run_b))) return kExitInputError;
   const int regressions = diff["regressions"].get<int>();
-  if (json) {
+  const int inconclusive = diff["inconclusive"].get<int>();
+  const int exit_code = regressions > 0 || (flags.fail_on_inconclusive && inconclusive > 0) ? 1 : kExitOk;
+  if (flags.json) {
     std::cout << diff.dump(2) << "\n";
-    return regressions > 0 ? 1 : kExitOk;
+    return exit_code;
   }
   auto str = [](const nlohmann::json& j, const char* key) {
     return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string("-");
@@ -1168,8 +1280,9 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
   fmt::print("A: run {} ({}, {})\nB: run {} ({}, {})\n", run_a, str(diff["a"], "status"), str(diff["a"], "started_at"),
              run_b, str(diff["b"], "status"), str(diff["b"], "started_at"));
   for (const auto& note : diff["notes"]) fmt::print("note: {}\n", note.get<std::string>());
-  fmt::print("\n{:<16} {:>9} {:>9} {:>7} {:>10} {:>16}  {}\n", "target", "A p50 ms", "B p50 ms", "B/A", "noise ±",
-             "SQNR A→B dB", "verdict");
+  fmt::print("\n{:<16} {:>10} {:>10} {:>8} {:>19} {:>14}  {}\n", "target", "A p50 ms", "B p50 ms", "B/A",
+             "95 % interval B/A", "SQNR A→B dB", "verdict");
+  std::string method;
   for (const auto& t : diff["targets"]) {
     const std::string name = t["target"];
     if (t.contains("change")) {
@@ -1178,24 +1291,19 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
     }
     if (!t.contains("ratio")) {
       fmt::print("{:<16} A {} / B {}{}\n", name, str(t, "a_status"), str(t, "b_status"),
-                 t.value("regression", false) ? "  REGRESSION (no longer runs)" : "");
+                 t.value("regression", false) ? "  REGRESSED (no longer runs)" : "");
       continue;
     }
     std::string sqnr = "-";
     if (t.contains("a_sqnr_db")) {
       sqnr = fmt::format("{:.1f}→{:.1f}", t["a_sqnr_db"].get<double>(), t["b_sqnr_db"].get<double>());
     }
-    std::string verdict = t["regression"].get<bool>()   ? "REGRESSION"
-                          : t.value("faster", false)    ? "faster"
-                          : t.value("too_noisy", false) ? "too noisy to compare (re-run on a quieter machine)"
-                                                        : "same";
-    if (t["regression"].get<bool>()) {
-      verdict += t.value("latency_regression", false) ? " (latency)" : "";
-      verdict += t.value("drift_regression", false) ? " (drift)" : "";
-    }
-    fmt::print("{:<16} {:>9.3f} {:>9.3f} {:>6.2f}x {:>9.1f}% {:>16}  {}\n", name, t["a_p50_ms"].get<double>(),
-               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), 100 * t["threshold"].get<double>(), sqnr,
-               verdict);
+    const std::string interval =
+        t.contains("ci_low") ? fmt::format("[{:.3f}, {:.3f}]", t["ci_low"].get<double>(), t["ci_high"].get<double>())
+                             : "-";
+    if (method.empty()) method = str(t, "method");
+    fmt::print("{:<16} {:>10.4g} {:>10.4g} {:>7.3f}x {:>19} {:>14}  {}\n", name, t["a_p50_ms"].get<double>(),
+               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr, VerdictText(t));
     for (const auto& l : t["layers"]) {
       if (!l.value("regression", false)) continue;
       fmt::print("    slower layer {:<28} {:<10} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
@@ -1204,8 +1312,16 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, bool json) {
                                               : std::string());
     }
   }
-  fmt::print("\n{} regression(s) beyond noise\n", regressions);
-  return regressions > 0 ? 1 : kExitOk;
+  fmt::print("\n{} regressed, {} improved, {} inconclusive (a change within ±5 % of the median is unchanged)\n",
+             regressions, diff["improvements"].get<int>(), inconclusive);
+  if (!method.empty()) fmt::print("interval: {}\n", method);
+  if (inconclusive > 0) {
+    fmt::print(stderr,
+               "warning: {} target(s) inconclusive: the runs are too noisy to tell a 5 % change from none; re-run "
+               "with more --iterations / --min-time or on a quieter machine{}\n",
+               inconclusive, flags.fail_on_inconclusive ? "" : " (--fail-on-inconclusive makes this exit 1)");
+  }
+  return exit_code;
 }
 
 int Main(int argc, char** argv) {
@@ -1247,6 +1363,8 @@ int Main(int argc, char** argv) {
   run->add_option("--seed", seed, "Seed for inputs not given with --input (uniform [-1,1) floats)")
       ->capture_default_str();
   run->add_option("--output-dir", output_dir, "Folder for the outputs (<output name>.npy)")->required();
+  int run_threads = 0;
+  run->add_option("--threads", run_threads, "CPU threads (default: every core)")->check(CLI::NonNegativeNumber);
   AddQuantFlags(run, quant_flags);
 
   std::vector<std::string> suites;
@@ -1293,6 +1411,9 @@ int Main(int argc, char** argv) {
   profile->add_option("--db", profile_flags.db,
                       "Run store (SQLite) to record the run in (default: " + RunStore::DefaultPath().string() + ")");
   profile->add_flag("--no-store", profile_flags.no_store, "Do not record the run in the store");
+  profile->add_option("--threads", profile_flags.threads, "CPU threads (default: every core); recorded with the run")
+      ->check(CLI::NonNegativeNumber);
+  AddQuantFlags(profile, profile_flags.quant, /*with_data=*/false);
   AddLimitFlags(profile, profile_flags.limits);
 
   std::string history_model, history_db;
@@ -1308,7 +1429,10 @@ int Main(int argc, char** argv) {
   batch->add_option("MANIFEST", batch_manifest, "The manifest (models, targets, limits, baseline, report)")->required();
   batch->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   batch->add_option("--shard", batch_shard, "Run only the I-th of N slices of the models: I/N");
-  batch->add_flag("--quiet", batch_quiet, "Only the final table");
+  batch->add_flag("--quiet", batch_quiet, "Only the final table (and every error)");
+  bool batch_fail_on_inconclusive = false;
+  batch->add_flag("--fail-on-inconclusive", batch_fail_on_inconclusive,
+                  "Exit 1 when a target's change against its baseline cannot be told from noise, too");
   batch->add_option("--out", batch_out, "Write the reports under this folder (default: beside the manifest)");
   auto* merge = app.add_subcommand("merge", "Copy the runs of another store (a shard's) that this store lacks");
   merge->add_option("OTHER", merge_other, "The other store")->required();
@@ -1337,11 +1461,19 @@ int Main(int argc, char** argv) {
 
   int64_t diff_a = 0, diff_b = 0;
   auto* diff = app.add_subcommand(
-      "diff", "Compare two stored runs per target and layer (exit 1 when B regressed beyond both runs' noise)");
+      "diff",
+      "Compare two stored runs: a verdict per target (regressed, improved, unchanged, inconclusive); exit 1 on "
+      "a regression");
   diff->add_option("RUN_A", diff_a, "The baseline run id")->required();
   diff->add_option("RUN_B", diff_b, "The run compared with it")->required();
   diff->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
-  diff->add_flag("--json", json, "Print JSON instead of text");
+  DiffFlags diff_flags;
+  diff->add_flag("--json", diff_flags.json, "Print JSON instead of text");
+  diff->add_flag(
+      "--force", diff_flags.force,
+      "Compare runs that measured different things (model, shapes, threads, machine …), saying what differs");
+  diff->add_flag("--fail-on-inconclusive", diff_flags.fail_on_inconclusive,
+                 "Exit 1 when a target's change cannot be told from noise, too (default: warn, exit 0)");
   profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
                     "Do not measure missing roofline ceilings (layers then have no memory/compute bound)");
 
@@ -1360,12 +1492,15 @@ int Main(int argc, char** argv) {
 
   if (devices->parsed()) return RunDevices(json, measure);
   if (inspect->parsed()) return RunInspect(model_path, shapes, json, inspect_target, quant_flags);
+  // OpenMP's thread count for this (the only) thread that runs kernels.
+  if (run->parsed() && run_threads > 0) omp_set_num_threads(run_threads);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (report->parsed()) return RunReportCommand(report_run, report_in, history_db, report_format, report_out);
-  if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, json);
-  if (batch->parsed()) return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet);
+  if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, diff_flags);
+  if (batch->parsed())
+    return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet, batch_fail_on_inconclusive);
   if (merge->parsed()) return RunMerge(merge_other, history_db);
   if (recommend->parsed())
     return RunRecommend(recommend_run, recommend_json, history_db, recommend_limits, recommend_out);

@@ -88,6 +88,9 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
           l.attainable_gflops_per_s > 0 ? nlohmann::json(l.attainable_gflops_per_s) : nlohmann::json(nullptr)},
          {"drift", drift},
          {"energy_j", EnergyJson(l.energy)}});
+    if (l.observed_start_ms && l.observed_ms) {
+      layers.back()["observed"] = {{"start_ms", *l.observed_start_ms}, {"time_ms", *l.observed_ms}};
+    }
   }
   const bool measured = p.status == "ok";
   nlohmann::json latency = nullptr;
@@ -96,6 +99,15 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
     latency = {{"p50", s.p50},    {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean},
                {"min", s.min},    {"max", s.max}, {"cov", s.cov}, {"iterations", s.iterations},
                {"noisy", s.noisy}};
+    // The robust spread and the samples, which runs made before them lack (kept as they were).
+    if (!s.samples.empty()) {
+      latency["mad"] = s.mad;
+      latency["outliers"] = s.outliers;
+      latency["other_cpu_share"] = s.other_cpu_share ? nlohmann::json(*s.other_cpu_share) : nlohmann::json(nullptr);
+      latency["machine_busy"] = s.machine_busy;
+      latency["samples"] = s.samples;
+      latency["samples_sketch"] = s.samples_sketch;
+    }
   }
   nlohmann::json accuracy = nullptr;
   if (p.accuracy) {
@@ -178,6 +190,10 @@ LayerResult LayerFromJson(const json& l) {
   layer.precision = Get<std::string>(l, "precision");
   layer.time_p50_ms = Get<double>(Member(l, "time_ms"), "p50");
   layer.time_p90_ms = Get<double>(Member(l, "time_ms"), "p90");
+  if (const json& o = Member(l, "observed"); o.is_object()) {
+    layer.observed_start_ms = GetOptional<double>(o, "start_ms");
+    layer.observed_ms = GetOptional<double>(o, "time_ms");
+  }
   layer.flops = Get<int64_t>(l, "flops");
   layer.bytes_read = Get<int64_t>(l, "bytes_read");
   layer.bytes_written = Get<int64_t>(l, "bytes_written");
@@ -225,9 +241,22 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
     }
     t.compile_ms = Get<double>(j, "compile_ms");
     if (const json& s = Member(j, "latency_ms"); s.is_object()) {
-      t.latency = LatencyStats{Get<double>(s, "p50"),  Get<double>(s, "p90"),     Get<double>(s, "p99"),
-                               Get<double>(s, "mean"), Get<double>(s, "min"),     Get<double>(s, "max"),
-                               Get<double>(s, "cov"),  Get<int>(s, "iterations"), Get<bool>(s, "noisy")};
+      LatencyStats& l = t.latency;
+      l.p50 = Get<double>(s, "p50");
+      l.p90 = Get<double>(s, "p90");
+      l.p99 = Get<double>(s, "p99");
+      l.mean = Get<double>(s, "mean");
+      l.min = Get<double>(s, "min");
+      l.max = Get<double>(s, "max");
+      l.cov = Get<double>(s, "cov");
+      l.iterations = Get<int>(s, "iterations");
+      l.noisy = Get<bool>(s, "noisy");
+      l.mad = Get<double>(s, "mad");
+      l.outliers = Get<int>(s, "outliers");
+      l.samples = Get<std::vector<double>>(s, "samples");
+      l.samples_sketch = Get<bool>(s, "samples_sketch");
+      l.other_cpu_share = GetOptional<double>(s, "other_cpu_share");
+      l.machine_busy = Get<bool>(s, "machine_busy");
     }
     t.instrumentation_overhead = Get<double>(j, "instrumentation_overhead");
     t.peak_memory_bytes = Get<size_t>(j, "peak_memory_bytes");
@@ -304,6 +333,9 @@ json RunResultToJson(const RunResult& run) {
                      {"min_time_s", run.settings.min_time_s},
                      {"reference", run.settings.reference},
                      {"targets", run.settings.targets}};
+  // Recorded since runs are compared only when they measured the same thing; older runs lack them.
+  if (run.settings.threads > 0) out["settings"]["threads"] = run.settings.threads;
+  if (!run.settings.calibration.empty()) out["settings"]["calibration"] = run.settings.calibration;
   out["energy_sensors"] = {{"found", run.energy_sensors.found},
                            {"used", run.energy_sensors.used ? json(*run.energy_sensors.used) : json(nullptr)},
                            {"notes", run.energy_sensors.notes}};
@@ -367,6 +399,8 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.settings.min_time_s = Get<double>(settings, "min_time_s", 1.0);
     run.settings.reference = Get<std::string>(settings, "reference", std::string("ref:fp32"));
     run.settings.targets = Get<std::string>(settings, "targets");
+    run.settings.threads = Get<int>(settings, "threads");
+    run.settings.calibration = Get<std::string>(settings, "calibration");
     where = "energy_sensors";
     const json& sensors = Member(j, "energy_sensors");
     run.energy_sensors.found = Get<std::vector<std::string>>(sensors, "found");

@@ -24,9 +24,21 @@ namespace chipfit {
 // Order statistics of repeated timings, in milliseconds.
 struct LatencyStats {
   double p50 = 0, p90 = 0, p99 = 0, mean = 0, min = 0, max = 0;
-  double cov = 0;  // coefficient of variation: stddev / mean
+  double cov = 0;  // coefficient of variation: stddev / mean; reported, never used to decide
   int iterations = 0;
-  bool noisy = false;  // cov above the noisy threshold (5 %)
+  // (p90 − p50)/p50 above 5 % or MAD/median above 3 % (latency_stats.h): a robust spread, which one
+  // stall cannot set off as it does the CoV.
+  bool noisy = false;
+  double mad = 0;    // median absolute deviation from p50, ms
+  int outliers = 0;  // runs slower than p50 + 10·MAD
+  // The timed runs in the order they ran, for regression verdicts (bootstrap of the medians). Above
+  // kMaxStoredSamples runs, evenly spaced order statistics of them instead (`samples_sketch`).
+  std::vector<double> samples{};
+  bool samples_sketch = false;
+  // Other processes' share of all CPUs during the timed window (/proc/stat minus this process's own
+  // CPU time), 0..1; absent where /proc/stat is not readable. `machine_busy` above 10 %.
+  std::optional<double> other_cpu_share{};
+  bool machine_busy = false;
 };
 
 // Accuracy of one tensor against its reference. sqnr_db is capped at kExactSqnrDb for identical
@@ -48,6 +60,9 @@ struct LayerResult {
   std::vector<std::string> onnx_nodes{};  // every ONNX node the kernel covers
   std::string device{}, implementation{}, precision{};
   double time_p50_ms = 0, time_p90_ms = 0;
+  // One observed run (the first per-layer pass): when the kernel started after the run began, and
+  // how long it took, so a trace shows the real timeline, gaps and all. Absent in older runs.
+  std::optional<double> observed_start_ms{}, observed_ms{};
   int64_t flops = 0, bytes_read = 0, bytes_written = 0;
   double arithmetic_intensity = 0;  // flops / (bytes read + written)
   double gflops_per_s = 0, gb_per_s = 0;
@@ -106,7 +121,9 @@ struct RunSettings {
   int iterations = 50;
   double min_time_s = 1.0;
   std::string reference = "ref:fp32";
-  std::string targets;  // as given ("cpu:fp32,cpu:int8") or "all"
+  std::string targets;      // as given ("cpu:fp32,cpu:int8") or "all"
+  int threads = 0;          // CPU threads the run used (OpenMP); 0: not recorded (older runs)
+  std::string calibration;  // int8 calibration method ("minmax" …); "" when not recorded
 };
 
 struct EnergySensorsInfo {

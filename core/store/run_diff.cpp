@@ -5,12 +5,54 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace chipfit {
 namespace {
 
 using nlohmann::json;
+
+// A value as the user reads it: strings bare, shapes as 1x3x48x192, the rest as compact JSON.
+std::string Describe(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// {"x": "1x3x48x192", …} from a profile's model.inputs (the shapes the run bound); null when absent.
+json InputShapes(const json& model) {
+  if (!model.is_object() || !model.contains("inputs") || !model["inputs"].is_array()) return nullptr;
+  json out = json::object();
+  for (const json& input : model["inputs"]) {
+    std::string dims;
+    for (const json& d : input.value("shape", json::array())) {
+      dims += (dims.empty() ? "" : "x") + (d.is_number() ? std::to_string(d.get<int64_t>()) : Describe(d));
+    }
+    out[input.value("name", "?")] = dims;
+  }
+  return out;
+}
+
+// The inputs' source: "seeded random (seed 1)" or "data DIR (N samples)".
+json InputsKey(const json& inputs) {
+  if (!inputs.is_object() || !inputs.contains("source")) return nullptr;
+  std::string key = inputs.value("source", "");
+  if (inputs.contains("seed") && inputs["seed"].is_number()) key += fmt::format(" (seed {})", inputs["seed"].dump());
+  return key;
+}
+
+// The host and its devices by name: "host: cpu AMD EPYC, opencl:0 pthread-…".
+json MachineKey(const json& machine) {
+  if (!machine.is_object() || !machine.contains("hostname")) return nullptr;
+  std::string key = machine.value("hostname", "");
+  std::string devices;
+  for (const json& d : machine.value("devices", json::array())) {
+    devices += (devices.empty() ? "" : ", ") + d.value("id", "") + " " + d.value("name", "");
+  }
+  return key + " (" + devices + ")";
+}
 
 std::optional<double> Num(const json& j, const char* key) {
   if (!j.is_object()) return std::nullopt;
@@ -21,11 +63,57 @@ std::optional<double> Num(const json& j, const char* key) {
 
 json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-// Standard error of a median from the run's CoV, mean and iteration count.
-std::optional<double> MedianStdError(const json& latency) {
-  const auto cov = Num(latency, "cov"), mean = Num(latency, "mean"), n = Num(latency, "iterations");
-  if (!cov || !mean || !n || *n < 1) return std::nullopt;
-  return 1.2533 * *cov * *mean / std::sqrt(*n);
+// z of a two-sided normal interval of this confidence (0.90, 0.95, 0.99; else 1.96).
+double NormalZ(double confidence) {
+  if (confidence >= 0.989) return 2.576;
+  if (confidence <= 0.901) return 1.645;
+  return 1.960;
+}
+
+std::vector<double> Samples(const json& latency) {
+  std::vector<double> out;
+  if (const auto it = latency.find("samples"); it != latency.end() && it->is_array()) {
+    for (const json& v : *it) {
+      if (v.is_number()) out.push_back(v.get<double>());
+    }
+  }
+  return out;
+}
+
+double MedianOf(std::vector<double>& v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+// Runs stored before the samples were: a normal approximation of each median's standard error from
+// a robust spread (MAD · 1.4826 where stored, else (p90 − p50) / 1.2816), 1.2533 · σ / √n.
+std::optional<RatioInterval> ApproximateRatio(const json& la, const json& lb, double confidence) {
+  auto relative_se = [](const json& l) -> std::optional<double> {
+    const auto p50 = Num(l, "p50"), p90 = Num(l, "p90"), n = Num(l, "iterations"), mad = Num(l, "mad");
+    if (!p50 || !p90 || !n || *n < 1 || *p50 <= 0) return std::nullopt;
+    const double sigma = mad && *mad > 0 ? *mad * 1.4826 : std::max(0.0, *p90 - *p50) / 1.2816;
+    return 1.2533 * sigma / std::sqrt(*n) / *p50;
+  };
+  const auto a50 = Num(la, "p50"), b50 = Num(lb, "p50");
+  const auto sa = relative_se(la), sb = relative_se(lb);
+  if (!a50 || !b50 || !sa || !sb || *a50 <= 0) return std::nullopt;
+  RatioInterval r;
+  r.ratio = *b50 / *a50;
+  const double half = NormalZ(confidence) * std::sqrt(*sa * *sa + *sb * *sb);
+  r.low = r.ratio * std::exp(-half);
+  r.high = r.ratio * std::exp(half);
+  r.method = "normal approximation from p50, p90 and run counts (a run has no stored samples)";
+  return r;
+}
+
+std::string Verdict(const RatioInterval& r, double min_change) {
+  if (r.low > 1 + min_change) return "regressed";
+  if (r.high < 1 - min_change) return "improved";
+  if (r.low >= 1 - min_change && r.high <= 1 + min_change) return "unchanged";
+  return "inconclusive";
 }
 
 json RunHeader(const json& run) {
@@ -89,16 +177,16 @@ json DiffLayers(const json& la, const json& lb, const DiffOptions& o, int& regre
 }  // namespace
 
 json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
-  json out = {{"a", RunHeader(a)}, {"b", RunHeader(b)}, {"notes", json::array()}};
-  if (a["model"].value("sha256", "") != b["model"].value("sha256", "")) {
-    out["notes"].push_back("the runs profiled different model files (sha256 differ): layers may not correspond");
-  }
+  json out = {{"a", RunHeader(a)},
+              {"b", RunHeader(b)},
+              {"differences", ComparabilityDifferences(a, b)},
+              {"notes", json::array()}};
   std::map<std::string, const json*> targets_a;
   static const json kNone = json::array();
   const json& all_a = a.contains("targets") ? a["targets"] : kNone;  // pointers into it are kept below
   const json& all_b = b.contains("targets") ? b["targets"] : kNone;
   for (const json& t : all_a) targets_a.emplace(t.value("target", ""), &t);
-  int regressions = 0;
+  int regressions = 0, inconclusive = 0, improvements = 0;
   json targets = json::array();
   std::map<std::string, bool> seen;
   for (const json& tb : all_b) {
@@ -117,6 +205,7 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
       // A target that ran in A but not in B is a regression of its own.
       const bool lost = ta.value("status", "") == "ok";
       row["regression"] = lost;
+      row["verdict"] = lost ? "regressed" : "unchanged";
       regressions += lost ? 1 : 0;
       targets.push_back(row);
       continue;
@@ -125,23 +214,33 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
     const json& lb = tb["latency_ms"];
     const auto a50 = Num(la, "p50"), b50 = Num(lb, "p50");
     bool regression = false;
+    std::string verdict = "inconclusive";
     if (a50 && b50 && *a50 > 0) {
-      const double ratio = *b50 / *a50;
-      const auto sea = MedianStdError(la), seb = MedianStdError(lb);
-      double noise = 0;
-      if (sea && seb) noise = o.z * std::sqrt(*sea * *sea + *seb * *seb) / *a50;
-      const double threshold = std::max(o.min_latency_change, noise);
+      const std::vector<double> sa = Samples(la), sb = Samples(lb);
+      std::optional<RatioInterval> interval;
+      if (!sa.empty() && !sb.empty()) {
+        interval = BootstrapMedianRatio(sa, sb, o.confidence, o.resamples, o.seed);
+      } else {
+        interval = ApproximateRatio(la, lb, o.confidence);
+      }
       row["a_p50_ms"] = *a50;
       row["b_p50_ms"] = *b50;
-      row["ratio"] = ratio;
-      row["threshold"] = threshold;
+      row["ratio"] = *b50 / *a50;
       row["a_cov"] = Opt(Num(la, "cov"));
       row["b_cov"] = Opt(Num(lb, "cov"));
-      regression = ratio > 1 + threshold;
+      if (interval) {
+        verdict = Verdict(*interval, o.min_latency_change);
+        row["ci_low"] = interval->low;
+        row["ci_high"] = interval->high;
+        row["confidence"] = o.confidence;
+        row["method"] = interval->method;
+      } else {
+        row["method"] = "no interval: a run lacks p90 or its run count";
+      }
+      row["latency_verdict"] = verdict;
+      regression = verdict == "regressed";
       row["latency_regression"] = regression;
-      row["faster"] = ratio < 1 - threshold;
-      // Beyond ±50 % the runs say little about each other: re-run them on a quieter machine.
-      row["too_noisy"] = threshold > 0.5;
+      row["faster"] = verdict == "improved";
     }
     const json& aa = ta.value("accuracy", json(nullptr));
     const json& ab = tb.value("accuracy", json(nullptr));
@@ -167,7 +266,11 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
         DiffLayers(ta.value("layers", json::array()), tb.value("layers", json::array()), o, layer_regressions);
     row["layer_regressions"] = layer_regressions;
     row["regression"] = regression;
+    if (regression) verdict = "regressed";
+    row["verdict"] = verdict;
     regressions += regression ? 1 : 0;
+    inconclusive += verdict == "inconclusive" ? 1 : 0;
+    improvements += verdict == "improved" ? 1 : 0;
     targets.push_back(row);
   }
   for (const auto& [name, t] : targets_a) {
@@ -177,6 +280,65 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
   }
   out["targets"] = targets;
   out["regressions"] = regressions;
+  out["inconclusive"] = inconclusive;
+  out["improvements"] = improvements;
+  return out;
+}
+
+RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
+                                   int resamples, uint64_t seed) {
+  RatioInterval r;
+  std::vector<double> sa = a, sb = b;
+  const double ma = MedianOf(sa), mb = MedianOf(sb);
+  r.ratio = ma > 0 ? mb / ma : 0;
+  r.method =
+      fmt::format("bootstrap of the medians ({} resamples of {} and {} stored runs)", resamples, a.size(), b.size());
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<size_t>(std::max(resamples, 1)));
+  for (int i = 0; i < resamples; ++i) {
+    for (double& v : sa) v = a[pick_a(rng)];
+    for (double& v : sb) v = b[pick_b(rng)];
+    const double ra = MedianOf(sa);
+    if (ra > 0) ratios.push_back(MedianOf(sb) / ra);
+  }
+  if (ratios.empty()) {
+    r.low = r.high = r.ratio;
+    return r;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - confidence) / 2;
+  auto at = [&](double q) {
+    const auto i = static_cast<size_t>(
+        std::clamp(q * static_cast<double>(ratios.size() - 1), 0.0, static_cast<double>(ratios.size() - 1)));
+    return ratios[i];
+  };
+  r.low = at(tail);
+  r.high = at(1 - tail);
+  return r;
+}
+
+std::vector<std::string> ComparabilityDifferences(const json& a, const json& b) {
+  std::vector<std::string> out;
+  const json kNull;
+  auto member = [&](const json& j, const char* key) -> const json& {
+    return j.is_object() && j.contains(key) ? j[key] : kNull;
+  };
+  // `what` differs when both runs recorded it and the values differ.
+  auto compare = [&](const std::string& what, const json& va, const json& vb) {
+    if (va.is_null() || vb.is_null() || va == vb) return;
+    out.push_back(fmt::format("{}: {} in run A, {} in run B", what, Describe(va), Describe(vb)));
+  };
+  const json& ma = member(a, "model");
+  const json& mb = member(b, "model");
+  compare("model file (sha256)", member(ma, "sha256"), member(mb, "sha256"));
+  compare("input shapes", InputShapes(ma), InputShapes(mb));
+  compare("threads", member(member(a, "settings"), "threads"), member(member(b, "settings"), "threads"));
+  compare("int8 calibration", member(member(a, "settings"), "calibration"),
+          member(member(b, "settings"), "calibration"));
+  compare("inputs", InputsKey(member(a, "inputs")), InputsKey(member(b, "inputs")));
+  compare("machine", MachineKey(member(a, "machine")), MachineKey(member(b, "machine")));
   return out;
 }
 

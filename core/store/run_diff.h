@@ -1,28 +1,56 @@
-// A/B comparison of two stored runs (`chipfit diff`): per target and per layer, latency ratio and
-// drift change, with regressions flagged only beyond the noise both runs measured.
+// A/B comparison of two stored runs (`chipfit diff`, batch baselines): per target a verdict —
+// regressed, improved, unchanged or inconclusive — from the medians of the runs' stored timing
+// samples with a bootstrap confidence interval of their ratio; per layer, the change beyond both
+// runs' spread; drift drops. Runs are compared only when they measured the same thing.
 #pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace chipfit {
 
-// Thresholds of a regression. Latency: B's p50 exceeds A's by more than
-// max(min_latency_change, z · the standard error of the difference of the two medians), where a
-// median's standard error is 1.2533 · CoV · mean / √iterations (normal approximation; both runs'
-// CoV and iteration counts are stored). Layers, timed over fewer runs, use their p90 − p50 spread
-// instead: max(min_layer_change, spread A + spread B) relative to A's p50.
+// A target's latency change B/A is judged on the confidence interval [low, high] of the ratio of
+// medians: `regressed` when low > 1 + min_latency_change, `improved` when high < 1 − min_latency_change,
+// `unchanged` when the whole interval lies within ±min_latency_change, else `inconclusive` (the runs
+// are too noisy to tell a change of that size from none). Layers, timed over fewer runs, use their
+// p90 − p50 spread: a regression when B/A > 1 + max(min_layer_change, spread A + spread B).
 struct DiffOptions {
-  double min_latency_change = 0.05;
-  double z = 3.0;
+  double min_latency_change = 0.05;  // smaller changes are `unchanged` even when certain
+  double confidence = 0.95;
+  int resamples = 2000;  // bootstrap resamples of each run's samples
+  uint64_t seed = 1;     // the bootstrap's random stream: a diff of the same runs prints the same
   double min_layer_change = 0.10;
   double min_layer_ms = 0.02;     // layers under 20 µs in both runs (dispatch noise) are never flagged
   double max_sqnr_drop_db = 1.0;  // output (and layer) SQNR drops beyond this are regressions
   double max_top1_drop = 0.005;   // top-1 agreement drops beyond half a point
 };
 
+// The confidence interval of median(b) / median(a).
+struct RatioInterval {
+  double ratio = 1;  // median(b) / median(a) of the samples themselves
+  double low = 1, high = 1;
+  std::string method;  // how the interval was found, for the user
+};
+
+// Percentile bootstrap: `resamples` times, each run's samples are drawn with replacement and the
+// ratio of the two medians taken; the interval is the central `confidence` share of those ratios.
+// Deterministic for a seed. Both inputs must be non-empty with positive median(a).
+RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
+                                   int resamples, uint64_t seed);
+
+// What differs between two runs that changes what their timings mean: model file (sha256), bound
+// input shapes, threads, machine (host and devices), inputs (data or seeded random), int8
+// calibration. Empty when the runs are comparable. Settings an older run did not record are not
+// held against it.
+std::vector<std::string> ComparabilityDifferences(const nlohmann::json& a, const nlohmann::json& b);
+
 // `a`, `b`: profile JSON (schema chipfit.profile/1, e.g. RunStore::LoadRun). Targets are matched by
-// name, layers by name and op; those only one run has are listed as added or removed.
-// Result: {"a": {...}, "b": {...}, "targets": [...], "regressions": N, "notes": [...]}.
+// name, layers by name and op; those only one run has are listed as added or removed. Result:
+// {"a": {...}, "b": {...}, "differences": [...], "targets": [...], "regressions": N, "inconclusive": N,
+// "improvements": N, "notes": [...]}; the caller decides whether differences allow comparing.
 nlohmann::json DiffRuns(const nlohmann::json& a, const nlohmann::json& b, const DiffOptions& options = {});
 
 }  // namespace chipfit

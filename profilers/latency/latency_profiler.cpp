@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "profilers/latency/latency_stats.h"
 #include "profilers/memory/memory_profiler.h"
 
@@ -11,6 +13,19 @@ namespace chipfit {
 void LatencyProfiler::Begin(const CompiledModel& model) {
   model_ = &model;
   kernel_ms_.assign(model.kernels().size(), {});
+  observed_start_ms_.assign(model.kernels().size(), std::nullopt);
+  observed_runs_ = 0;
+}
+
+void LatencyProfiler::KernelBegin(size_t index, const KernelInfo&) {
+  const auto now = std::chrono::steady_clock::now();
+  if (index == 0) {
+    ++observed_runs_;
+    run_start_ = now;
+  }
+  if (observed_runs_ == 1 && index < observed_start_ms_.size()) {
+    observed_start_ms_[index] = std::chrono::duration<double, std::milli>(now - run_start_).count();
+  }
 }
 
 void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) {
@@ -20,9 +35,11 @@ void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_
 Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult& result) {
   if (model_ == nullptr) return Internal("latency profiler: Collect before Begin");
   result.latency = ComputeLatencyStats(e2e_ms);
-  if (result.latency.noisy) {
-    result.notes.push_back("noisy: end-to-end CoV " + std::to_string(result.latency.cov * 100).substr(0, 4) +
-                           " % (over 5 %); compare with care");
+  if (const LatencyStats& l = result.latency; l.noisy && l.p50 > 0) {
+    result.notes.push_back(
+        fmt::format("noisy: (p90 − p50)/p50 {:.1f} %, MAD/p50 {:.1f} % (limits 5 % and 3 %){}",
+                    (l.p90 - l.p50) / l.p50 * 100, l.mad / l.p50 * 100,
+                    l.outliers ? fmt::format("; {} outlier run(s) above p50 + 10·MAD", l.outliers) : std::string()));
   }
   const auto& kernels = model_->kernels();
   double sum_p50 = 0;
@@ -38,6 +55,10 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult&
     std::vector<double> times = kernel_ms_[i];
     layer.time_p50_ms = Quantile(times, 0.5);
     layer.time_p90_ms = Quantile(times, 0.9);
+    if (observed_start_ms_[i] && !kernel_ms_[i].empty()) {
+      layer.observed_start_ms = *observed_start_ms_[i];
+      layer.observed_ms = kernel_ms_[i].front();
+    }
     sum_p50 += layer.time_p50_ms;
     result.layers.push_back(std::move(layer));
   }
@@ -65,6 +86,8 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
   // End to end, no observer: the hot path without any instrumentation.
   report("end-to-end", "");
   std::vector<double> e2e;
+  CpuShareMeter cpu_share;
+  cpu_share.Start();
   const auto t0 = Clock::now();
   while (static_cast<int>(e2e.size()) < settings.iterations || seconds_since(t0) < settings.min_time_s) {
     if (stop.stop_requested()) return cancelled();
@@ -73,6 +96,7 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
     e2e.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
     if (e2e.size() % 16 == 0) report("end-to-end", std::to_string(e2e.size()) + " runs");
   }
+  const std::optional<double> others = cpu_share.Stop();
   // Latency first: the memory profiler reads its rows' p50 times.
   LatencyProfiler latency;
   MemoryProfiler memory(settings.ceilings, settings.heap_baseline_bytes);
@@ -117,6 +141,14 @@ Status RunProfilePipeline(CompiledModel& model, const std::map<std::string, Tens
     RETURN_IF_ERROR(model.Run(inputs, &fanout, stop).status());
   }
   for (Profiler* p : all) RETURN_IF_ERROR(p->Collect(e2e, result));
+  result.latency.other_cpu_share = others;
+  result.latency.machine_busy = others && *others > kBusyCpuShare;
+  if (result.latency.machine_busy) {
+    result.notes.push_back(
+        fmt::format("machine busy: other processes used {:.0f} % of the CPUs while this target was timed; its latency "
+                    "is not what an idle machine gives",
+                    *others * 100));
+  }
   return Status();
 }
 

@@ -2,6 +2,8 @@
 // overhead, and each layer's row (the memory profiler adds its FLOPs and bytes).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <vector>
 
 #include "profilers/profiler.h"
@@ -11,12 +13,17 @@ namespace chipfit {
 class LatencyProfiler final : public Profiler {
  public:
   void Begin(const CompiledModel& model) override;
+  void KernelBegin(size_t index, const KernelInfo& kernel) override;
   void KernelEnd(size_t index, const KernelInfo& kernel, double elapsed_ms) override;
   Status Collect(const std::vector<double>& e2e_ms, TargetResult& result) override;
 
  private:
   const CompiledModel* model_ = nullptr;
   std::vector<std::vector<double>> kernel_ms_;
+  // The first observed run's timeline: each kernel's start after the first kernel's.
+  std::vector<std::optional<double>> observed_start_ms_;
+  int observed_runs_ = 0;
+  std::chrono::steady_clock::time_point run_start_{};
 };
 
 }  // namespace chipfit

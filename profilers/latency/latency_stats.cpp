@@ -1,9 +1,16 @@
-// Latency statistics: interpolated percentiles, mean, population standard deviation → CoV.
+// Latency statistics: interpolated percentiles, mean, population standard deviation → CoV, median
+// absolute deviation → noisy and outliers; the CPU share of other processes from /proc/stat.
 #include "profilers/latency/latency_stats.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
+#include <sstream>
+#include <string>
 
 namespace chipfit {
 
@@ -16,9 +23,35 @@ double Quantile(std::vector<double>& values, double q) {
   return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
 }
 
-LatencyStats ComputeLatencyStats(std::vector<double> ms, double noisy_cov) {
+double MedianAbsoluteDeviation(const std::vector<double>& values, double median) {
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::abs(v - median));
+  return Quantile(deviations, 0.5);
+}
+
+std::vector<double> SampleSketch(const std::vector<double>& ms, size_t max_samples, bool& sketch) {
+  auto round_ns = [](double v) { return std::round(v * 1e6) / 1e6; };
+  std::vector<double> out;
+  sketch = ms.size() > max_samples && max_samples > 0;
+  if (!sketch) {
+    out.reserve(ms.size());
+    for (double v : ms) out.push_back(round_ns(v));
+    return out;
+  }
+  std::vector<double> sorted = ms;
+  out.reserve(max_samples);
+  for (size_t i = 0; i < max_samples; ++i) {
+    // The midpoints of max_samples equal slices of the distribution.
+    out.push_back(round_ns(Quantile(sorted, (static_cast<double>(i) + 0.5) / static_cast<double>(max_samples))));
+  }
+  return out;
+}
+
+LatencyStats ComputeLatencyStats(std::vector<double> ms) {
   LatencyStats s;
   if (ms.empty()) return s;
+  s.samples = SampleSketch(ms, kMaxStoredSamples, s.samples_sketch);
   s.iterations = static_cast<int>(ms.size());
   s.p50 = Quantile(ms, 0.50);
   s.p90 = Quantile(ms, 0.90);
@@ -30,8 +63,47 @@ LatencyStats ComputeLatencyStats(std::vector<double> ms, double noisy_cov) {
   for (double v : ms) var += (v - s.mean) * (v - s.mean);
   var /= static_cast<double>(ms.size());
   s.cov = s.mean > 0 ? std::sqrt(var) / s.mean : 0;
-  s.noisy = s.cov > noisy_cov;
+  s.mad = MedianAbsoluteDeviation(ms, s.p50);
+  const double outlier_above = s.p50 + kOutlierMads * s.mad;
+  s.outliers = static_cast<int>(std::count_if(ms.begin(), ms.end(), [&](double v) { return v > outlier_above; }));
+  s.noisy = s.p50 > 0 && ((s.p90 - s.p50) / s.p50 > kNoisyTailSpread || s.mad / s.p50 > kNoisyMadSpread);
   return s;
+}
+
+std::optional<CpuShareMeter::Sample> CpuShareMeter::Read() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!in || !std::getline(in, line) || line.rfind("cpu ", 0) != 0) return std::nullopt;
+  std::istringstream fields(line.substr(4));
+  // user nice system idle iowait irq softirq steal (guest time is inside user already)
+  double values[8] = {};
+  for (double& v : values) {
+    if (!(fields >> v)) v = 0;
+  }
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (tick <= 0) return std::nullopt;
+  Sample s;
+  const double idle = values[3] + values[4];
+  double total = 0;
+  for (double v : values) total += v;
+  s.total_s = total / tick;
+  s.busy_s = (total - idle) / tick;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return std::nullopt;
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  s.self_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  return s;
+}
+
+void CpuShareMeter::Start() { start_ = Read(); }
+
+std::optional<double> CpuShareMeter::Stop() {
+  const auto end = Read();
+  if (!start_ || !end) return std::nullopt;
+  const double total = end->total_s - start_->total_s;
+  if (total <= 0) return std::nullopt;
+  const double others = (end->busy_s - start_->busy_s) - (end->self_s - start_->self_s);
+  return std::clamp(others / total, 0.0, 1.0);
 }
 
 }  // namespace chipfit

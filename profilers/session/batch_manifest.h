@@ -12,11 +12,24 @@
 
 namespace chipfit {
 
+// int8 calibration, as `profile --calibration …` takes it (a `calibration:` map).
+struct BatchCalibration {
+  std::string method = "minmax";  // minmax | entropy | percentile
+  double percentile = 99.99;
+  int samples = 8;  // seeded random samples without data
+  std::vector<std::string> keep_fp32;
+  double auto_fp32_sqnr = 0;
+};
+
 struct BatchModel {
   std::filesystem::path path;       // resolved against the manifest's folder
   std::vector<std::string> shapes;  // NAME=DxD…
   std::string data;                 // resolved against the manifest's folder; empty: none
   int line = 0;                     // of the entry in the manifest, for messages
+  // This model's own targets:, limits: and calibration:, over the manifest's (limits key by key).
+  std::optional<std::string> targets;  // "T1,T2" or "all"
+  std::optional<Limits> limits;
+  std::optional<BatchCalibration> calibration;
 };
 
 struct BatchManifest {
@@ -29,9 +42,13 @@ struct BatchManifest {
   std::string report;  // pattern with {model}, resolved against the manifest's folder; empty: none
   int iterations = 50, warmup = 10;
   double min_time = 1.0;
+  int threads = 0;  // 0: every core
+  BatchCalibration calibration;
+  bool fail_on_inconclusive = false;  // an inconclusive verdict against the baseline fails the batch
 };
 
-// Reads and checks `path`: every model file exists, every target, limit, objective and weight parses.
+// Reads and checks `path`: every model file exists and has every dynamic input dim bound in its
+// shapes:, every target, limit, objective, weight and calibration setting parses.
 // A missing file is NotFound; anything else wrong is a ParseError naming the file and, where it can,
 // the line ("m.yaml:4: unknown key 'colour' …").
 Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <omp.h>
+
 #include "chipfit/version.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
@@ -100,8 +102,12 @@ Status PrepareCeilings(const ProfileOptions& options, const Target& reference, P
     const bool profiled = std::any_of(setup.targets.begin(), setup.targets.end(),
                                       [&](const Target& t) { return t.kind == info.kind && t.index == info.index; }) ||
                           (info.kind == DeviceKind::kCpu && reference.kind == DeviceKind::kCpu);
-    if (!profiled) continue;
     auto entry = cache.find(CeilingKey(info));
+    if (!profiled) {
+      // Not measured for this run, but shown with it when measured before (the machine's devices).
+      if (entry != cache.end()) setup.run.ceilings.push_back(entry->second);
+      continue;
+    }
     if (entry == cache.end() && options.measure_ceilings) {
       events.Message(
           fmt::format("measuring the roofline ceilings of {} once (cached in {}) ...", info.Id(), cache_path.string()));
@@ -246,8 +252,14 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   Int8Options int8;
   int8.samples = setup.samples;
   int8.calibration.method = options.calibration;
+  int8.calibration.percentile = options.calibration_percentile;
+  int8.random_samples = options.calibration_samples;
+  int8.target_sqnr_db = options.auto_fp32_sqnr;
+  CompileOptions compile;
+  compile.allow_fallback = !options.no_fallback;
+  for (const std::string& node : options.keep_fp32) compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";
   QuantReport quant;
-  auto compiled = CompileForTarget(*setup.graph, target, {}, int8, &quant);
+  auto compiled = CompileForTarget(*setup.graph, target, compile, int8, &quant);
   if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   Status status = compiled.ok() ? RunProfilePipeline(**compiled, setup.inputs, settings, {}, result, stop, progress)
@@ -273,6 +285,10 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
   run.command = options.command;
   run.source = options.source;
   ASSIGN_OR_RETURN(setup.graph, LoadGraph(model_path, options.shapes, run));
+  for (const std::string& name : options.keep_fp32) {
+    if (setup.graph->FindNode(name) == nullptr)
+      return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
+  }
   run.machine = DescribeMachine(discover ? discover() : DiscoverDevices());
   setup.targets = ResolveTargets(options, run.machine.devices);
   RETURN_IF_ERROR(PrepareInputs(options, setup));
@@ -290,7 +306,9 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
                   .reference = options.reference,
                   .targets = options.all_targets            ? "all"
                              : options.targets_text.empty() ? JoinTargets(options.targets)
-                                                            : options.targets_text};
+                                                            : options.targets_text,
+                  .threads = omp_get_max_threads(),
+                  .calibration = std::string(CalibrationMethodName(options.calibration))};
   RETURN_IF_ERROR(PrepareCeilings(options, reference, events, stop, setup));
   RETURN_IF_ERROR(PrepareEnergy(setup));
   return BeginStoredRun(options, setup);
@@ -351,6 +369,12 @@ Status ProfileSession::Validate() const {
     return InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0");
   }
   if (options_.drift_samples < 1) return InvalidArgument("--drift-samples must be at least 1");
+  if (options_.threads < 0) return InvalidArgument("--threads must be at least 1 (or 0 for every core)");
+  if (!(options_.calibration_percentile > 50 && options_.calibration_percentile <= 100)) {
+    return InvalidArgument(
+        fmt::format("--percentile {}: expected a value in (50, 100]", options_.calibration_percentile));
+  }
+  if (options_.calibration_samples < 1) return InvalidArgument("--calibration-samples must be at least 1");
   RETURN_IF_ERROR(ParseTarget(options_.reference).status());
   RETURN_IF_ERROR(ParseObjective(options_.recommend.objective).status());
   if (!options_.recommend.weights.empty()) RETURN_IF_ERROR(ParseWeights(options_.recommend.weights).status());
@@ -360,6 +384,8 @@ Status ProfileSession::Validate() const {
 Result<std::shared_ptr<const RunResult>> ProfileSession::Run(const std::filesystem::path& model_path,
                                                              ProfileEvents& events, const std::stop_token& stop) {
   RETURN_IF_ERROR(Validate());
+  // OpenMP's thread count is per calling thread: set here, it holds for everything this run does.
+  if (options_.threads > 0) omp_set_num_threads(options_.threads);
   RunSetup setup;
   RETURN_IF_ERROR(PrepareRun(options_, discover_, model_path, events, stop, setup));
   RunResult& run = setup.run;

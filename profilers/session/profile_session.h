@@ -48,11 +48,19 @@ struct ProfileOptions {
   int iterations = 50;
   int warmup = 10;
   double min_time_s = 1.0;
-  std::string reference = "ref:fp32";                          // the drift reference target
-  std::string classifier_output;                               // output for top-1 agreement; empty: found by shape
-  int drift_samples = 4;                                       // seeded samples when there is no data
-  CalibrationMethod calibration = CalibrationMethod::kMinMax;  // int8 targets
-  bool measure_ceilings = true;  // measure a profiled device's roofline ceilings once when not cached
+  std::string reference = "ref:fp32";  // the drift reference target
+  std::string classifier_output;       // output for top-1 agreement; empty: found by shape
+  int drift_samples = 4;               // seeded samples when there is no data
+  int threads = 0;                     // CPU threads (OpenMP); 0: all cores
+  // int8 targets: as `run` and `inspect` take them (--calibration, --percentile,
+  // --calibration-samples, --keep-fp32, --auto-fp32-sqnr).
+  CalibrationMethod calibration = CalibrationMethod::kMinMax;
+  double calibration_percentile = 99.99;
+  int calibration_samples = 8;         // seeded random samples when there is no data
+  std::vector<std::string> keep_fp32;  // ONNX node names every target computes in fp32
+  double auto_fp32_sqnr = 0;           // > 0: revert the worst int8 layers until the outputs reach it
+  bool no_fallback = false;            // a node the target's device refuses fails the target
+  bool measure_ceilings = true;        // measure a profiled device's roofline ceilings once when not cached
   RecommendSettings recommend;
   // The store: `db` (empty: RunStore::DefaultPath()), or none at all.
   bool store = true;

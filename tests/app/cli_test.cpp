@@ -510,7 +510,7 @@ TEST(CliStoreTest, ProfileRecordsTheRunAndHistoryListsIt) {
   EXPECT_EQ(diff["targets"].size(), 2u);
   EXPECT_DOUBLE_EQ(diff["targets"][0]["ratio"].get<double>(), 1.0);
   Outcome text = RunCli("diff " + id + " " + id + " --db " + db);
-  EXPECT_NE(text.out.find("0 regression(s) beyond noise"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("0 regressed, 0 improved, 0 inconclusive"), std::string::npos) << text.out;
   EXPECT_EQ(RunCli("diff " + id + " 999 --db " + db).exit_code, 2);
   std::filesystem::remove(json_path);
 }
@@ -640,7 +640,7 @@ TEST(CliBatchTest, ProfilesStoresAndReportsEveryModel) {
   // machine made a run slower beyond its noise).
   Outcome again = RunCli("batch " + kManifest + " --quiet --db " + db + " --out " + out.string());
   EXPECT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.out;
-  EXPECT_NE(again.out.find("regression(s) vs run 1"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("regressed vs run 1"), std::string::npos) << again.out;
   std::filesystem::remove_all(out);
 }
 

@@ -8,10 +8,46 @@
 #include <fstream>
 #include <string>
 
+#include "tests/core/onnx_builder.h"
+
 namespace chipfit {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A model whose inputs are `x` [N, 3, H, W] and `mask` [1, L] (symbolic dims) when `dynamic`, else one
+// input x [1, 4].
+void WriteModel(const fs::path& path, bool dynamic) {
+  onnx::ModelProto m = testing::NewModel("m");
+  auto* g = m.mutable_graph();
+  if (dynamic) {
+    auto add = [&](const std::string& name, std::vector<std::string> dims) {
+      auto* v = g->add_input();
+      v->set_name(name);
+      auto* t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+      for (const std::string& d : dims) {
+        if (d[0] >= '0' && d[0] <= '9') {
+          t->mutable_shape()->add_dim()->set_dim_value(std::stoll(d));
+        } else {
+          t->mutable_shape()->add_dim()->set_dim_param(d);
+        }
+      }
+    };
+    add("x", {"N", "3", "H", "W"});
+    add("mask", {"1", "L"});
+    testing::AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+    testing::AddNode(g, "Relu", {"mask"}, {"z"}, "relu_mask");
+    g->add_output()->set_name("y");
+    g->add_output()->set_name("z");
+  } else {
+    testing::AddValue(g->mutable_input(), "x", {1, 4});
+    testing::AddValue(g->mutable_output(), "y", {1, 4});
+    testing::AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+  }
+  std::ofstream out(path, std::ios::binary);
+  m.SerializeToOstream(&out);
+}
 
 class BatchManifestTest : public ::testing::Test {
  protected:
@@ -20,9 +56,9 @@ class BatchManifestTest : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "models");
-    // The reader only checks that a model file exists; what it holds is the profiler's business.
-    std::ofstream(dir_ / "models" / "a.onnx") << "a";
-    std::ofstream(dir_ / "models" / "b.onnx") << "b";
+    // a.onnx has dynamic inputs x and mask, which every entry of it must bind; b.onnx has none.
+    WriteModel(dir_ / "models" / "a.onnx", true);
+    WriteModel(dir_ / "models" / "b.onnx", false);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -97,7 +133,7 @@ min_time: 0.25
 }
 
 TEST_F(BatchManifestTest, DefaultsAllTargetsAndABaselineRun) {
-  auto read = ReadBatchManifest(Write("models:\n  - path: models/a.onnx\ntargets: all\nbaseline: 12\n"));
+  auto read = ReadBatchManifest(Write("models:\n  - path: models/b.onnx\ntargets: all\nbaseline: 12\n"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_TRUE(read->all_targets);
   EXPECT_TRUE(read->targets.empty());
@@ -117,11 +153,11 @@ TEST_F(BatchManifestTest, DefaultsAllTargetsAndABaselineRun) {
 TEST_F(BatchManifestTest, AManifestInTheCurrentFolderResolvesAgainstIt) {
   const fs::path before = fs::current_path();
   fs::current_path(dir_);
-  Write("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\n");
+  Write("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\n");
   auto read = ReadBatchManifest("manifest.yaml");
   fs::current_path(before);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(read->models[0].path, fs::path("models/a.onnx"));
+  EXPECT_EQ(read->models[0].path, fs::path("models/b.onnx"));
 }
 
 TEST_F(BatchManifestTest, AMissingFileIsNotFoundNamingIt) {
@@ -138,15 +174,16 @@ TEST_F(BatchManifestTest, MalformedYamlOrNotAMappingIsRefused) {
 }
 
 TEST_F(BatchManifestTest, AnUnknownKeyNamesFileAndLine) {
-  const std::string e = Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\ncolour: blue\n");
+  const std::string e = Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncolour: blue\n");
   EXPECT_EQ(e, (dir_ / "manifest.yaml").string() +
-                   ":4: unknown key 'colour' (models, targets, limits, objective, weights, costs, baseline, report, "
-                   "iterations, warmup, min_time)");
+                   ":4: unknown key 'colour' (models, targets, limits, calibration, objective, weights, costs, "
+                   "baseline, fail_on_inconclusive, report, iterations, warmup, min_time, threads)");
 }
 
 TEST_F(BatchManifestTest, AnUnknownModelKeyNamesItsLine) {
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\n    shape: {x: 1}\ntargets: [cpu:fp32]\n")
-                .find(":3: unknown model key 'shape' (path, shapes, data)"),
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\n    shape: {x: 1}\ntargets: [cpu:fp32]\n")
+                .find(":3: unknown model key 'shape': did you mean 'shapes'? (path, shapes, data, targets, limits, "
+                      "calibration)"),
             std::string::npos);
   EXPECT_NE(Error("models:\n  - data: d/\ntargets: [cpu:fp32]\n").find(":2: a model entry needs path:"),
             std::string::npos);
@@ -155,7 +192,7 @@ TEST_F(BatchManifestTest, AnUnknownModelKeyNamesItsLine) {
 }
 
 TEST_F(BatchManifestTest, AMissingModelFileNamesItAndItsLine) {
-  const std::string e = Error("models:\n  - path: models/a.onnx\n  - path: models/c.onnx\ntargets: [cpu:fp32]\n");
+  const std::string e = Error("models:\n  - path: models/b.onnx\n  - path: models/c.onnx\ntargets: [cpu:fp32]\n");
   EXPECT_NE(e.find(":3: model '" + (dir_ / "models" / "c.onnx").string() + "' does not exist"), std::string::npos) << e;
   EXPECT_NE(Error("models:\n  - path: /nonexistent/model.onnx\ntargets: [cpu:fp32]\n")
                 .find(":2: model '/nonexistent/model.onnx'"),
@@ -163,39 +200,40 @@ TEST_F(BatchManifestTest, AMissingModelFileNamesItAndItsLine) {
 }
 
 TEST_F(BatchManifestTest, ABadTargetNamesItsLine) {
-  const std::string e = Error("models:\n  - path: models/a.onnx\ntargets:\n  - cpu:fp32\n  - cpu:fp99\n");
+  const std::string e = Error("models:\n  - path: models/b.onnx\ntargets:\n  - cpu:fp32\n  - cpu:fp99\n");
   EXPECT_NE(e.find(":5: "), std::string::npos) << e;
   EXPECT_NE(e.find("fp99"), std::string::npos) << e;
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: {cpu: fp32}\n")
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: {cpu: fp32}\n")
                 .find(":3: targets: needs a list of targets or 'all'"),
             std::string::npos);
 }
 
 TEST_F(BatchManifestTest, ABadLimitNamesItsLine) {
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n")
-                .find(":4: unknown limit 'max_latency' (max_latency_ms, latency_stat, min_top1, min_sqnr_db, "
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n")
+                .find(":4: unknown limit 'max_latency': did you mean 'max_latency_ms'? (max_latency_ms, latency_stat, "
+                      "min_top1, min_sqnr_db, "
                       "max_memory_mb, max_energy_mj)"),
             std::string::npos);
   EXPECT_NE(
-      Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits: [3]\n").find(":4: limits: needs a mapping"),
+      Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: [3]\n").find(":4: limits: needs a mapping"),
       std::string::npos);
   // Not a number: yaml-cpp's own message, with the line.
   EXPECT_NE(
-      Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nlimits:\n  min_top1: high\n").find("' line 5: "),
+      Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits:\n  min_top1: high\n").find("' line 5: "),
       std::string::npos);
 }
 
 TEST_F(BatchManifestTest, ABadObjectiveOrWeightsNamesItsLine) {
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nobjective: speed\n")
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nobjective: speed\n")
                 .find(":4: unknown objective 'speed' (latency, energy or cost)"),
             std::string::npos);
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nweights: speed=1\n").find(":4: "),
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nweights: speed=1\n").find(":4: "),
             std::string::npos);
 }
 
 TEST_F(BatchManifestTest, ABadBaselineNamesItsLine) {
   for (const char* baseline : {"earliest", "0", "-3", "12x"}) {
-    EXPECT_NE(Error(std::string("models:\n  - path: models/a.onnx\ntargets: [cpu:fp32]\nbaseline: ") + baseline + "\n")
+    EXPECT_NE(Error(std::string("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nbaseline: ") + baseline + "\n")
                   .find(":4: baseline: needs 'latest' or a run id"),
               std::string::npos)
         << baseline;
@@ -205,7 +243,57 @@ TEST_F(BatchManifestTest, ABadBaselineNamesItsLine) {
 TEST_F(BatchManifestTest, NoModelsOrNoTargetsIsRefused) {
   EXPECT_NE(Error("targets: [cpu:fp32]\n").find("': no models: list"), std::string::npos);
   EXPECT_NE(Error("models: []\ntargets: [cpu:fp32]\n").find(":1: models: needs a list of models"), std::string::npos);
-  EXPECT_NE(Error("models:\n  - path: models/a.onnx\n").find("': no targets:"), std::string::npos);
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\n").find(":2: no targets: for this model, and none for the whole"),
+            std::string::npos);
+}
+
+// A model with dynamic dims and no binding for them is refused when the manifest is read, naming the
+// key to add, not after the models before it have been profiled.
+TEST_F(BatchManifestTest, AMissingShapeNamesTheShapesKey) {
+  const std::string e = Error(
+      "models:\n  - path: models/b.onnx\n  - path: models/a.onnx\n    shapes: {x: 1x3x8x8}\n"
+      "targets: [cpu:fp32]\n");
+  EXPECT_NE(e.find(":3: model '"), std::string::npos) << e;
+  EXPECT_NE(e.find("input 'mask' has dynamic dims (1xL); bind them under shapes:"), std::string::npos) << e;
+  const std::string unknown =
+      Error("models:\n  - path: models/b.onnx\n    shapes: {image: 1x4}\ntargets: [cpu:fp32]\n");
+  EXPECT_NE(unknown.find("shapes: model '"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("has no input 'image' (x)"), std::string::npos) << unknown;
+}
+
+// Per model targets:, limits: (key by key over the manifest's) and calibration:; the manifest's own
+// calibration:, threads: and fail_on_inconclusive:.
+TEST_F(BatchManifestTest, PerModelTargetsLimitsAndCalibrationOverrideTheManifests) {
+  auto read = ReadBatchManifest(Write(R"(models:
+  - path: models/b.onnx
+  - path: models/b.onnx
+    targets: [cpu:int8]
+    limits: {max_latency_ms: 2}
+    calibration: {method: percentile, percentile: 99.9}
+targets: [cpu:fp32]
+limits: {max_latency_ms: 5, min_top1: 0.99}
+calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30}
+threads: 1
+fail_on_inconclusive: true
+)"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const BatchManifest& m = *read;
+  EXPECT_EQ(m.threads, 1);
+  EXPECT_TRUE(m.fail_on_inconclusive);
+  EXPECT_EQ(m.calibration.method, "entropy");
+  EXPECT_EQ(m.calibration.samples, 4);
+  EXPECT_EQ(m.calibration.keep_fp32, std::vector<std::string>{"relu"});
+  EXPECT_DOUBLE_EQ(m.calibration.auto_fp32_sqnr, 30);
+  EXPECT_FALSE(m.models[0].targets || m.models[0].limits || m.models[0].calibration);
+  ASSERT_TRUE(m.models[1].targets && m.models[1].limits && m.models[1].calibration);
+  EXPECT_EQ(*m.models[1].targets, "cpu:int8");
+  EXPECT_EQ(m.models[1].limits->max_latency_ms, 2.0);
+  EXPECT_EQ(m.models[1].limits->min_top1, 0.99);  // the manifest's, where the model says nothing
+  EXPECT_EQ(m.models[1].calibration->method, "percentile");
+  EXPECT_EQ(m.models[1].calibration->samples, 4);  // from the manifest's calibration
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncalibration: {method: median}\n")
+                .find(":4: method: needs minmax, entropy or percentile"),
+            std::string::npos);
 }
 
 }  // namespace

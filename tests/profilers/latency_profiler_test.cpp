@@ -82,7 +82,14 @@ TEST(LatencyProfilerTest, KnownKernelTimesAddUpToTheEndToEndTime) {
   // Σ layer p50 / e2e p50: the observer adds little to kernels this long.
   EXPECT_GT(result.instrumentation_overhead, 0.8);
   EXPECT_LT(result.instrumentation_overhead, 1.2);
-  EXPECT_EQ(result.latency.noisy, result.latency.cov > kNoisyCov);
+  const LatencyStats& l = result.latency;
+  EXPECT_EQ(l.noisy, (l.p90 - l.p50) / l.p50 > kNoisyTailSpread || l.mad / l.p50 > kNoisyMadSpread);
+  EXPECT_EQ(static_cast<int>(l.samples.size()), l.iterations);  // few runs: every one kept, in order
+  EXPECT_FALSE(l.samples_sketch);
+  // The first observed run's timeline: kernels in order, the first at 0, each after the one before.
+  ASSERT_TRUE(result.layers[0].observed_start_ms && result.layers[1].observed_start_ms);
+  EXPECT_EQ(*result.layers[0].observed_start_ms, 0.0);
+  EXPECT_GE(*result.layers[1].observed_start_ms, *result.layers[0].observed_ms);
 }
 
 TEST(LatencyProfilerTest, StopCancelsBetweenRuns) {

@@ -8,15 +8,20 @@
 #include <QCategoryAxis>
 #include <QDir>
 #include <QGraphicsScene>
+#include <QLineSeries>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScatterSeries>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QValueAxis>
 #include <QXmlStreamReader>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "profilers/profile_json.h"
@@ -104,6 +109,87 @@ ParsedHtml ParseXml(const std::string& html) {
   return parsed;
 }
 
+// The tables of the HTML page as a reader sees them: header cells, rows of cell texts, and whether the
+// table is folded inside a <details> (under which summary, open or not).
+struct HtmlTable {
+  QStringList header;
+  std::vector<QStringList> rows;
+  bool folded = false;
+  bool open = false;
+  QString summary;
+
+  int Column(const QString& prefix) const {
+    for (int i = 0; i < header.size(); ++i) {
+      if (header[i].startsWith(prefix)) return i;
+    }
+    return -1;
+  }
+  // The row whose first cell starts with `key` (a target, a layer index, a device).
+  QStringList Row(const QString& key) const {
+    for (const QStringList& row : rows) {
+      if (!row.isEmpty() && row[0].startsWith(key)) return row;
+    }
+    return {};
+  }
+};
+
+std::vector<HtmlTable> HtmlTables(const std::string& html) {
+  std::vector<HtmlTable> tables;
+  QXmlStreamReader reader(QByteArray::fromStdString(html));
+  bool in_details = false, details_open = false, in_head = false;
+  QString summary;
+  QStringList row;
+  while (!reader.atEnd()) {
+    reader.readNext();
+    const QStringView name = reader.name();
+    if (reader.isStartElement()) {
+      if (name == QLatin1String("details")) {
+        in_details = true;
+        details_open = reader.attributes().hasAttribute(QStringLiteral("open"));
+        summary.clear();
+      } else if (name == QLatin1String("summary")) {
+        summary = reader.readElementText(QXmlStreamReader::IncludeChildElements);
+      } else if (name == QLatin1String("table")) {
+        tables.push_back({{}, {}, in_details, details_open, in_details ? summary : QString()});
+      } else if (name == QLatin1String("thead")) {
+        in_head = true;
+      } else if (name == QLatin1String("tr")) {
+        row.clear();
+      } else if (name == QLatin1String("th") || name == QLatin1String("td")) {
+        row << reader.readElementText(QXmlStreamReader::IncludeChildElements);
+      }
+    } else if (reader.isEndElement()) {
+      if (name == QLatin1String("details")) {
+        in_details = false;
+      } else if (name == QLatin1String("thead")) {
+        in_head = false;
+      } else if (name == QLatin1String("tr") && !tables.empty()) {
+        if (in_head) {
+          tables.back().header = row;
+        } else {
+          tables.back().rows.push_back(row);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(reader.hasError()) << reader.errorString().toStdString();
+  return tables;
+}
+
+// The first table whose header has a column starting with `column`.
+const HtmlTable* FindTable(const std::vector<HtmlTable>& tables, const QString& column) {
+  for (const HtmlTable& t : tables) {
+    if (t.Column(column) >= 0) return &t;
+  }
+  return nullptr;
+}
+
+std::string Html(const RunResult& run) {
+  const auto html = RenderHtmlReport(run);
+  EXPECT_TRUE(html.ok()) << html.status().message();
+  return html.ok() ? *html : std::string();
+}
+
 // RFC 4180 reader: rows of fields, quotes and embedded line breaks honoured.
 std::vector<std::vector<std::string>> ParseCsv(const std::string& csv) {
   std::vector<std::vector<std::string>> rows(1);
@@ -177,10 +263,11 @@ TEST_P(ReportTest, HtmlIsOneWellFormedSelfContainedFile) {
   } else {
     EXPECT_TRUE(parsed.text.contains(QStringLiteral("No limits given: no recommendation")));
   }
-  // Recommendation before the targets table, the charts after the layer tables (the order readers need).
+  // Recommendation before the targets table, the charts before the long layer tables (the order readers
+  // need).
   EXPECT_LT(parsed.text.indexOf(QStringLiteral("Recommendation")),
             parsed.text.indexOf(QStringLiteral("Peak memory planned")));
-  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Bytes r+w")), parsed.text.indexOf(QStringLiteral("Roofline")));
+  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Roofline")), parsed.text.indexOf(QStringLiteral("Bytes r+w")));
   EXPECT_TRUE(parsed.text.contains(QStringLiteral("estimated")));
 
   // Four ok targets: a layer-time chart each, a roofline per device (cpu, opencl:0), drift, energy.
@@ -359,6 +446,320 @@ TEST(ReportRobustnessTest, OddFieldsStillGiveWellFormedHtml) {
   const auto rows = ParseCsv(*csv);
   ASSERT_EQ(rows.size(), LayerCount(j) + 1);
   EXPECT_EQ(rows[2][2], "conv,1 \"quoted\"\nnext line");  // RFC 4180 round trip
+}
+
+// A team reads a table's figures against one unit in its header: µs while every time of the table is
+// under a millisecond, ms as soon as one is not; never a unit inside a cell.
+TEST(ReportUnitsTest, EachTableStatesOneTimeUnitInItsHeader) {
+  RunResult run = LoadRun("sample_run.json");
+  std::vector<HtmlTable> tables = HtmlTables(Html(run));
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  ASSERT_NE(targets, nullptr);
+  // Every target of this run is under a millisecond (opencl:0:fp32's p99 is 0.744 ms).
+  ASSERT_GE(targets->Column(QStringLiteral("p50 µs")), 0) << targets->header.join(u'|').toStdString();
+  const int p50 = targets->Column(QStringLiteral("p50 "));
+  const int p99 = targets->Column(QStringLiteral("p99 "));
+  EXPECT_EQ(targets->header[p99], QStringLiteral("p99 µs"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:int8"))[p50], QStringLiteral("14.6"));
+  EXPECT_EQ(targets->Row(QStringLiteral("opencl:0:fp32"))[p99], QStringLiteral("744"));
+  for (const HtmlTable& table : tables) {
+    for (const QStringList& row : table.rows) {
+      for (const QString& cell : row) {
+        EXPECT_FALSE(cell.endsWith(QStringLiteral(" ms")) || cell.endsWith(QStringLiteral(" µs")))
+            << cell.toStdString();
+      }
+    }
+  }
+  // Each layer table alone: cpu:fp32's layers are all in µs.
+  const HtmlTable* fp32_layers = nullptr;
+  const HtmlTable* opencl_layers = nullptr;
+  for (const HtmlTable& t : tables) {
+    if (t.summary.endsWith(QStringLiteral("cpu:fp32"))) fp32_layers = &t;
+    if (t.summary.endsWith(QStringLiteral("opencl:0:fp32"))) opencl_layers = &t;
+  }
+  ASSERT_NE(fp32_layers, nullptr);
+  ASSERT_NE(opencl_layers, nullptr);
+  EXPECT_GE(fp32_layers->Column(QStringLiteral("p50 µs")), 0);
+  EXPECT_GE(opencl_layers->Column(QStringLiteral("p90 µs")), 0);
+
+  // One target at 2.5 ms at p99: that table goes to ms for every figure, the fast targets included;
+  // one slow opencl layer moves its own layer table only.
+  TargetResult& slow = EditTarget(run, 4);
+  slow.latency.p99 = 2.5;
+  slow.layers.at(1).time_p90_ms = 1.2;
+  tables = HtmlTables(Html(run));
+  targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  ASSERT_NE(targets, nullptr);
+  EXPECT_EQ(targets->header[p50], QStringLiteral("p50 ms"));
+  EXPECT_EQ(targets->header[p99], QStringLiteral("p99 ms"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:int8"))[p50], QStringLiteral("0.0146"));
+  EXPECT_EQ(targets->Row(QStringLiteral("opencl:0:fp32"))[p99], QStringLiteral("2.50"));
+  for (const HtmlTable& t : tables) {
+    if (t.summary.endsWith(QStringLiteral("opencl:0:fp32"))) {
+      EXPECT_GE(t.Column(QStringLiteral("p50 ms")), 0);
+      EXPECT_EQ(t.Row(QStringLiteral("1"))[t.Column(QStringLiteral("p90 ms"))], QStringLiteral("1.20"));
+    }
+    if (t.summary.endsWith(QStringLiteral("cpu:fp32"))) {
+      EXPECT_GE(t.Column(QStringLiteral("p50 µs")), 0);
+    }
+  }
+}
+
+TEST(ReportUnitsTest, OneEnergyUnitForTheWholeReport) {
+  RunResult run = LoadRun("sample_run_recommended.json");
+  std::vector<HtmlTable> tables = HtmlTables(Html(run));
+  // Every inference here costs tens of µJ: µJ in the targets table and in the ranking.
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  const HtmlTable* ranking = FindTable(tables, QStringLiteral("Score (1 = best)"));
+  ASSERT_NE(targets, nullptr);
+  ASSERT_NE(ranking, nullptr);
+  const int energy = targets->Column(QStringLiteral("Energy / inference"));
+  ASSERT_GE(energy, 0);
+  EXPECT_EQ(targets->header[energy], QStringLiteral("Energy / inference µJ"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:fp32"))[energy], QStringLiteral("27.8 (estimated)"));
+  const int ranked = ranking->Column(QStringLiteral("Energy"));
+  EXPECT_EQ(ranking->header[ranked], QStringLiteral("Energy µJ"));
+  EXPECT_EQ(ranking->Row(QStringLiteral("1"))[ranked], QStringLiteral("20.9"));  // cpu:int8, 0.0209 mJ
+  // The ranking's latencies are in the unit of that table (all under 1 ms: µs).
+  EXPECT_GE(ranking->Column(QStringLiteral("p99 µs")), 0);
+
+  // One target measured at 2 J: J everywhere, the µJ figures written in J.
+  EditTarget(run, 0).energy = EnergyValue{2.0, "measured:rapl"};
+  tables = HtmlTables(Html(run));
+  targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  ranking = FindTable(tables, QStringLiteral("Score (1 = best)"));
+  EXPECT_EQ(targets->header[energy], QStringLiteral("Energy / inference J"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:fp32"))[energy], QStringLiteral("2.00 (measured:rapl)"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:int8"))[energy], QStringLiteral("0.0000209 (estimated)"));
+  EXPECT_EQ(ranking->header[ranked], QStringLiteral("Energy J"));
+  // The energy chart speaks the same unit.
+  auto chart = charts::EnergyChart(run);
+  auto* x = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).value(0));
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->titleText().contains(QStringLiteral("(J)"))) << x->titleText().toStdString();
+}
+
+// Charts first, then the layer tables, each folded closed in the page; the PDF, which cannot fold,
+// still prints every layer.
+TEST(ReportLayoutTest, LayerTablesComeLastFoldedInHtmlAndInFullInPdf) {
+  const RunResult run = LoadRun("sample_run.json");
+  const std::string html = Html(run);
+  const ParsedHtml parsed = ParseXml(html);
+  ASSERT_TRUE(parsed.ok) << parsed.error.toStdString();
+  const qsizetype layers = parsed.text.indexOf(QStringLiteral("Bytes r+w"));
+  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Accuracy drift per layer")), layers);
+  EXPECT_LT(parsed.text.indexOf(QStringLiteral("Machine and devices")), layers);
+  int folded = 0;
+  for (const HtmlTable& t : HtmlTables(html)) {
+    const bool layer_table = t.Column(QStringLiteral("Bytes r+w")) >= 0;
+    EXPECT_EQ(t.folded, layer_table) << t.header.join(u'|').toStdString();
+    if (!layer_table) continue;
+    ++folded;
+    EXPECT_FALSE(t.open);
+    EXPECT_TRUE(t.summary.startsWith(QStringLiteral("Show the "))) << t.summary.toStdString();
+    EXPECT_TRUE(t.summary.contains(QStringLiteral(" layers of "))) << t.summary.toStdString();
+  }
+  EXPECT_EQ(folded, 4);  // the four targets that ran
+
+  const auto pdf = RenderPdfReport(run);
+  ASSERT_TRUE(pdf.ok()) << pdf.status().message();
+  const QString pdftotext = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
+  if (pdftotext.isEmpty()) GTEST_SKIP() << "pdftotext not found (Debian package poppler-utils)";
+  QTemporaryDir dir;
+  const QString file = dir.filePath(QStringLiteral("report.pdf"));
+  std::ofstream(file.toStdString(), std::ios::binary) << *pdf;
+  QProcess p;
+  p.start(pdftotext, {QStringLiteral("-layout"), file, QStringLiteral("-")});
+  ASSERT_TRUE(p.waitForFinished(60000));
+  const QString text = QString::fromUtf8(p.readAllStandardOutput());
+  // Every layer table, in full: one GlobalAveragePool row per target (the charts are images, no text).
+  EXPECT_EQ(text.count(QStringLiteral("GlobalAveragePool")), 4);
+  EXPECT_TRUE(text.contains(QStringLiteral("conv1/reorder:input")));
+  EXPECT_EQ(text.count(QStringLiteral("Bytes r+w")), 4);
+  EXPECT_LT(text.indexOf(QStringLiteral("Machine and devices")), text.indexOf(QStringLiteral("Bytes r+w")));
+  EXPECT_FALSE(text.contains(QStringLiteral("Show the ")));  // nothing folded on paper
+}
+
+// "CoV 270. %" read like a typo and hid that the noisy flag no longer comes from the CoV: percentages
+// print plainly, and the targets table shows the robust spread, outliers and a busy machine.
+TEST(ReportLatencyTest, SpreadOutliersAndBusyMachineInTheTargetsTable) {
+  RunResult run = LoadRun("sample_run.json");
+  LatencyStats& noisy = EditTarget(run, 1).latency;  // cpu:int8, p50 0.014562 ms
+  noisy.cov = 2.7;
+  noisy.noisy = true;
+  noisy.p90 = noisy.p50 * 1.092;
+  noisy.mad = noisy.p50 * 0.011;
+  noisy.outliers = 3;
+  noisy.iterations = 6346;
+  noisy.other_cpu_share = 0.34;
+  noisy.machine_busy = true;
+  LatencyStats& steady = EditTarget(run, 0).latency;  // cpu:fp32
+  steady.cov = 0.027;
+  steady.noisy = false;
+  steady.p90 = steady.p50 * 1.02;
+  steady.mad = steady.p50 * 0.004;
+  steady.outliers = 0;
+  steady.other_cpu_share = 0.021;
+  steady.machine_busy = false;
+
+  const std::string html = Html(run);
+  const std::vector<HtmlTable> tables = HtmlTables(html);
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  ASSERT_NE(targets, nullptr);
+  const int cov = targets->Column(QStringLiteral("CoV"));
+  const int spread = targets->Column(QStringLiteral("Spread"));
+  const int outliers = targets->Column(QStringLiteral("Outliers"));
+  const int busy = targets->Column(QStringLiteral("Machine busy"));
+  ASSERT_TRUE(cov >= 0 && spread >= 0 && outliers >= 0 && busy >= 0) << targets->header.join(u'|').toStdString();
+  const QStringList int8 = targets->Row(QStringLiteral("cpu:int8"));
+  const QStringList fp32 = targets->Row(QStringLiteral("cpu:fp32"));
+  EXPECT_EQ(int8[cov], QStringLiteral("270 %"));
+  EXPECT_EQ(fp32[cov], QStringLiteral("2.70 %"));
+  EXPECT_EQ(int8[spread], QStringLiteral("9.2 % / 1.1 % noisy"));
+  EXPECT_EQ(fp32[spread], QStringLiteral("2.0 % / 0.40 %"));
+  EXPECT_EQ(int8[outliers], QStringLiteral("3 of 6346"));
+  EXPECT_EQ(fp32[outliers], QStringLiteral("0 of ") + QString::number(steady.iterations));
+  EXPECT_EQ(int8[busy], QStringLiteral("yes (34 %)"));
+  EXPECT_EQ(fp32[busy], QStringLiteral("no (2.1 %)"));
+  // A run recorded before the robust spread (cpu:bf16 from the fixture) shows no invented zeros.
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:bf16"))[outliers], QStringLiteral("–"));
+  EXPECT_TRUE(targets->Row(QStringLiteral("cpu:bf16"))[spread].contains(QStringLiteral("/ –")))
+      << targets->Row(QStringLiteral("cpu:bf16"))[spread].toStdString();
+
+  // No number anywhere in a table ends in a bare point ("270. %").
+  static const QRegularExpression bare_point(QStringLiteral(R"re(\d\.(?!\d))re"));
+  for (const HtmlTable& t : tables) {
+    for (const QStringList& row : t.rows) {
+      for (const QString& cell : row) EXPECT_FALSE(bare_point.match(cell).hasMatch()) << cell.toStdString();
+    }
+  }
+  // Nor in the notes: this fixture's cpu:int8 was recorded with the note "CoV 376. %".
+  const ParsedHtml parsed = ParseXml(html);
+  static const QRegularExpression bare_percent(QStringLiteral(R"re(\d\. ?%)re"));
+  EXPECT_FALSE(bare_percent.match(parsed.text).hasMatch()) << bare_percent.match(parsed.text).captured(0).toStdString();
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("CoV 376 %")));
+  // The footnote says what decides `noisy` now.
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("(p90 − p50)/p50 over 5 % or MAD/p50 over 3 %")));
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("p50 + 10·MAD")));
+  EXPECT_FALSE(parsed.text.contains(QStringLiteral("noisy when over 5 %")));
+}
+
+// Ceilings measured for a device no target of this run used (cached by `chipfit devices --measure`)
+// are still the machine's: the devices table and a roofline show them.
+TEST(ReportCeilingsTest, MeasuredCeilingsOfADeviceWithoutTargetsAreShown) {
+  RunResult run = LoadRun("sample_run.json");
+  run.targets.erase(run.targets.begin() + 4);  // no opencl:0 target any more
+  EXPECT_EQ(charts::RooflineDevices(run), (std::vector<std::string>{"cpu", "opencl:0"}));
+  auto roofline = charts::RooflineChart(run, "opencl:0");
+  EXPECT_TRUE(roofline->title().contains(QStringLiteral("measured ceilings, no target ran here")))
+      << roofline->title().toStdString();
+  // One roof per measured precision (fp16, fp32): peak labels and lines, no layer points.
+  int roofs = 0;
+  for (QAbstractSeries* series : roofline->series()) roofs += series->type() == QAbstractSeries::SeriesTypeLine;
+  EXPECT_EQ(roofs, 2);
+  EXPECT_EQ(roofline->series().size(), 2);
+
+  std::string html = Html(run);
+  std::vector<HtmlTable> tables = HtmlTables(html);
+  const HtmlTable* devices = FindTable(tables, QStringLiteral("Roofline ceilings"));
+  ASSERT_NE(devices, nullptr);
+  const int ceilings = devices->Column(QStringLiteral("Roofline ceilings"));
+  EXPECT_TRUE(devices->Row(QStringLiteral("opencl:0"))[ceilings].startsWith(
+      QStringLiteral("measured: fp16 7.68 GFLOP/s, fp32 8.65 GFLOP/s, 34.1 GB/s")))
+      << devices->Row(QStringLiteral("opencl:0"))[ceilings].toStdString();
+  EXPECT_TRUE(html.find("id=\"chart-roofline-opencl-0\"") != std::string::npos);
+
+  // Even when discovery did not list the device (a run read from a JSON without its machine).
+  run.machine.devices.erase(run.machine.devices.begin() + 1);
+  tables = HtmlTables(Html(run));
+  devices = FindTable(tables, QStringLiteral("Roofline ceilings"));
+  ASSERT_NE(devices, nullptr);
+  const QStringList row = devices->Row(QStringLiteral("opencl:0"));
+  ASSERT_FALSE(row.isEmpty());
+  EXPECT_TRUE(row[ceilings].startsWith(QStringLiteral("measured: "))) << row[ceilings].toStdString();
+}
+
+// The drift chart's series and the x of each ONNX node, read back as a reader reads the chart.
+struct DriftPoints {
+  std::map<QString, double> x;                // axis label → x
+  std::map<QString, QList<QPointF>> markers;  // target → its markers
+  std::vector<QList<QPointF>> lines;          // every line but the threshold
+};
+
+DriftPoints ReadDrift(QChart& chart) {
+  DriftPoints out;
+  auto* x = qobject_cast<QCategoryAxis*>(chart.axes(Qt::Horizontal).value(0));
+  EXPECT_NE(x, nullptr);
+  if (x != nullptr) {
+    for (const QString& label : x->categoriesLabels()) out.x[label] = x->endValue(label);
+  }
+  for (QAbstractSeries* series : chart.series()) {
+    auto* xy = qobject_cast<QXYSeries*>(series);
+    if (xy == nullptr || xy->name().contains(QStringLiteral("threshold"))) continue;
+    if (series->type() == QAbstractSeries::SeriesTypeScatter) {
+      out.markers[xy->name()] = xy->points();
+    } else {
+      out.lines.push_back(xy->points());
+    }
+  }
+  return out;
+}
+
+std::optional<double> At(const QList<QPointF>& points, double x) {
+  for (const QPointF& p : points) {
+    if (p.x() == x) return p.y();
+  }
+  return std::nullopt;
+}
+
+// cpu:fp32 runs a reorder before conv1 and int8 does not, so their conv1 layers have different indices;
+// the chart matches them by ONNX node.
+TEST(RunChartsTest, DriftChartMatchesLayersAcrossTargetsByOnnxNode) {
+  RunResult run = LoadRun("sample_run.json");
+  auto chart = charts::DriftChart(run);
+  DriftPoints d = ReadDrift(*chart);
+  ASSERT_TRUE(d.x.count(QStringLiteral("relu1"))) << "a fused Conv+BN+Relu sits at its last node";
+  const double relu1 = d.x[QStringLiteral("relu1")];
+  const double softmax = d.x[QStringLiteral("softmax")];
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:fp32")], relu1), 140.12, 0.01);
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:int8")], relu1), 45.70, 0.01);
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("opencl:0:fp32")], relu1), 139.98, 0.01);
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:fp32")], softmax), 130.23, 0.01);
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:int8")], softmax), 59.28, 0.01);
+  EXPECT_EQ(d.x.size(), 7u);  // relu1 pool1 relu2 gap flatten fc softmax
+
+  // opencl:0 no longer fuses conv2 with its BatchNorm and Relu: two layers where the others have one.
+  TargetResult& opencl = EditTarget(run, 4);
+  LayerResult conv2 = opencl.layers.at(3);
+  ASSERT_EQ(conv2.name, "conv2");
+  LayerResult bn_relu2 = conv2;
+  conv2.op = "Conv";
+  conv2.onnx_nodes = {"conv2"};
+  conv2.drift->sqnr_db = 99.0;
+  bn_relu2.name = "bn2";
+  bn_relu2.op = "FusedBatchNorm";
+  bn_relu2.onnx_nodes = {"bn2", "relu2"};
+  bn_relu2.drift->sqnr_db = 98.0;
+  opencl.layers.at(3) = conv2;
+  opencl.layers.insert(opencl.layers.begin() + 4, bn_relu2);
+  chart = charts::DriftChart(run);
+  d = ReadDrift(*chart);
+  ASSERT_TRUE(d.x.count(QStringLiteral("conv2")));
+  const double at_conv2 = d.x[QStringLiteral("conv2")];
+  const double at_relu2 = d.x[QStringLiteral("relu2")];
+  EXPECT_LT(d.x[QStringLiteral("pool1")], at_conv2);
+  EXPECT_LT(at_conv2, at_relu2);
+  EXPECT_EQ(*At(d.markers[QStringLiteral("opencl:0:fp32")], at_conv2), 99.0);
+  EXPECT_EQ(*At(d.markers[QStringLiteral("opencl:0:fp32")], at_relu2), 98.0);
+  // The other targets have no value at conv2: a gap, not their next layer's value moved left.
+  EXPECT_FALSE(At(d.markers[QStringLiteral("cpu:fp32")], at_conv2).has_value());
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:fp32")], at_relu2), 137.06, 0.01);
+  EXPECT_EQ(d.x[QStringLiteral("softmax")], softmax + 1);  // one node more before it
+  EXPECT_NEAR(*At(d.markers[QStringLiteral("cpu:int8")], d.x[QStringLiteral("softmax")]), 59.28, 0.01);
+  // No line bridges a gap: every line joins neighbouring nodes only.
+  for (const auto& line : d.lines) {
+    for (qsizetype i = 1; i < line.size(); ++i) EXPECT_EQ(line[i].x() - line[i - 1].x(), 1.0);
+  }
 }
 
 // The charts themselves, as the GUI will get them.

@@ -210,12 +210,56 @@ std::vector<LayerRow> LayersByTime(const TargetResult& target) {
   return rows;
 }
 
-// Unit for a set of energies in J: the largest one decides.
+// Unit for a set of energies in J: the largest one decides, by the report's rule (views/report states
+// one energy unit for the whole report, and this chart is in it): J from 1 J, mJ from 1 mJ, else µJ.
 std::pair<double, QString> EnergyUnit(double max_joules) {
   if (max_joules >= 1) return {1, QStringLiteral("J")};
   if (max_joules >= 1e-3) return {1e3, QStringLiteral("mJ")};
-  if (max_joules >= 1e-6) return {1e6, QStringLiteral("µJ")};
-  return {1e9, QStringLiteral("nJ")};
+  return {1e6, QStringLiteral("µJ")};
+}
+
+// The measured ceilings a run holds for a device (RunResult::ceilings, what `chipfit devices
+// --measure` cached), or nullptr when it holds none with a figure.
+const CeilingReport* MeasuredCeilings(const RunResult& run, const std::string& device_id) {
+  for (const CeilingReport& c : run.ceilings) {
+    if (c.device_id != device_id) continue;
+    const bool has_peak = std::any_of(c.measured.peak_gflops.begin(), c.measured.peak_gflops.end(),
+                                      [](const auto& p) { return Finite(p.second).value_or(0) > 0; });
+    if (has_peak || Finite(c.measured.memory_bandwidth_gbps).value_or(0) > 0) return &c;
+  }
+  return nullptr;
+}
+
+// The ONNX node whose output a layer's drift compares: a fused kernel's output is its last node's
+// (Conv+BatchNorm+Relu → the Relu's), and an unfused layer's its own.
+std::string OutputNode(const LayerResult& layer) {
+  return layer.onnx_nodes.empty() ? layer.name : layer.onnx_nodes.back();
+}
+
+// Every ok target's ONNX nodes in one order that keeps each target's execution order: a node the
+// order lacks goes right after the node the target ran before it. Targets fuse differently, so no
+// single target's layer list names every node.
+std::vector<std::string> MergedNodeOrder(const RunResult& run) {
+  std::vector<std::string> order;
+  for (const auto& t : run.targets) {
+    if (t->status != "ok") continue;
+    std::optional<size_t> previous;  // where this target's previous node sits in `order`
+    for (const LayerResult& layer : t->layers) {
+      const std::vector<std::string> nodes =
+          layer.onnx_nodes.empty() ? std::vector<std::string>{layer.name} : layer.onnx_nodes;
+      for (const std::string& node : nodes) {
+        const auto found = std::find(order.begin(), order.end(), node);
+        if (found != order.end()) {
+          previous = static_cast<size_t>(found - order.begin());
+          continue;
+        }
+        const size_t at = previous ? *previous + 1 : 0;
+        order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), node);
+        previous = at;
+      }
+    }
+  }
+  return order;
 }
 
 }  // namespace
@@ -282,6 +326,12 @@ std::vector<std::string> RooflineDevices(const RunResult& run) {
     const std::string device = t->target.DeviceId();
     if (std::find(out.begin(), out.end(), device) == out.end()) out.push_back(device);
   }
+  // A device measured but not profiled in this run still has its ceilings to show.
+  for (const CeilingReport& c : run.ceilings) {
+    if (std::find(out.begin(), out.end(), c.device_id) == out.end() && MeasuredCeilings(run, c.device_id) != nullptr) {
+      out.push_back(c.device_id);
+    }
+  }
   return out;
 }
 
@@ -290,12 +340,16 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
   for (const auto& t : run.targets) {
     if (t->status == "ok" && t->target.DeviceId() == device_id) targets.push_back(t.get());
   }
-  const std::string device_name = targets.empty() ? std::string() : targets.front()->device_name;
+  std::string device_name = targets.empty() ? std::string() : targets.front()->device_name;
+  for (const DeviceInfo& d : run.machine.devices) {
+    if (device_name.empty() && d.Id() == device_id) device_name = d.name;
+  }
 
   // Points first: the axes' ranges come from them and from the ceilings.
   struct Roof {
     std::string target, precision;
     std::optional<double> peak, bandwidth;
+    QColor color;
   };
   std::vector<Roof> roofs;
   double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
@@ -325,10 +379,30 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
       // A bandwidth of 0 is "not measured", as is a precision without a peak.
       const auto bandwidth = Finite(c->memory_bandwidth_gbps);
       Roof roof{name, std::string(PrecisionName(t->target.precision)), std::nullopt,
-                bandwidth && *bandwidth > 0 ? bandwidth : std::nullopt};
+                bandwidth && *bandwidth > 0 ? bandwidth : std::nullopt, TargetColor(run, name)};
       if (const auto peak = c->peak_gflops.find(t->target.precision); peak != c->peak_gflops.end())
         roof.peak = Finite(peak->second);
       if (roof.peak || roof.bandwidth) roofs.push_back(roof);
+    }
+  }
+
+  // No target ran on the device: its measured ceilings alone, every precision's peak (theoretical
+  // figures stay in run.ceilings and never reach a roof).
+  const CeilingReport* measured = targets.empty() ? MeasuredCeilings(run, device_id) : nullptr;
+  if (measured != nullptr) {
+    const auto bandwidth = Finite(measured->measured.memory_bandwidth_gbps);
+    size_t i = 0;
+    for (const auto& [precision, gflops] : measured->measured.peak_gflops) {
+      const auto peak = Finite(gflops);
+      if (!peak || *peak <= 0) continue;
+      roofs.push_back({{},
+                       std::string(PrecisionName(precision)),
+                       peak,
+                       bandwidth && *bandwidth > 0 ? bandwidth : std::nullopt,
+                       kLayerPalette[i++ % std::size(kLayerPalette)]});
+    }
+    if (roofs.empty() && bandwidth && *bandwidth > 0) {
+      roofs.push_back({{}, "memory", std::nullopt, bandwidth, kLayerPalette[0]});
     }
   }
 
@@ -337,10 +411,24 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
   std::string title = "Roofline — " + device_id + (device_name.empty() ? "" : " (" + device_name + ")");
   if (roofs.empty()) title += " — no measured ceilings";
   auto chart = NewChart(Q(title));
-  if (plotted == 0) {
+  if (plotted == 0 && (roofs.empty() || !targets.empty())) {
     chart->setTitle(Q(title + (targets.empty() ? " — no target ran here" : " — no layer with FLOPs")));
     chart->legend()->hide();
     return chart;
+  }
+  if (plotted == 0) {
+    // Without the device's name, which the devices table gives: the title must fit the chart.
+    chart->setTitle(Q("Roofline — " + device_id + ": measured ceilings, no target ran here"));
+    chart->legend()->hide();
+    // The ceilings alone: from a tenth of a FLOP per byte past the ridge points, down to a hundredth
+    // of the peaks.
+    x_lo = 0.1;
+    x_hi = 1;
+    for (const Roof& r : roofs) {
+      if (r.peak) y_lo = std::min(y_lo, *r.peak / 100);
+      if (r.bandwidth) y_lo = std::min(y_lo, *r.bandwidth * x_lo);
+      y_hi = std::max(y_hi, r.peak ? *r.peak : *r.bandwidth * 10);
+    }
   }
   // Highest roof first: its value goes above its line, the lower ones' below theirs, so no label
   // sits on another roof's line.
@@ -390,7 +478,7 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
     const std::string key =
         (r.peak ? std::to_string(*r.peak) : "-") + "|" + (r.bandwidth ? std::to_string(*r.bandwidth) : "-");
     if (!drawn.insert(key).second) continue;  // identical ceilings: one line
-    const QColor color = TargetColor(run, r.target);
+    const QColor color = r.color;
     auto* line = new QLineSeries;
     QPen pen(color);
     pen.setWidthF(1.6);
@@ -463,23 +551,27 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
 }
 
 std::unique_ptr<QChart> DriftChart(const RunResult& run) {
+  // One column per ONNX node whose output some target compared, in model order: the same node is
+  // the same x on every target, however each fused its layers; a node a target has no value for
+  // (fused into a later kernel, or not compared) is a gap in its line.
   struct Line {
     std::string target;
-    std::vector<QPointF> points;  // sqnr as measured; the sentinel mapped below
+    std::map<std::string, double> by_node;  // sqnr as measured; the sentinel mapped below
   };
   std::vector<Line> lines;
+  std::set<std::string> compared;
   double lo = INFINITY, hi = -INFINITY;
   bool any_exact = false;
-  int max_index = 0;
   for (const auto& t : run.targets) {
     if (t->status != "ok") continue;
     Line line{t->target.ToString(), {}};
-    for (size_t i = 0; i < t->layers.size(); ++i) {
-      const std::optional<DriftStats>& drift = t->layers[i].drift;
+    for (const LayerResult& layer : t->layers) {
+      const std::optional<DriftStats>& drift = layer.drift;
       const auto db = drift ? Finite(drift->sqnr_db) : std::nullopt;
       if (!db) continue;  // no reference value (inserted copies, reorders)
-      line.points.emplace_back(static_cast<double>(i), *db);
-      max_index = std::max(max_index, static_cast<int>(i));
+      // Two kernels ending at one node (a device copy after it): the first measured stands.
+      if (!line.by_node.emplace(OutputNode(layer), *db).second) continue;
+      compared.insert(OutputNode(layer));
       if (*db >= kExactSqnrDb) {
         any_exact = true;
       } else {
@@ -487,7 +579,7 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
         hi = std::max(hi, *db);
       }
     }
-    if (!line.points.empty()) lines.push_back(std::move(line));
+    if (!line.by_node.empty()) lines.push_back(std::move(line));
   }
   auto chart = NewChart(QStringLiteral("Accuracy drift per layer (SQNR against the reference; higher is closer)"));
   if (lines.empty()) {
@@ -495,6 +587,11 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
     chart->legend()->hide();
     return chart;
   }
+  std::vector<std::string> columns;
+  for (const std::string& node : MergedNodeOrder(run)) {
+    if (compared.count(node) != 0) columns.push_back(node);
+  }
+  const int last = static_cast<int>(columns.size()) - 1;
   if (!std::isfinite(lo)) lo = hi = kDriftThresholdDb;  // every value exact
   const double step = 20;
   const double y_min = std::min(0.0, std::floor(lo / step) * step);
@@ -504,13 +601,21 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
   const double exact_y = grid_top + step;
   const double y_max = any_exact ? exact_y + step / 2 : grid_top;
 
-  auto* x = new QValueAxis;
-  x->setRange(-0.5, max_index + 0.5);
-  x->setTickType(QValueAxis::TicksDynamic);
-  x->setTickAnchor(0);
-  x->setTickInterval(max_index > 24 ? std::ceil(max_index / 12.0) : 1);
-  x->setLabelFormat(QStringLiteral("%d"));
-  StyleAxis(x, QStringLiteral("layer index (execution order of each target)"));
+  // The nodes by name on the axis; past two dozen, every k-th, so the names stay readable.
+  auto* x = new QCategoryAxis;
+  x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  x->setMin(-0.5);
+  x->setMax(last + 0.5);
+  x->setStartValue(-0.5);
+  const int every = columns.size() > 24 ? static_cast<int>(std::ceil(columns.size() / 24.0)) : 1;
+  std::set<QString> labels;
+  for (int i = 0; i <= last; i += every) {
+    QString label = Elide(Q(columns[i]), 16);
+    if (!labels.insert(label).second) label += QStringLiteral(" #%1").arg(i);  // labels must be unique
+    x->append(label, i);
+  }
+  if (columns.size() > 6) x->setLabelsAngle(-45);
+  StyleAxis(x, QStringLiteral("ONNX node, in model order (a fused layer at its last node)"));
   chart->addAxis(x, Qt::AlignBottom);
   auto* y = new QCategoryAxis;
   y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
@@ -529,22 +634,44 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
   pen.setWidthF(1.2);
   threshold->setPen(pen);
   threshold->append(-0.5, kDriftThresholdDb);
-  threshold->append(max_index + 0.5, kDriftThresholdDb);
+  threshold->append(last + 0.5, kDriftThresholdDb);
   chart->addSeries(threshold);
   threshold->attachAxis(x);
   threshold->attachAxis(y);
 
-  for (const Line& line : lines) {
-    auto* series = new QLineSeries;
-    series->setName(Q(line.target));
-    QPen p(TargetColor(run, line.target));
-    p.setWidthF(2);
-    series->setPen(p);
-    series->setPointsVisible(true);
-    for (const QPointF& pt : line.points) series->append(pt.x(), pt.y() >= kExactSqnrDb ? exact_y : pt.y());
+  auto attach = [&](QXYSeries* series) {
     chart->addSeries(series);
     series->attachAxis(x);
     series->attachAxis(y);
+  };
+  for (const Line& line : lines) {
+    const QColor color = TargetColor(run, line.target);
+    // The markers carry the target's name in the legend; the lines between them stop at every gap.
+    auto* points = new QScatterSeries;
+    points->setName(Q(line.target));
+    points->setColor(color);
+    points->setBorderColor(color);
+    points->setMarkerSize(7);
+    QLineSeries* segment = nullptr;
+    for (int i = 0; i <= last; ++i) {
+      const auto it = line.by_node.find(columns[i]);
+      if (it == line.by_node.end()) {
+        segment = nullptr;
+        continue;
+      }
+      const QPointF pt(i, it->second >= kExactSqnrDb ? exact_y : it->second);
+      points->append(pt);
+      if (segment == nullptr) {
+        segment = new QLineSeries;
+        QPen p(color);
+        p.setWidthF(2);
+        segment->setPen(p);
+        attach(segment);
+        for (QLegendMarker* marker : chart->legend()->markers(segment)) marker->setVisible(false);
+      }
+      segment->append(pt);
+    }
+    attach(points);
   }
   return chart;
 }
@@ -613,7 +740,9 @@ std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers) {
       sets[i]->append(v * scale);
     }
     other->append(std::max(0.0, r.total - top_sum) * scale);
-    categories << Q(r.target + "  " + formats::FormatEnergy(r.total) + "  (" + r.source + ")");
+    // In the chart's one unit, as the report's tables give it.
+    categories << Q(r.target + "  " + formats::FormatShort(r.total * scale, 3) + " ") + unit +
+                      Q("  (" + r.source + ")");
   }
   for (QBarSet* set : sets) series->append(set);
   series->append(other);
@@ -637,15 +766,22 @@ std::vector<RunChart> BuildRunCharts(const RunResult& run) {
   for (const std::string& device : RooflineDevices(run)) {
     std::string id = "roofline-" + device;
     std::replace(id.begin(), id.end(), ':', '-');
+    const bool profiled = std::any_of(run.targets.begin(), run.targets.end(), [&](const auto& t) {
+      return t->status == "ok" && t->target.DeviceId() == device;
+    });
     out.push_back({id,
-                   "Roofline of " + device +
-                       ": each layer's achieved GFLOP/s against its arithmetic intensity, under the device's "
-                       "ceilings (dashed).",
-                   QSize(kWidth, 440), RooflineChart(run, device)});
+                   profiled ? "Roofline of " + device +
+                                  ": each layer's achieved GFLOP/s against its arithmetic intensity, under the "
+                                  "device's ceilings (dashed)."
+                            : "Roofline ceilings of " + device +
+                                  " as measured by chipfit devices --measure (no target of this run ran on it).",
+                   QSize(kWidth, profiled ? 440 : 360), RooflineChart(run, device)});
   }
   out.push_back({"drift",
-                 "Accuracy drift per layer: SQNR of each layer's output against the reference run on the same inputs.",
-                 QSize(kWidth, 400), DriftChart(run)});
+                 "Accuracy drift per layer: SQNR of each layer's output against the reference run on the same inputs, "
+                 "matched across targets by ONNX node (a fused layer sits at its last node; a gap is a node the "
+                 "target has no value for).",
+                 QSize(kWidth, 420), DriftChart(run)});
   int energy_rows = 0;
   for (const auto& t : run.targets) energy_rows += t->energy ? 1 : 0;
   out.push_back({"energy", "Energy per inference by target, split into the layers that use the most.",

@@ -28,17 +28,23 @@ std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult&
 // (x: arithmetic intensity in FLOP/byte, y: achieved GFLOP/s), with the measured ceilings of each
 // target's precision as lines (bandwidth slope up to the ridge point, then the compute peak). The
 // title says "no measured ceilings" when the targets carry none. The slowest layers are named.
+// A device no target ran on shows its measured ceilings from RunResult::ceilings, every precision.
 std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& device_id);
-// The device ids of the ok targets, in run order, each once: one roofline each.
+// The device ids of the ok targets, in run order, each once, then every other device RunResult::
+// ceilings holds measured figures for: one roofline each.
 std::vector<std::string> RooflineDevices(const RunResult& run);
 
-// (c) Drift per layer: layer index (execution order) against drift SQNR in dB, one line per ok
-// target, a dashed 30 dB threshold; the 200 dB sentinel (identical values) drawn on an "exact" row.
+// (c) Drift per layer: drift SQNR in dB at each ONNX node (x, in model order) whose output a target
+// compared, one line per ok target, a dashed 30 dB threshold; the 200 dB sentinel (identical values)
+// drawn on an "exact" row. Layers are matched across targets by ONNX node (a fused kernel at its last
+// node), never by their index in each target's list, since targets fuse differently: a node a target
+// has no value for is a gap in its line. Each target's markers are one scatter series named after it.
 std::unique_ptr<QChart> DriftChart(const RunResult& run);
 
 // (d) Energy per inference of every target that has one, as stacked bars split into the top_layers
 // layers (by energy, over all targets) and "other layers"; each bar's label names its total and
 // its source ("estimated", "measured:<sensor>"); the title says when every value is an estimate.
+// One unit, the report's: J from 1 J, mJ from 1 mJ, else µJ.
 std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers = 4);
 
 // A target's colour ("cpu:int8"), the same in every chart of a run (by its index in run.targets).

@@ -1,10 +1,13 @@
 // Builds the report's content from a RunResult, in the order a reader needs it: what was run, the
-// recommendation, the targets, their layers, the charts, the machine, the notes, how it was measured.
+// recommendation, the targets, the charts, the machine, the notes, then the long per-layer tables and
+// how it was measured.
 #include "views/report/report_document.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "profilers/profile_json.h"
 #include "views/charts/formats.h"
@@ -14,11 +17,9 @@ namespace chipfit::report {
 using formats::Finite;
 using formats::FormatBytes;
 using formats::FormatDuration;
-using formats::FormatEnergy;
 using formats::FormatInt;
 using formats::FormatShort;
 using formats::FormatSi;
-using formats::FormatSig;
 using formats::FormatSqnr;
 using nlohmann::json;
 
@@ -108,9 +109,68 @@ Block Simple(Block::Kind kind, Tone tone = Tone::kNormal) {
   return b;
 }
 
-std::string Ms(std::optional<double> ms) { return ms ? FormatSig(*ms) : kDash; }
+// `digits` significant digits (formats::FormatSig), except that a value rounding up into the next
+// decade keeps `digits` of them (99.96 → "100", not "100.0") and no number ends in a bare point.
+std::string Sig(double value, int digits = 3) {
+  std::string s = formats::FormatSig(value, digits);
+  const auto point = s.find('.');
+  if (point == std::string::npos) return s;
+  int significant = 0;
+  bool started = false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) continue;
+    started = started || c != '0';
+    significant += started ? 1 : 0;
+  }
+  // The surplus digits of a carried rounding are trailing zeros: dropping them changes no value.
+  for (; significant > digits && s.size() > point + 1; --significant) s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
 
-std::string Percent(double ratio, int digits = 3) { return FormatSig(ratio * 100, digits) + " %"; }
+// 2.7 → "270 %", 0.027 → "2.70 %".
+std::string Percent(double ratio, int digits = 3) { return Sig(ratio * 100, digits) + " %"; }
+
+// One time unit per table, named in its header so the cells are bare numbers: µs when every time in
+// the table is under a millisecond (a small model's layers, a fast target), ms otherwise.
+struct TimeUnit {
+  double per_ms = 1;
+  std::string name = "ms";
+};
+
+TimeUnit TimeUnitOf(const std::vector<std::optional<double>>& times_ms) {
+  double largest = 0;
+  bool any = false;
+  for (const std::optional<double>& t : times_ms) {
+    if (!t) continue;
+    any = true;
+    largest = std::max(largest, std::fabs(*t));
+  }
+  if (any && largest < 1.0) return {1e3, "µs"};
+  return {};
+}
+
+std::string Time(std::optional<double> ms, const TimeUnit& unit) { return ms ? Sig(*ms * unit.per_ms) : kDash; }
+
+// One energy unit for the whole report (headers, limits, the energy chart), from its largest energy
+// figure: J from 1 J, mJ from 1 mJ, µJ below (a small model's inference is a few µJ).
+struct EnergyUnit {
+  double per_joule = 1e3;
+  std::string name = "mJ";
+};
+
+EnergyUnit EnergyUnitOf(const RunResult& run) {
+  double largest = 0;
+  for (const auto& t : run.targets) {
+    if (const auto v = t->energy ? Finite(t->energy->joules) : std::nullopt) largest = std::max(largest, std::fabs(*v));
+  }
+  for (const json& s : recjson::Array(run.recommendation, "scores")) {
+    if (const auto mj = recjson::Number(s, "energy_mj")) largest = std::max(largest, std::fabs(*mj) * 1e-3);
+  }
+  if (largest >= 1) return {1, "J"};
+  if (largest >= 1e-3 || largest == 0) return {1e3, "mJ"};
+  return {1e6, "µJ"};
+}
 
 // A JSON scalar as text (limits, bounds): numbers with 4 significant digits.
 std::string Scalar(const json& v) {
@@ -150,19 +210,29 @@ std::string OneLine(const std::string& text) {
   return out;
 }
 
+// Runs recorded before the robust spread cut their CoV note to four characters ("CoV 376. %"): no
+// percentage in the report ends in a bare point.
+std::string TidyPercentages(std::string text) {
+  for (size_t at = text.find(". %"); at != std::string::npos; at = text.find(". %", at + 1)) {
+    if (at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]))) text.erase(at, 1);
+  }
+  return text;
+}
+
 std::string FileName(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string EnergyText(const std::optional<EnergyValue>& energy) {
+// In the report's energy unit, which the column header names: "27.8 (estimated)".
+std::string EnergyText(const std::optional<EnergyValue>& energy, const EnergyUnit& unit) {
   const auto v = energy ? Finite(energy->joules) : std::nullopt;
   if (!v) return "not measured";
-  return FormatEnergy(*v) + " (" + energy->source + ")";
+  return Sig(*v * unit.per_joule) + " (" + energy->source + ")";
 }
 
 // The limits object as sentences: "p99 latency ≤ 0.1 ms", skipping the limits not given (null).
-std::vector<std::string> LimitTexts(const json& limits) {
+std::vector<std::string> LimitTexts(const json& limits, const EnergyUnit& energy) {
   std::vector<std::string> out;
   if (!limits.is_object()) return out;
   const std::string stat = recjson::String(limits, "latency_stat", "p99");
@@ -177,8 +247,9 @@ std::vector<std::string> LimitTexts(const json& limits) {
       out.push_back("output SQNR ≥ " + v + " dB");
     } else if (key == "max_memory_mb") {
       out.push_back("planned peak memory ≤ " + v + " MiB");
-    } else if (key == "max_energy_mj") {
-      out.push_back("energy per inference ≤ " + v + " mJ");
+    } else if (key == "max_energy_mj" && value.is_number()) {
+      out.push_back("energy per inference ≤ " + FormatShort(value.get<double>() * 1e-3 * energy.per_joule, 4) + " " +
+                    energy.name);
     } else {
       out.push_back(key + " = " + v);
     }
@@ -220,7 +291,7 @@ void AddTitle(const RunResult& run, Document& doc) {
   doc.blocks.push_back(TableBlock(std::move(kv)));
 }
 
-void AddRecommendation(const RunResult& run, Document& doc) {
+void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Document& doc) {
   doc.blocks.push_back(Heading(2, "Recommendation", "recommendation"));
   const json* rec = &run.recommendation;
   if (!rec->is_object()) {
@@ -246,7 +317,8 @@ void AddRecommendation(const RunResult& run, Document& doc) {
 
   Table kv;
   kv.rows.push_back({Text("Objective"), Text(recjson::String(*rec, "objective", kDash))});
-  const std::vector<std::string> limits = LimitTexts(recjson::Field(*rec, "limits") ? (*rec)["limits"] : json());
+  const std::vector<std::string> limits =
+      LimitTexts(recjson::Field(*rec, "limits") ? (*rec)["limits"] : json(), energy_unit);
   kv.rows.push_back({Text("Limits"), limits.empty() ? Text("none", Tone::kMuted) : Text(Join(limits, "; "))});
   if (const json* w = recjson::Field(*rec, "weights"); w != nullptr && w->is_object() && !w->empty()) {
     std::vector<std::string> parts;
@@ -273,9 +345,22 @@ void AddRecommendation(const RunResult& run, Document& doc) {
   if (const json& scores = recjson::Array(*rec, "scores"); !scores.empty()) {
     const std::string stat =
         recjson::Field(*rec, "limits") ? recjson::String((*rec)["limits"], "latency_stat", "p99") : "p99";
+    std::vector<std::optional<double>> times;
+    for (const json& s : scores) {
+      times.push_back(recjson::Number(s, "latency_ms"));
+      times.push_back(recjson::Number(s, "p50_ms"));
+    }
+    const TimeUnit unit = TimeUnitOf(times);
     Table t;
-    t.header = {"#",         "Target",        "Score (1 = best)", stat + " ms", "p50 ms",
-                "Energy mJ", "$ per million", "Output SQNR",      "Top-1"};
+    t.header = {"#",
+                "Target",
+                "Score (1 = best)",
+                stat + " " + unit.name,
+                "p50 " + unit.name,
+                "Energy " + energy_unit.name,
+                "$ per million",
+                "Output SQNR",
+                "Top-1"};
     int rank = 0;
     for (const json& s : scores) {
       ++rank;
@@ -286,9 +371,9 @@ void AddRecommendation(const RunResult& run, Document& doc) {
       const auto cost = recjson::Number(s, "cost_usd_per_million");
       t.rows.push_back(
           {Num(std::to_string(rank)), Mono(recjson::String(s, "target", "?")),
-           Num(score ? FormatSig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
-           Num(Ms(recjson::Number(s, "latency_ms"))), Num(Ms(recjson::Number(s, "p50_ms"))),
-           Num(energy ? FormatSig(*energy) : kDash), Num(cost ? FormatSig(*cost) : kDash),
+           Num(score ? Sig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
+           Num(Time(recjson::Number(s, "latency_ms"), unit)), Num(Time(recjson::Number(s, "p50_ms"), unit)),
+           Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) : kDash), Num(cost ? Sig(*cost) : kDash),
            Num(sqnr ? FormatSqnr(*sqnr) : kDash), Num(top1 ? Percent(*top1, 4) : kDash)});
     }
     doc.blocks.push_back(Heading(3, "Ranking"));
@@ -308,26 +393,49 @@ void AddRecommendation(const RunResult& run, Document& doc) {
   }
 }
 
-void AddTargets(const RunResult& run, Document& doc) {
+// The robust spread that decides `noisy`: "(p90 − p50)/p50 / MAD/p50", or a dash for the MAD of a run
+// recorded before it was (no MAD, no samples).
+std::string SpreadText(const LatencyStats& l) {
+  const auto p50 = Finite(l.p50), p90 = Finite(l.p90), mad = Finite(l.mad);
+  if (!p50 || *p50 <= 0) return kDash;
+  const bool mad_known = (mad && *mad > 0) || !l.samples.empty();
+  const std::string tail = p90 ? Percent((*p90 - *p50) / *p50, 2) : std::string(kDash);
+  return tail + " / " + (mad_known && mad ? Percent(*mad / *p50, 2) : std::string(kDash));
+}
+
+std::string MachineBusyText(const LatencyStats& l) {
+  const auto share = l.other_cpu_share ? Finite(*l.other_cpu_share) : std::nullopt;
+  if (!share) return "not measured";
+  return std::string(l.machine_busy ? "yes" : "no") + " (" + Percent(*share, 2) + ")";
+}
+
+void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& doc) {
   doc.blocks.push_back(Heading(2, "Targets", "targets"));
   std::optional<double> baseline;
+  std::vector<std::optional<double>> times;
   for (const auto& t : run.targets) {
     if (t->target.ToString() == "cpu:fp32" && t->status == "ok") baseline = Finite(t->latency.p50);
+    if (t->status != "ok") continue;
+    for (double v : {t->latency.p50, t->latency.p90, t->latency.p99}) times.push_back(Finite(v));
   }
+  const TimeUnit unit = TimeUnitOf(times);
   const std::string best = recjson::String(run.recommendation, "best");
   Table table;
   table.header = {"Target",
                   "Status",
-                  "p50 ms",
-                  "p90 ms",
-                  "p99 ms",
+                  "p50 " + unit.name,
+                  "p90 " + unit.name,
+                  "p99 " + unit.name,
+                  "Spread p90 / MAD",
                   "CoV",
+                  "Outliers",
+                  "Machine busy (others' CPU share)",
                   "Speed-up vs cpu:fp32",
                   "Output SQNR",
                   "Top-1",
                   "Peak memory planned",
                   "Peak memory measured",
-                  "Energy / inference",
+                  "Energy / inference " + energy_unit.name,
                   "Fall-backs"};
   for (const auto& target : run.targets) {
     const TargetResult& t = *target;
@@ -343,16 +451,24 @@ void AddTargets(const RunResult& run, Document& doc) {
       continue;
     }
     const LatencyStats& l = t.latency;
-    row.push_back(Num(Ms(Finite(l.p50))));
-    row.push_back(Num(Ms(Finite(l.p90))));
-    row.push_back(Num(Ms(Finite(l.p99))));
+    row.push_back(Num(Time(Finite(l.p50), unit)));
+    row.push_back(Num(Time(Finite(l.p90), unit)));
+    row.push_back(Num(Time(Finite(l.p99), unit)));
+    // `noisy` comes from the robust spread, so the flag sits there; the CoV, which one stall blows up,
+    // is only reported.
+    row.push_back(Num(SpreadText(l) + (l.noisy ? " noisy" : ""), l.noisy ? Tone::kWarn : Tone::kNormal));
     const auto cov = Finite(l.cov);
-    row.push_back(Num(cov ? Percent(*cov) + (l.noisy ? " noisy" : "") : kDash, l.noisy ? Tone::kWarn : Tone::kNormal));
+    row.push_back(Num(cov ? Percent(*cov) : kDash));
+    // An older run recorded neither samples nor MAD: its outlier count is unknown, not 0.
+    const bool robust_known = l.mad > 0 || !l.samples.empty();
+    row.push_back(Num(robust_known ? FormatInt(l.outliers) + " of " + FormatInt(l.iterations) : kDash,
+                      l.outliers > 0 ? Tone::kWarn : Tone::kNormal));
+    row.push_back(Text(MachineBusyText(l), l.machine_busy ? Tone::kWarn : Tone::kNormal));
     const auto p50 = Finite(l.p50);
     if (name == "cpu:fp32") {
       row.push_back(Num("1× (baseline)", Tone::kMuted));
     } else if (baseline && p50 && *p50 > 0) {
-      row.push_back(Num(FormatSig(*baseline / *p50) + "×"));
+      row.push_back(Num(Sig(*baseline / *p50) + "×"));
     } else {
       row.push_back(Num(kDash));
     }
@@ -367,7 +483,7 @@ void AddTargets(const RunResult& run, Document& doc) {
     row.push_back(Num(FormatBytes(static_cast<double>(t.peak_memory_bytes))));
     row.push_back(Num(t.measured_peak_memory_bytes ? FormatBytes(static_cast<double>(*t.measured_peak_memory_bytes))
                                                    : "not measured"));
-    row.push_back(Num(EnergyText(t.energy)));
+    row.push_back(Num(EnergyText(t.energy, energy_unit)));
     const size_t fallbacks = t.fallbacks.size();
     row.push_back(Num(std::to_string(fallbacks), fallbacks > 0 ? Tone::kWarn : Tone::kNormal));
     table.rows.push_back(std::move(row));
@@ -383,8 +499,9 @@ void AddLayers(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Layers", "layers"));
   doc.blocks.push_back(Paragraph(
       "One row per kernel as the target compiled it (a fused kernel covers several ONNX nodes), in execution "
-      "order. Times are device times of the observed runs; % is the share of the sum of layer p50s. A device or "
-      "precision in orange differs from the target's: a fall-back, or a layer kept in another precision.",
+      "order. Times are device times of the observed runs, in the unit each table's header names; % is the share "
+      "of the sum of layer p50s. A device or precision in orange differs from the target's: a fall-back, or a "
+      "layer kept in another precision.",
       Tone::kMuted));
   for (const auto& target : run.targets) {
     const TargetResult& t = *target;
@@ -407,17 +524,32 @@ void AddLayers(const RunResult& run, Document& doc) {
     const std::string device = t.target.DeviceId();
     const std::string precision(PrecisionName(t.target.precision));
     // Small models run in microseconds: columns in µs then, so no cell reads 0.0000755.
-    double slowest = 0;
-    for (const LayerResult& layer : layers) slowest = std::max(slowest, Finite(layer.time_p90_ms).value_or(0));
-    const bool micro = slowest < 1.0;
-    const double scale = micro ? 1e3 : 1.0;
-    const std::string unit = micro ? "µs" : "ms";
-    auto time = [&](std::optional<double> ms) { return ms ? FormatSig(*ms * scale) : std::string(kDash); };
-    auto number = [](std::optional<double> v) { return v ? FormatSig(*v) : std::string(kDash); };
+    std::vector<std::optional<double>> times;
+    for (const LayerResult& layer : layers) {
+      times.push_back(Finite(layer.time_p50_ms));
+      times.push_back(Finite(layer.time_p90_ms));
+    }
+    const TimeUnit unit = TimeUnitOf(times);
+    auto number = [](std::optional<double> v) { return v ? Sig(*v) : std::string(kDash); };
     Table table;
     table.compact = true;
-    table.header = {"#", "Layer", "Op",        "ONNX nodes", "Device",  "Precision", "p50 " + unit, "p90 " + unit,
-                    "%", "FLOPs", "Bytes r+w", "FLOP/B",     "GFLOP/s", "GB/s",      "Bound",       "Drift SQNR"};
+    table.folded_summary = "Show the " + std::to_string(layers.size()) + " layers of " + name;
+    table.header = {"#",
+                    "Layer",
+                    "Op",
+                    "ONNX nodes",
+                    "Device",
+                    "Precision",
+                    "p50 " + unit.name,
+                    "p90 " + unit.name,
+                    "%",
+                    "FLOPs",
+                    "Bytes r+w",
+                    "FLOP/B",
+                    "GFLOP/s",
+                    "GB/s",
+                    "Bound",
+                    "Drift SQNR"};
     for (size_t i = 0; i < layers.size(); ++i) {
       const LayerResult& layer = layers[i];
       const auto p50 = Finite(layer.time_p50_ms);
@@ -431,9 +563,9 @@ void AddLayers(const RunResult& run, Document& doc) {
           // A layer elsewhere than its target's device is a fall-back; another precision, a kept-fp32 layer.
           Text(layer.device, layer.device != device ? Tone::kWarn : Tone::kNormal),
           Text(layer.precision, layer.precision != precision ? Tone::kWarn : Tone::kNormal),
-          Num(time(p50)),
-          Num(time(Finite(layer.time_p90_ms))),
-          Num(p50 && total > 0 ? FormatSig(*p50 / total * 100, 3) : kDash),
+          Num(Time(p50, unit)),
+          Num(Time(Finite(layer.time_p90_ms), unit)),
+          Num(p50 && total > 0 ? Sig(*p50 / total * 100, 3) : kDash),
           Num(FormatSi(static_cast<double>(layer.flops))),
           Num(FormatBytes(static_cast<double>(layer.bytes_read) + static_cast<double>(layer.bytes_written))),
           Num(number(Finite(layer.arithmetic_intensity))),
@@ -458,15 +590,14 @@ std::string DescribeCeilings(const std::map<Precision, double>& peaks, std::opti
   std::map<std::string, double> by_name;
   for (const auto& [precision, gflops] : peaks) by_name[std::string(PrecisionName(precision))] = gflops;
   std::vector<std::string> parts;
-  for (const auto& [precision, gflops] : by_name) parts.push_back(precision + " " + FormatSig(gflops) + " GFLOP/s");
-  if (bandwidth_gbps) parts.push_back(FormatSig(*bandwidth_gbps) + " GB/s");
+  for (const auto& [precision, gflops] : by_name) parts.push_back(precision + " " + Sig(gflops) + " GFLOP/s");
+  if (bandwidth_gbps) parts.push_back(Sig(*bandwidth_gbps) + " GB/s");
   return Join(parts, ", ");
 }
 
 // The measured ceilings of a device: run.ceilings (what `devices --measure` cached) first, then the
 // device's own.
-std::string CeilingsText(const RunResult& run, const DeviceInfo& device) {
-  const std::string id = device.Id();
+std::string CeilingsText(const RunResult& run, const std::string& id, const DeviceInfo& device) {
   for (const CeilingReport& c : run.ceilings) {
     if (c.device_id != id) continue;
     // A bandwidth of 0 is one not measured.
@@ -512,7 +643,19 @@ void AddMachine(const RunResult& run, Document& doc) {
     if (!d.driver_version.empty()) runtime += (runtime.empty() ? "" : ", driver ") + d.driver_version;
     devices.rows.push_back({Mono(d.Id()), Text(d.name), Text(d.vendor), Text(runtime.empty() ? kDash : runtime),
                             Num(FormatBytes(static_cast<double>(d.memory_bytes))), Num(FormatInt(d.compute_units)),
-                            Text(precisions), Text(CeilingsText(run, d))});
+                            Text(precisions), Text(CeilingsText(run, d.Id(), d))});
+  }
+  // Ceilings measured for a device discovery did not list (a run read from an older JSON without its
+  // machine): still shown, since the roofline charts draw them.
+  std::set<std::string> listed;
+  for (const DeviceInfo& d : m.devices) listed.insert(d.Id());
+  for (const CeilingReport& c : run.ceilings) {
+    if (!listed.insert(c.device_id).second) continue;
+    DeviceInfo unknown;
+    const std::string text = CeilingsText(run, c.device_id, unknown);
+    if (text.rfind("measured", 0) != 0) continue;
+    devices.rows.push_back({Mono(c.device_id), Text("not among this run's discovered devices", Tone::kMuted),
+                            Text(kDash), Text(kDash), Num(kDash), Num(kDash), Text(kDash), Text(text)});
   }
   if (!devices.rows.empty()) doc.blocks.push_back(TableBlock(std::move(devices)));
   if (!m.notes.empty()) {
@@ -546,7 +689,7 @@ void AddNotes(const RunResult& run, Document& doc) {
   };
   for (const auto& t : run.targets) {
     const std::string name = t->target.ToString();
-    for (const std::string& note : t->notes) add(name, OneLine(note));
+    for (const std::string& note : t->notes) add(name, TidyPercentages(OneLine(note)));
     for (const Fallback& f : t->fallbacks) {
       add(name, "fall-back: node " + f.node + " (" + f.op + ") ran elsewhere: " + f.reason);
     }
@@ -571,8 +714,11 @@ void AddFooter(const RunResult& run, Document& doc) {
   timing += FormatInt(run.settings.warmup);
   timing +=
       " warm-up runs (at least 0.2 s), timed until both the minimum run count and the minimum time are reached; "
-      "p50/p90/p99 over those runs, CoV = standard deviation / mean, noisy when over 5 %. Speed-up is the "
-      "cpu:fp32 p50 over the target's p50.";
+      "p50/p90/p99 over those runs. Spread: (p90 − p50)/p50 / MAD/p50, MAD being the median absolute deviation "
+      "from p50; noisy when (p90 − p50)/p50 over 5 % or MAD/p50 over 3 %, a robust spread that one stall does not "
+      "set off. CoV = standard deviation / mean is reported only, since one stall blows it up. Outliers: runs slower "
+      "than p50 + 10·MAD. Machine busy: other processes used over 10 % of the CPUs while the target was timed (their "
+      "share in brackets). Speed-up is the cpu:fp32 p50 over the target's p50.";
   footer.items.push_back(timing);
   footer.items.push_back(
       "Per-layer times: device time of each kernel over separate observed runs (steady clock on the CPU, event "
@@ -596,13 +742,15 @@ void AddFooter(const RunResult& run, Document& doc) {
 
 Document BuildDocument(const RunResult& run) {
   Document doc;
+  const EnergyUnit energy = EnergyUnitOf(run);
   AddTitle(run, doc);
-  AddRecommendation(run, doc);
-  AddTargets(run, doc);
-  AddLayers(run, doc);
+  AddRecommendation(run, energy, doc);
+  AddTargets(run, energy, doc);
+  // The charts before the long per-layer tables, which a reader looks up rather than reads.
   AddCharts(doc);
   AddMachine(run, doc);
   AddNotes(run, doc);
+  AddLayers(run, doc);
   AddFooter(run, doc);
   return doc;
 }

@@ -23,6 +23,9 @@ struct Table {
   std::vector<std::string> header;  // empty: a key/value table whose first cell is the key
   std::vector<std::vector<Cell>> rows;
   bool compact = false;  // per-layer tables: smaller type
+  // Non-empty: the HTML page folds the table under this summary, closed (<details>), so long layer
+  // tables do not bury what follows; the PDF, which cannot fold, prints it in full.
+  std::string folded_summary;
 };
 
 struct Block {
@@ -54,6 +57,8 @@ struct Document {
 
 // What was not measured (a failed target's latency, absent drift, energy, accuracy or ceilings) reads
 // "–" or "not measured"; the recommendation, still JSON, is read without throwing on odd members.
+// Each table states its time unit once in its header (µs when every time in it is under 1 ms, else
+// ms), and the whole report one energy unit (µJ, mJ or J, from the largest energy figure).
 Document BuildDocument(const RunResult& run);
 
 }  // namespace chipfit::report

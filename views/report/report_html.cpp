@@ -50,6 +50,8 @@ figure.chart svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 12px; color: #5f6b7a; margin-top: 4px; }
 footer { margin-top: 34px; padding-top: 8px; border-top: 1px solid #d5dbe5; font-size: 12px; color: #5f6b7a; }
 footer p { margin: 4px 0; }
+details { margin: 4px 0 14px; }
+summary { cursor: pointer; color: #0b5cad; font-size: 13px; margin-bottom: 4px; }
 @media print { .scroll { overflow: visible; } figure.chart { break-inside: avoid; } }
 )css";
 
@@ -60,6 +62,8 @@ std::string ClassAttr(const std::vector<std::string>& classes) {
 
 void EmitTable(const report::Table& table, std::string& out) {
   const bool kv = table.header.empty();
+  // Closed until the reader opens it (no `open` attribute); no script needed.
+  if (!table.folded_summary.empty()) out += "<details><summary>" + EscapeXml(table.folded_summary) + "</summary>\n";
   out += "<div class=\"scroll\"><table" + ClassAttr({kv ? "kv" : "", table.compact ? "compact" : ""}) + ">\n";
   if (!kv) {
     out += "<thead><tr>";
@@ -79,6 +83,7 @@ void EmitTable(const report::Table& table, std::string& out) {
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n";
+  if (!table.folded_summary.empty()) out += "</details>\n";
 }
 
 // QSvgGenerator writes a whole document; inline it needs the <svg> element only, sized in CSS
@@ -179,8 +184,8 @@ std::string WriteHtml(const RunResult& run, const Document& doc) {
           // Where to jump: the sections in order.
           out +=
               "<nav><a href=\"#recommendation\">Recommendation</a><a href=\"#targets\">Targets</a>"
-              "<a href=\"#layers\">Layers</a><a href=\"#charts\">Charts</a><a href=\"#machine\">Machine</a>"
-              "<a href=\"#notes\">Notes</a></nav>\n";
+              "<a href=\"#charts\">Charts</a><a href=\"#machine\">Machine</a><a href=\"#notes\">Notes</a>"
+              "<a href=\"#layers\">Layers</a></nav>\n";
         }
         break;
       }
