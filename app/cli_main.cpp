@@ -1,8 +1,10 @@
 // chipfit: the headless front end. Parses flags, calls core and devices, prints; nothing else.
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <thread>
@@ -26,6 +28,7 @@
 #include "core/sha256.h"
 #include "core/store/run_diff.h"
 #include "core/store/run_store.h"
+#include "core/suggest.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
@@ -82,8 +85,11 @@ using LimitFlags = RecommendSettings;
 
 void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
   cmd->add_option("--max-latency-ms", f.limits.max_latency_ms, "Limit: latency (the --latency-stat statistic) in ms");
-  cmd->add_option("--latency-stat", f.limits.latency_stat, "Which latency the limit bounds: p50, p90 or p99")
-      ->capture_default_str();
+  cmd->add_option("--latency-stat", f.limits.latency_stat,
+                  "Which latency the limit bounds, and the ranking uses when given: p50, p90 or p99 (default: the "
+                  "limit bounds p99, targets rank by p50)")
+      ->check(CLI::IsMember({"p50", "p90", "p99"}))
+      ->each([&f](const std::string&) { f.limits.latency_stat_given = true; });
   cmd->add_option("--min-top1", f.limits.min_top1, "Limit: top-1 agreement with the reference, 0..1 (e.g. 0.99)");
   cmd->add_option("--min-sqnr-db", f.limits.min_sqnr_db, "Limit: output SQNR against the reference, dB");
   cmd->add_option("--max-memory-mb", f.limits.max_memory_mb, "Limit: planned peak memory, MiB");
@@ -216,13 +222,27 @@ int RunDevices(bool json, bool measure) {
   return kExitOk;
 }
 
+// A shape as a user reads it: 1x3x48x192 when every dim is known, else [batch, 3, H, W] with the
+// file's dim names ("?" where it has none).
+std::string FormatShape(const TensorSpec& spec) {
+  if (!spec.has_shape || spec.dims.empty()) return FormatDims(spec);
+  if (std::all_of(spec.dims.begin(), spec.dims.end(), [](const DimSpec& d) { return d.is_static(); })) {
+    return FormatDims(spec);
+  }
+  std::string out;
+  for (const DimSpec& d : spec.dims) {
+    out += (out.empty() ? "[" : ", ") + (d.is_static() ? std::to_string(d.value) : d.param.empty() ? "?" : d.param);
+  }
+  return out + "]";
+}
+
 void PrintSummary(const ModelSummary& s) {
   fmt::print("model        {}\n", s.path);
   fmt::print("format       ONNX IR {}, opset {}{}\n", s.ir_version, s.default_opset,
              s.producer.empty() ? "" : ", produced by " + s.producer);
-  for (const TensorSpec& in : s.inputs) fmt::print("input        {}  {}  {}\n", in.name, in.dtype, FormatDims(in));
+  for (const TensorSpec& in : s.inputs) fmt::print("input        {}  {}  {}\n", in.name, in.dtype, FormatShape(in));
   for (const TensorSpec& out : s.outputs) {
-    fmt::print("output       {}  {}  {}\n", out.name, out.dtype, FormatDims(out));
+    fmt::print("output       {}  {}  {}\n", out.name, out.dtype, FormatShape(out));
   }
   std::vector<std::string> ops;
   for (const auto& [op, count] : s.op_histogram) ops.push_back(fmt::format("{} {}", op, count));
@@ -352,7 +372,7 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
   if (!options.ok()) return Fail(options.status());
   auto model = LoadOnnxModel(path, *options);
   if (!model.ok()) return Fail(model.status());
-  const ModelSummary summary = Summarize(*model);
+  ModelSummary summary = Summarize(*model);
   // What the reference path makes of it: unsupported nodes, folded nodes and the planned arena.
   nlohmann::json execution;
   std::string execution_text;
@@ -402,6 +422,14 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
         PrintPlacement(**placed);
       }
       return kExitOk;
+    }
+    // The outputs as the bound shapes make them (the file may declare them symbolic).
+    const std::vector<ValueDesc>& outputs = (*compiled)->outputs();
+    for (size_t i = 0; i < outputs.size() && i < summary.outputs.size(); ++i) {
+      if (std::any_of(outputs[i].shape.begin(), outputs[i].shape.end(), [](int64_t d) { return d < 0; })) continue;
+      summary.outputs[i].has_shape = true;
+      summary.outputs[i].dims.clear();
+      for (int64_t d : outputs[i].shape) summary.outputs[i].dims.push_back({.value = d, .param = {}});
     }
     const CompileStats& st = (*compiled)->stats();
     execution = {{"status", "ok"},
@@ -671,6 +699,23 @@ Status JsonReportsOnly(const std::string& path) {
 }
 #endif
 
+// An output file the user named, checked before any work: its folder exists (never created behind
+// the user's back) and it can be written there. The message names the flag, the file and the OS reason.
+Status CheckWritable(const std::string& path, const std::string& flag) {
+  const std::filesystem::path file(path);
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    return NotFound(fmt::format("{} '{}': the folder '{}' does not exist", flag, path, folder.string()));
+  }
+  if (std::filesystem::is_directory(file, ec)) return InvalidArgument(fmt::format("{} '{}' is a folder", flag, path));
+  const bool exists = std::filesystem::exists(file, ec);
+  if (::access(exists ? file.c_str() : folder.c_str(), W_OK) != 0) {
+    return IoError(fmt::format("{} '{}': cannot write there: {}", flag, path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 // The report format `path` names, checked before any work is done (exit 2 at once, not after a
 // profile). "-" (standard output) has no extension: it needs an explicit format.
 Status CheckReportPath(const std::string& path) {
@@ -687,8 +732,7 @@ Status CheckReportPath(const std::string& path) {
 // created and the file replaced atomically.
 Status WriteRunReport(const RunResult& run, const std::string& path, const std::string& format = {}) {
   const std::filesystem::path out(path);
-  std::error_code ec;
-  if (path != "-" && out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
+  if (path != "-") RETURN_IF_ERROR(CheckWritable(path, "report"));
 #ifdef CHIPFIT_WITH_REPORTS
   auto parsed = format.empty() ? ReportFormatFromPath(out) : ParseReportFormat(format);
   if (!parsed.ok()) return parsed.status();
@@ -815,8 +859,8 @@ void PrintProfileSummary(const RunResult& run) {
   for (const auto& r : run.targets) {
     if (r->status == "ok" && (base == nullptr || r->target.ToString() == "cpu:fp32")) base = r.get();
   }
-  fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "CoV", "speed-up",
-             "notes");
+  fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "spread",
+             "speed-up", "notes (spread: (p90 - p50) / p50)");
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
     if (r.status != "ok") {
@@ -833,10 +877,19 @@ void PrintProfileSummary(const RunResult& run) {
     }
     std::string energy;
     if (r.energy) energy = fmt::format(", {:.3g} mJ {}", r.energy->joules * 1e3, r.energy->source);
+    std::string flags;
+    if (const auto share = DeviceShare(r); share && *share < 0.995) {
+      flags += fmt::format(", only {:.0f} % of the time on {}", *share * 100, r.target.DeviceId());
+    }
+    if (r.latency.noisy) flags += ", noisy";
+    if (r.latency.outliers > 0) flags += fmt::format(", {} outlier run(s)", r.latency.outliers);
+    if (r.latency.machine_busy) {
+      flags += fmt::format(", machine busy ({:.0f} % CPU used by others)", r.latency.other_cpu_share.value_or(0) * 100);
+    }
+    const double spread = r.latency.p50 > 0 ? (r.latency.p90 - r.latency.p50) / r.latency.p50 * 100 : 0;
     fmt::print("{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}{}{}\n",
-               r.target.ToString(), r.status, r.latency.p50, r.latency.p99, r.latency.cov * 100,
-               base->latency.p50 / r.latency.p50, r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead,
-               drift, energy, r.latency.noisy ? ", noisy" : "");
+               r.target.ToString(), r.status, r.latency.p50, r.latency.p99, spread, base->latency.p50 / r.latency.p50,
+               r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead, drift, energy, flags);
   }
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
@@ -902,6 +955,13 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   if (!flags.report_file.empty()) {
     if (Status s = CheckReportPath(flags.report_file); !s.ok())
       return Fail(Status(s.code(), "--report: " + s.message()));
+    if (Status s = CheckWritable(flags.report_file, "--report"); !s.ok()) return Fail(s);
+  }
+  for (const auto& [flag, file] : {std::pair<const char*, const std::string&>{"--json", flags.json_file},
+                                   std::pair<const char*, const std::string&>{"--trace", flags.trace_file}}) {
+    if (!file.empty()) {
+      if (Status s = CheckWritable(file, flag); !s.ok()) return Fail(s);
+    }
   }
   const SigintScope sigint;
   // The watcher turns the handler's flag into a stop request; it ends (jthread) on every return.
@@ -1167,6 +1227,10 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       for (size_t at = out.find("{model}"); at != std::string::npos; at = out.find("{model}", at + stem.size())) {
         out.replace(at, 7, stem);
       }
+      // The manifest's report pattern may name folders of its own (reports/{model}.html): made here.
+      std::error_code ec;
+      if (std::filesystem::path(out).has_parent_path())
+        std::filesystem::create_directories(std::filesystem::path(out).parent_path(), ec);
       if (Status written = WriteRunReport(*result, out); !written.ok()) return Fail(written);
       row.report = out;
     }
@@ -1243,6 +1307,9 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
   if (run_id.has_value() == !json_in.empty()) return Fail(InvalidArgument("report: give RUN_ID or --in FILE"));
   if (format.empty()) {
     if (Status s = CheckReportPath(out); !s.ok()) return Fail(Status(s.code(), s.message() + "; or give --format"));
+  }
+  if (out != "-") {
+    if (Status s = CheckWritable(out, "-o"); !s.ok()) return Fail(s);
   }
   auto run = LoadRunOrProfile(run_id, json_in, db);
   if (!run.ok()) return Fail(run.status());
@@ -1322,6 +1389,49 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
                inconclusive, flags.fail_on_inconclusive ? "" : " (--fail-on-inconclusive makes this exit 1)");
   }
   return exit_code;
+}
+
+// A command line CLI11 refused: one line saying what is wrong, the nearest command or flag when the
+// user misspelt one ("--iters: did you mean --iterations?"), and where the usage is. Exit 2.
+int UsageError(CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  std::string all;
+  for (const std::string& c : commands) all += (all.empty() ? "" : ", ") + c;
+  const std::string first = argc > 1 ? argv[1] : "";
+  CLI::App* command = nullptr;
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == first) command = sub;
+  }
+  if (!first.empty() && first[0] != '-' && command == nullptr) {
+    const auto nearest = NearestName(first, commands);
+    fmt::print(stderr,
+               "chipfit: error: unknown command '{}'{}; the commands are: {}\nRun 'chipfit --help' for usage.\n", first,
+               nearest ? " (did you mean '" + *nearest + "'?)" : std::string(), all);
+    return kExitInputError;
+  }
+  if (first.empty()) {
+    fmt::print(stderr, "chipfit: error: give a command: {}\nRun 'chipfit --help' for usage.\n", all);
+    return kExitInputError;
+  }
+  std::string hint;
+  if (command != nullptr) {
+    std::vector<std::string> flags;
+    for (const CLI::Option* option : command->get_options()) {
+      for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+    }
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg.rfind("--", 0) != 0) continue;
+      const std::string flag = arg.substr(0, arg.find('='));
+      if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+      if (const auto nearest = NearestName(flag, flags)) hint += fmt::format("\n{}: did you mean {}?", flag, *nearest);
+    }
+  }
+  fmt::print(stderr, "chipfit: error: {}{}\nRun 'chipfit {} --help' for usage.\n", error.what(), hint,
+             command != nullptr ? command->get_name() : std::string());
+  return kExitInputError;
 }
 
 int Main(int argc, char** argv) {
@@ -1486,8 +1596,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "chipfit: error: {}\nRun 'chipfit --help' for usage.\n", e.what());
-    return kExitInputError;
+    return UsageError(app, e, argc, argv);
   }
 
   if (devices->parsed()) return RunDevices(json, measure);

@@ -11,6 +11,9 @@
 #include "devices/cpu/cpu_kernels.h"
 #include "devices/opencl/opencl_kernels.h"
 #include "devices/opencl/opencl_runtime.h"
+#ifdef CHIPFIT_HAVE_CUDA
+#include "devices/cuda/cuda_device.h"
+#endif
 
 namespace chipfit {
 namespace {
@@ -164,11 +167,47 @@ Status CheckCpuPrecision(const Target& target) {
   return Status();
 }
 
+namespace {
+
+// A CUDA target needs the GPU it names and kernels to run on it: without either, every node would
+// run on the reference kernels on the CPU, a measurement of the CPU labelled as the GPU.
+Status CheckCudaTarget(const Target& target, const KernelTable* kernels) {
+  static const DiscoveryReport found = [] {
+    DiscoveryReport report;
+#ifdef CHIPFIT_HAVE_CUDA
+    DiscoverCuda(report);
+#else
+    report.notes.push_back("CUDA: not built into this chipfit");
+#endif
+    return report;
+  }();
+  const DeviceInfo* device = nullptr;
+  for (const auto& d : found.devices) {
+    if (d->info().kind == DeviceKind::kCuda && d->info().index == target.index) device = &d->info();
+  }
+  if (device == nullptr) {
+    std::string why;
+    for (const std::string& note : found.notes) why += (why.empty() ? "" : "; ") + note;
+    return Unsupported("target " + target.ToString() + ": there is no " + target.DeviceId() + " on this machine" +
+                       (why.empty() ? std::string() : " (" + why + ")") + "; `chipfit devices` lists the targets");
+  }
+  if (kernels == nullptr) {
+    return Unsupported("target " + target.ToString() +
+                       ": this chipfit has no CUDA kernels yet, so every node would run on the CPU's reference "
+                       "kernels instead of " +
+                       device->name + "; profile cpu or opencl targets");
+  }
+  return Status();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
                                                         CompileOptions options, const Int8Options& int8,
                                                         QuantReport* report) {
   if (target.kind == DeviceKind::kCpu) RETURN_IF_ERROR(CheckCpuPrecision(target));
   options.kernels = KernelsFor(target.kind);
+  if (target.kind == DeviceKind::kCuda) RETURN_IF_ERROR(CheckCudaTarget(target, options.kernels));
   if (target.kind == DeviceKind::kOpenCL) {
     if (target.precision != Precision::kFp32 && target.precision != Precision::kFp16) {
       return Unsupported("target " + target.ToString() + ": chipfit's OpenCL device runs fp32 and fp16 only");

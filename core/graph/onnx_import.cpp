@@ -384,7 +384,12 @@ Result<std::pair<std::string, Shape>> ParseShapeBinding(const std::string& text)
     int64_t value = -1;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (ec != std::errc() || ptr != part.data() + part.size() || value < 0) {
-      return InvalidArgument("--shape '" + text + "': dimension '" + part + "' is not a non-negative integer");
+      return InvalidArgument("--shape '" + text + "': dimension '" + part + "' is not a positive integer");
+    }
+    if (value == 0) {
+      // ONNX allows empty tensors, but an empty input profiles kernels that do nothing.
+      return InvalidArgument("--shape '" + text + "': a dimension of 0 makes '" + name +
+                             "' empty, so nothing would be computed; dims must be at least 1");
     }
     shape.push_back(value);
     if (x == std::string::npos) break;

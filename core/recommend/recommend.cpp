@@ -17,8 +17,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Candidate {
   std::string target, status, error, kind, device_name;
-  double latency = kInf;  // the limit's statistic
+  double latency = kInf;       // the limit's statistic
+  double rank_latency = kInf;  // the ranking's statistic (p50 unless the user named one)
   double p50 = kInf;
+  std::optional<double> device_share;
+  std::string device_id;
   std::optional<double> energy_mj, memory_mb, sqnr_db, top1, cost;
   std::string energy_source;
   bool ok() const { return status == "ok"; }
@@ -43,7 +46,11 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
                                      : o.limits.latency_stat == "p90" ? t.p90_ms
                                                                       : t.p99_ms;
   c.latency = stat.value_or(kInf);
+  const std::string& rank = o.limits.RankStat();
+  c.rank_latency = (rank == "p50" ? t.p50_ms : rank == "p90" ? t.p90_ms : t.p99_ms).value_or(kInf);
   c.p50 = t.p50_ms.value_or(kInf);
+  c.device_share = t.device_share;
+  c.device_id = t.device_id;
   if (t.peak_memory_bytes) c.memory_mb = *t.peak_memory_bytes / (1024.0 * 1024.0);
   if (t.energy_j) {
     c.energy_mj = *t.energy_j * 1e3;
@@ -239,6 +246,39 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
   std::vector<std::vector<Violation>> violations(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
     const Candidate& c = all[i];
+    if (!c.ok()) continue;
+    violations[i] = Check(c, l);
+    if (c.device_share && *c.device_share < kMinDeviceShare) {
+      // Its time is another device's: never credit this target's device with it.
+      violations[i].push_back(
+          {"device", c.device_share, kMinDeviceShare, kInf,
+           fmt::format("only {:.0f} % of its time ran on {} (the rest fell back to other devices), so its figures "
+                       "are not {}'s",
+                       *c.device_share * 100, c.device_id, c.device_id)});
+    }
+    if (violations[i].empty()) passing.push_back(&c);
+  }
+  // A limit no target could be measured against (top-1 agreement of a model without class scores):
+  // said once, and the closest target is found by the other limits.
+  std::vector<std::string> unmeasurable;
+  bool any_ran = false;
+  for (size_t i = 0; i < all.size(); ++i) any_ran = any_ran || all[i].ok();
+  for (const char* limit : {"max_latency_ms", "min_top1", "min_sqnr_db", "max_memory_mb", "max_energy_mj"}) {
+    bool asked = false, measured = false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!all[i].ok()) continue;
+      bool violated_unmeasured = false;
+      for (const Violation& v : violations[i]) violated_unmeasured |= v.limit == limit && !v.value;
+      asked = asked || violated_unmeasured;
+      measured = measured || !violated_unmeasured;
+    }
+    if (asked && !measured) unmeasurable.push_back(limit);
+  }
+  auto is_unmeasurable = [&](const std::string& limit) {
+    return std::find(unmeasurable.begin(), unmeasurable.end(), limit) != unmeasurable.end();
+  };
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Candidate& c = all[i];
     if (!c.ok()) {
       rejected.push_back({{"target", c.target},
                           {"limit", "status"},
@@ -247,11 +287,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                           {"reason", "did not run (" + c.status + (c.error.empty() ? "" : ": " + c.error) + ")"}});
       continue;
     }
-    violations[i] = Check(c, l);
-    if (violations[i].empty()) {
-      passing.push_back(&c);
-      continue;
-    }
+    if (violations[i].empty()) continue;
     double worst = 0;
     const Violation* worst_v = nullptr;
     for (const Violation& v : violations[i]) {
@@ -260,12 +296,14 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                           {"value", v.value ? json(*v.value) : json(nullptr)},
                           {"bound", v.bound},
                           {"reason", v.reason}});
+      if (is_unmeasurable(v.limit)) continue;
       if (worst_v == nullptr || v.severity > worst) {
         worst = v.severity;
         worst_v = &v;
       }
     }
-    if (worst < closest_severity) {
+    // Closest: the smallest worst miss of the measurable limits, then the faster median.
+    if (worst < closest_severity || (worst == closest_severity && closest != nullptr && c.p50 < closest->p50)) {
       closest_severity = worst;
       closest = &c;
       closest_violation = worst_v;
@@ -274,7 +312,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
 
   // Score: Σ weight × (value / best passing value); drift adds one per 10 dB below the best SQNR.
   auto value_of = [](const Candidate& c, const std::string& term) -> double {
-    if (term == "latency") return c.latency;
+    if (term == "latency") return c.rank_latency;
     if (term == "energy") return c.energy_mj.value_or(kInf);
     if (term == "cost") return c.cost.value_or(kInf);
     return c.sqnr_db.value_or(-kInf);
@@ -373,26 +411,32 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
         speed = fmt::format("{:.2f}x {} than {} (p50 {:.3g} ms vs {:.3g} ms)", ratio >= 1 ? ratio : 1 / ratio,
                             ratio >= 1 ? "faster" : "slower", baseline->target, b.p50, baseline->p50);
       }
-      // Ranked by the tail (p99 by default) while slower at the median: say so, or the sentence
-      // reads as if a slower target had been picked by mistake.
-      if (o.objective == Objective::kLatency && o.weights.size() <= 1 && l.latency_stat != "p50" &&
-          b.p50 > baseline->p50 && std::isfinite(b.latency) && std::isfinite(baseline->latency)) {
-        speed += fmt::format(", ranked first by {} latency ({:.3g} ms vs {:.3g} ms)", l.latency_stat, b.latency,
-                             baseline->latency);
+      // Ranked by a tail the user named while slower at the median: say so, or the sentence reads
+      // as if a slower target had been picked by mistake.
+      if (o.objective == Objective::kLatency && o.weights.size() <= 1 && l.RankStat() != "p50" &&
+          b.p50 > baseline->p50 && std::isfinite(b.rank_latency) && std::isfinite(baseline->rank_latency)) {
+        speed += fmt::format(", ranked first by {} latency ({:.3g} ms vs {:.3g} ms)", l.RankStat(), b.rank_latency,
+                             baseline->rank_latency);
       }
     } else {
       speed = fmt::format("p50 {:.3g} ms", b.p50);
     }
     summary = fmt::format("{}: {}, {}, {}", b.target, speed, DriftText(b),
                           l.any() ? "within all limits" : "no limits were given");
-    if (o.objective != Objective::kLatency || o.weights.size() > 1) {
+    if (b.device_share && *b.device_share < 0.995) {
+      summary += fmt::format("; {:.0f} % of its time ran on {}, the rest fell back to other devices",
+                             *b.device_share * 100, b.device_id);
+    }
+    if (o.objective == Objective::kLatency && o.weights.size() <= 1) {
+      summary += fmt::format(" (ranked by {} latency)", l.RankStat());
+    } else {
       // An energy ranking built on the energy model's figures says so: the model counts operations and
       // DRAM bytes, not the static power a slower target burns for longer.
       const bool energy_ranked = o.weights.empty() ? o.objective == Objective::kEnergy : o.weights.count("energy") > 0;
       const bool estimated = energy_ranked && b.energy_source.rfind("estimated", 0) == 0;
       summary += fmt::format(" (ranked by {}{})", o.weights.empty() ? ObjectiveName(o.objective) : "the weighted score",
-                             estimated ? "; energy is the energy model's estimate (operations and DRAM traffic, no "
-                                         "static power), not a measurement"
+                             estimated ? "; energy is the energy model's estimate (operations, DRAM traffic and "
+                                         "static power over the run time), not a measurement"
                                        : "");
     }
     summary += ".";
@@ -407,10 +451,29 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       }
     }
   } else if (closest != nullptr) {
-    closest_json = {
-        {"target", closest->target}, {"limit", closest_violation->limit}, {"reason", closest_violation->reason}};
-    summary =
-        fmt::format("No target meets the limits; the closest is {}: {}.", closest->target, closest_violation->reason);
+    std::string unmeasured;
+    for (const std::string& limit : unmeasurable) unmeasured += (unmeasured.empty() ? "" : ", ") + limit;
+    if (closest_violation != nullptr) {
+      closest_json = {
+          {"target", closest->target}, {"limit", closest_violation->limit}, {"reason", closest_violation->reason}};
+    } else {
+      closest_json = {
+          {"target", closest->target}, {"limit", nullptr}, {"reason", "within every limit it was measured against"}};
+    }
+    if (unmeasured.empty()) {
+      summary =
+          fmt::format("No target meets the limits; the closest is {}: {}.", closest->target, closest_violation->reason);
+    } else {
+      summary = fmt::format(
+          "No target meets the limits: {} could not be measured on any target{}; by the other limits the closest "
+          "is {}{}.",
+          unmeasured,
+          is_unmeasurable("min_top1") ? " (top-1 agreement needs an output of class scores: --classifier-output)" : "",
+          closest->target,
+          closest_violation != nullptr ? ": " + closest_violation->reason : ", which meets all of them");
+    }
+  } else if (any_ran) {
+    summary = "No target meets the limits, and none comes close: see the reasons.";
   } else {
     summary = "No target ran, so none can be recommended.";
   }
@@ -429,12 +492,22 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
   put("max_energy_mj", l.max_energy_mj);
   json weights_json = json::object();
   for (const auto& [term, w] : weights) weights_json[term] = w;
-  return json{{"limits", limits},        {"objective", ObjectiveName(o.objective)},
-              {"weights", weights_json}, {"cost_table", o.costs ? json(o.costs->path) : json(nullptr)},
-              {"ranked", ranked_names},  {"scores", scores},
-              {"pareto", pareto},        {"rejected", rejected},
-              {"best", best_json},       {"fallback", fallback_json},
-              {"closest", closest_json}, {"summary", summary}};
+  return json{{"limits", limits},
+              {"objective", ObjectiveName(o.objective)},
+              {"weights", weights_json},
+              {"cost_table", o.costs ? json(o.costs->path) : json(nullptr)},
+              {"ranked", ranked_names},
+              {"scores", scores},
+              {"pareto", pareto},
+              {"rejected", rejected},
+              {"best", best_json},
+              {"fallback", fallback_json},
+              {"closest", closest_json},
+              {"summary", summary},
+              {"ranked_by", o.objective == Objective::kLatency && o.weights.size() <= 1
+                                ? json(l.RankStat() + " latency")
+                                : json(o.weights.size() > 1 ? "weighted score" : ObjectiveName(o.objective))},
+              {"unmeasurable_limits", unmeasurable}};
 }
 
 }  // namespace chipfit

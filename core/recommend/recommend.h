@@ -19,7 +19,14 @@ namespace chipfit {
 struct Limits {
   std::optional<double> max_latency_ms;
   std::string latency_stat = "p99";  // p50 | p90 | p99: which statistic max_latency_ms bounds
-  std::optional<double> min_top1;    // agreement with the reference, 0..1
+  // The user named latency_stat (--latency-stat, a manifest's latency_stat:, the GUI's statistic):
+  // then the ranking uses it too; otherwise targets are ranked by their median (p50).
+  bool latency_stat_given = false;
+  const std::string& RankStat() const {
+    static const std::string kP50 = "p50";
+    return latency_stat_given ? latency_stat : kP50;
+  }
+  std::optional<double> min_top1;  // agreement with the reference, 0..1
   std::optional<double> min_sqnr_db;
   std::optional<double> max_memory_mb;  // planned peak memory
   std::optional<double> max_energy_mj;  // per inference
@@ -70,7 +77,15 @@ struct RecommendCandidate {
   std::optional<double> energy_j{};
   std::string energy_source{};  // "estimated", "measured:<sensor>" …
   std::optional<double> output_sqnr_db{}, top1_agreement{};
+  // Share of the target's measured layer time that ran on its own device (0..1); the rest fell back
+  // to another device or the reference kernels. Absent: not known.
+  std::optional<double> device_share{};
+  std::string device_id{};  // "cpu", "opencl:0": the device the share is of
 };
+
+// A target that ran less than this share of its time on its own device measured another device: it
+// is rejected (its latency is not that device's).
+inline constexpr double kMinDeviceShare = 0.5;
 
 // The recommendation JSON of DESIGN.md §7: {"limits", "objective", "weights", "ranked", "scores",
 // "pareto", "rejected", "best", "fallback", "closest", "summary"}.

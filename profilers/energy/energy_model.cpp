@@ -55,6 +55,10 @@ const OpEnergy& EnergyModel::Ops(DeviceKind kind, Precision precision) const {
 
 const MemoryEnergy& EnergyModel::Memory(DeviceKind kind) const { return memory_.at(TableKind(kind)); }
 
+const EnergyCoefficient& EnergyModel::StaticWattsPerUnit(DeviceKind kind) const {
+  return static_watts_.at(TableKind(kind));
+}
+
 Result<EnergyModel> ParseEnergyModel(const std::string& json_text, const std::string& origin) {
   json doc;
   try {
@@ -78,6 +82,9 @@ Result<EnergyModel> ParseEnergyModel(const std::string& json_text, const std::st
     dram_word.pj /= 4;
     sram_word.pj /= 4;
     model.memory_[kind] = MemoryEnergy{dram_word, sram_word};
+    ASSIGN_OR_RETURN(const json* static_power, Member(*device, "static_power", where));
+    ASSIGN_OR_RETURN(const json* watts, Member(*static_power, "watts_per_unit", where + ".static_power"));
+    ASSIGN_OR_RETURN(model.static_watts_[kind], ParseCoefficient(*watts, where + ".static_power.watts_per_unit"));
 
     ASSIGN_OR_RETURN(const json* precisions, Member(*device, "precisions", where));
     for (Precision precision : EnergyModel::TablePrecisions()) {

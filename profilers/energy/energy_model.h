@@ -43,6 +43,9 @@ class EnergyModel {
   // table has no figure for them; fp32 is the upper bound).
   const OpEnergy& Ops(DeviceKind kind, Precision precision) const;
   const MemoryEnergy& Memory(DeviceKind kind) const;
+  // Static power per unit of a device kind (a CPU core, an OpenCL compute unit, a CUDA device), in
+  // watts (the coefficient's `pj` field holds watts here), with its source.
+  const EnergyCoefficient& StaticWattsPerUnit(DeviceKind kind) const;
   const std::string& origin() const { return origin_; }  // the file it came from
 
  private:
@@ -51,6 +54,7 @@ class EnergyModel {
 
   std::map<std::pair<DeviceKind, Precision>, OpEnergy> ops_;
   std::map<DeviceKind, MemoryEnergy> memory_;
+  std::map<DeviceKind, EnergyCoefficient> static_watts_;
   std::string origin_;
 };
 

@@ -47,6 +47,7 @@ Status ReadLimits(const YAML::Node& v, Limits& limits, const Bad& bad) {
     const auto name = l.first.as<std::string>();
     if (name == "latency_stat") {
       limits.latency_stat = l.second.as<std::string>();
+      limits.latency_stat_given = true;
       if (limits.latency_stat != "p50" && limits.latency_stat != "p90" && limits.latency_stat != "p99")
         return bad(l.second, "latency_stat: needs p50, p90 or p99");
       continue;

@@ -195,6 +195,19 @@ std::string DeviceName(const std::vector<DeviceInfo>& devices, const Target& t) 
   return t.kind == DeviceKind::kReference ? "reference kernels" : "";
 }
 
+// Units of a target's device the run keeps powered: the CPU threads it uses, an OpenCL device's
+// compute units, one GPU.
+double StaticUnits(const RunResult& run, const Target& target) {
+  if (target.kind == DeviceKind::kCpu || target.kind == DeviceKind::kReference) {
+    return std::max(1, run.settings.threads);
+  }
+  for (const DeviceInfo& d : run.machine.devices) {
+    if (d.kind == target.kind && d.index == target.index && target.kind == DeviceKind::kOpenCL)
+      return std::max(1, d.compute_units);
+  }
+  return 1;
+}
+
 // The energy step: measured over a loop where a sensor exists, attributed to layers by the model.
 Status ProfileEnergy(RunSetup& setup, CompiledModel& compiled, const ProgressFn& progress, const std::stop_token& stop,
                      TargetResult& result) {
@@ -211,7 +224,7 @@ Status ProfileEnergy(RunSetup& setup, CompiledModel& compiled, const ProgressFn&
                              " failed: " + m.status().message());
     }
   }
-  AttributeTargetEnergy(*setup.energy_model, measured, result);
+  AttributeTargetEnergy(*setup.energy_model, measured, result, StaticUnits(setup.run, result.target));
   return Status::Ok();
 }
 
@@ -322,6 +335,17 @@ Tensor SeededInput(const ValueDesc& desc, uint64_t seed) {
   return SeededTensor(desc.dtype, desc.shape, key);
 }
 
+std::optional<double> DeviceShare(const TargetResult& result) {
+  const std::string device = result.target.DeviceId();
+  double on_device = 0, total = 0;
+  for (const LayerResult& layer : result.layers) {
+    total += layer.time_p50_ms;
+    if (layer.device == device) on_device += layer.time_p50_ms;
+  }
+  if (total <= 0) return std::nullopt;
+  return on_device / total;
+}
+
 Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSettings& settings) {
   RecommendOptions o;
   o.limits = settings.limits;
@@ -344,6 +368,8 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
       c.p50_ms = t->latency.p50;
       c.p90_ms = t->latency.p90;
       c.p99_ms = t->latency.p99;
+      c.device_id = t->target.DeviceId();
+      c.device_share = DeviceShare(*t);
     }
     if (t->energy) {
       c.energy_j = t->energy->joules;

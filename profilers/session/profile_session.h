@@ -35,6 +35,10 @@ struct RecommendSettings {
   std::string costs;                  // cost table YAML; empty: the shipped one
 };
 
+// Share of a target's per-layer time (Σ p50) spent on its own device, not on the devices its
+// refused nodes fell back to; nullopt without layer times.
+std::optional<double> DeviceShare(const TargetResult& result);
+
 // The recommendation of `run`'s targets under `settings` (the cost table loaded as it says).
 Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSettings& settings);
 

@@ -60,8 +60,71 @@ TEST(CliTest, UnknownFlagExitsTwoAndNamesIt) {
 }
 
 TEST(CliTest, UnknownSubcommandAndNoSubcommandExitTwo) {
-  EXPECT_EQ(RunCli("frobnicate").exit_code, 2);
+  Outcome unknown = RunCli("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("unknown command 'frobnicate'; the commands are: devices, inspect, run"),
+            std::string::npos)
+      << unknown.out;
+  Outcome near = RunCli("profil x.onnx");
+  EXPECT_EQ(near.exit_code, 2);
+  EXPECT_NE(near.out.find("(did you mean 'profile'?)"), std::string::npos) << near.out;
   EXPECT_EQ(RunCli("").exit_code, 2);
+}
+
+// What a new user types: a short flag name gets the nearest one; a missing required flag is one line
+// naming the command's help, not the whole help.
+TEST(CliTest, MisspeltFlagsSuggestTheNearestAndMissingOnesTakeOneLine) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  Outcome iters = RunCli("profile " + cnn + " --targets cpu:fp32 --iters 3 --no-store");
+  EXPECT_EQ(iters.exit_code, 2);
+  EXPECT_NE(iters.out.find("--iters: did you mean --iterations?"), std::string::npos) << iters.out;
+  Outcome no_dir = RunCli("run " + cnn);
+  EXPECT_EQ(no_dir.exit_code, 2);
+  EXPECT_EQ(no_dir.out, "chipfit: error: --output-dir is required\nRun 'chipfit run --help' for usage.\n");
+}
+
+// Bad output paths and empty dims are refused before any work, naming the flag, the path and why.
+TEST(CliTest, OutputPathsAndEmptyDimsAreCheckedBeforeAnyWork) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  Outcome json = RunCli("profile " + cnn + " --targets cpu:fp32 --no-store --json /nonexistent/dir/p.json");
+  EXPECT_EQ(json.exit_code, 2);
+  EXPECT_NE(json.out.find("--json '/nonexistent/dir/p.json': the folder '/nonexistent/dir' does not exist"),
+            std::string::npos)
+      << json.out;
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent/dir"));
+  // A "folder" that is a file.
+  Outcome trace = RunCli("profile " + cnn + " --targets cpu:fp32 --no-store --trace " + cnn + "/t.json");
+  EXPECT_EQ(trace.exit_code, 2);
+  EXPECT_NE(trace.out.find("--trace '" + cnn + "/t.json': the folder '" + cnn + "' does not exist"), std::string::npos)
+      << trace.out;
+  EXPECT_EQ(trace.out.find("compile"), std::string::npos) << trace.out;  // nothing ran
+  Outcome zero = RunCli("inspect " + cnn + " --shape input=0x3x32x32");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.out.find("a dimension of 0 makes 'input' empty"), std::string::npos) << zero.out;
+}
+
+// `--target cuda:0:fp32` on a machine without a usable CUDA device ran every kernel on the reference
+// ("fallback to ref" ~180 times, exit 0). It is refused like opencl:1, saying why.
+TEST(CliTest, ATargetOnADeviceThatIsNotThereIsRefused) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_cuda_" + std::to_string(::getpid()));
+  Outcome run = RunCli("run " + cnn + " --target cuda:0:fp32 --output-dir " + dir.string());
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("target cuda:0:fp32: "), std::string::npos) << run.out;
+  EXPECT_TRUE(run.out.find("there is no cuda:0 on this machine") != std::string::npos ||
+              run.out.find("no CUDA kernels yet") != std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("fallback to"), std::string::npos) << run.out;
+  const auto json_path = dir.string() + ".json";
+  Outcome profile = RunCli("profile " + cnn + " --targets cpu:fp32,cuda:0:fp32 --min-time 0 --iterations 3 " +
+                           "--warmup 1 --quiet --no-store --json " + json_path);
+  EXPECT_EQ(profile.exit_code, 0) << profile.out;
+  std::ifstream in(json_path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["targets"][1]["target"], "cuda:0:fp32");
+  EXPECT_EQ(j["targets"][1]["status"], "unsupported");
+  EXPECT_EQ(j["recommendation"]["best"], "cpu:fp32");
+  std::filesystem::remove(json_path);
 }
 
 TEST(CliTest, MissingModelFileExitsTwoAndNamesIt) {
@@ -510,8 +573,29 @@ TEST(CliStoreTest, ProfileRecordsTheRunAndHistoryListsIt) {
   EXPECT_EQ(diff["targets"].size(), 2u);
   EXPECT_DOUBLE_EQ(diff["targets"][0]["ratio"].get<double>(), 1.0);
   Outcome text = RunCli("diff " + id + " " + id + " --db " + db);
-  EXPECT_NE(text.out.find("0 regressed, 0 improved, 0 inconclusive"), std::string::npos) << text.out;
+  // The same run twice: never a regression (unchanged, or inconclusive when its few samples are noisy).
+  EXPECT_NE(text.out.find("0 regressed, 0 improved, "), std::string::npos) << text.out;
   EXPECT_EQ(RunCli("diff " + id + " 999 --db " + db).exit_code, 2);
+  // A run with other threads measured something else: refused (exit 2, saying what differs) unless
+  // --force, which compares and says it on top.
+  ASSERT_EQ(RunCli("profile " + cnn + " --targets cpu:fp32 --min-time 0.05 --warmup 2 --quiet --threads 1 --db " + db)
+                .exit_code,
+            0);
+  Outcome refused = RunCli("diff " + id + " 2 --db " + db);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("not compared: they measured different things"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("threads: "), std::string::npos) << refused.out;
+  Outcome forced = RunCli("diff " + id + " 2 --db " + db + " --force");
+  EXPECT_TRUE(forced.exit_code == 0 || forced.exit_code == 1) << forced.out;
+  EXPECT_NE(forced.out.find("are compared although they measured different things"), std::string::npos) << forced.out;
+  // history and diff on an empty file leave it alone: it does not become a store.
+  const std::string empty = db + ".empty";
+  std::ofstream(empty).close();
+  Outcome on_empty = RunCli("history --db " + empty);
+  EXPECT_EQ(on_empty.exit_code, 2);
+  EXPECT_NE(on_empty.out.find("is an empty file, not a chipfit run store"), std::string::npos) << on_empty.out;
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  std::filesystem::remove(empty);
   std::filesystem::remove(json_path);
 }
 
@@ -656,10 +740,20 @@ TEST(CliReportTest, StoredRunInEveryFormat) {
   EXPECT_NE(bad.out.find("r.docx"), std::string::npos) << bad.out;
   EXPECT_FALSE(std::filesystem::exists(db));
 
+  // A report into a folder that does not exist is refused before any work: no folder is made behind
+  // the user's back.
+  Outcome no_folder = RunCli("profile " + cnn + " --targets cpu:fp32 --db " + db + " --report " +
+                             (dir / "sub" / "profile.html").string());
+  EXPECT_EQ(no_folder.exit_code, 2) << no_folder.out;
+  EXPECT_NE(no_folder.out.find("the folder '" + (dir / "sub").string() + "' does not exist"), std::string::npos)
+      << no_folder.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "sub"));
+  EXPECT_FALSE(std::filesystem::exists(db));
+  std::filesystem::create_directories(dir / "sub");
   Outcome profiled = RunCli("profile " + cnn + " --targets cpu:fp32,cpu:int8 --iterations 5 --warmup 1 --min-time 0 " +
                             "--quiet --db " + db + " --report " + (dir / "sub" / "profile.html").string());
   ASSERT_EQ(profiled.exit_code, 0) << profiled.out;
-  ASSERT_TRUE(std::filesystem::exists(dir / "sub" / "profile.html"));  // folder made for it
+  ASSERT_TRUE(std::filesystem::exists(dir / "sub" / "profile.html"));
   // No Qt chatter on a headless run.
   EXPECT_EQ(profiled.out.find("QStandardPaths"), std::string::npos) << profiled.out;
 

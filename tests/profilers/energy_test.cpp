@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "profilers/energy/energy_model.h"
+#include "profilers/energy/energy_profiler.h"
 #include "profilers/energy/sensors.h"
 
 namespace chipfit {
@@ -188,6 +189,37 @@ TEST(EnergyModelTest, CoefficientFileCoversEveryDeviceAndPrecisionWithSources) {
   }
   EXPECT_DOUBLE_EQ(model->Ops(DeviceKind::kCpu, Precision::kFp32).mult.pj, 3.7);
   EXPECT_DOUBLE_EQ(model->Ops(DeviceKind::kCpu, Precision::kFp32).add.pj, 0.9);
+}
+
+// The energy ranking a user met: opencl:0:fp32 at 25.9 ms was estimated at the energy of cpu:fp32 at
+// 0.275 ms for the same work. With static power × time, the slow target costs more, in proportion.
+TEST(EnergyModelTest, ASlowerTargetIsNeverCheaperForTheSameWork) {
+  Result<EnergyModel> model = LoadShippedModel();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (DeviceKind kind : EnergyModel::TableKinds()) {
+    EXPECT_GT(model->StaticWattsPerUnit(kind).pj, 0) << DeviceKindName(kind);
+    EXPECT_FALSE(model->StaticWattsPerUnit(kind).source.empty()) << DeviceKindName(kind);
+  }
+  auto target = [](const std::string& name, const std::string& device, double ms) {
+    TargetResult t;
+    t.target = *ParseTarget(name);
+    t.layers.push_back({.name = "conv", .op = "Conv", .device = device, .precision = "fp32", .time_p50_ms = ms});
+    t.layers.back().flops = 36'000'000;
+    t.layers.back().bytes_read = 500'000;
+    t.layers.back().bytes_written = 100'000;
+    return t;
+  };
+  TargetResult cpu = target("cpu:fp32", "cpu", 0.275);
+  TargetResult opencl = target("opencl:0:fp32", "opencl:0", 25.9);
+  AttributeTargetEnergy(*model, std::nullopt, cpu, 2);
+  AttributeTargetEnergy(*model, std::nullopt, opencl, 2);
+  ASSERT_TRUE(cpu.energy && opencl.energy);
+  EXPECT_EQ(cpu.energy->source, "estimated");
+  EXPECT_GT(opencl.energy->joules, 10 * cpu.energy->joules);
+  // The difference is the static term: 2 units × W per unit × (25.9 − 0.275) ms.
+  const double watts = 2 * model->StaticWattsPerUnit(DeviceKind::kOpenCL).pj;
+  EXPECT_NEAR(opencl.energy->joules - cpu.energy->joules, watts * (25.9 - 0.275) * 1e-3, 1e-9);
+  EXPECT_NE(cpu.notes.back().find("static power"), std::string::npos) << cpu.notes.back();
 }
 
 TEST(EnergyModelTest, BadTablesAreRefusedWithTheirPlace) {

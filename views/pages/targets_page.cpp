@@ -477,6 +477,8 @@ ProfileOptions TargetsPage::options() const {
   Limits& limits = options.recommend.limits;
   limits.max_latency_ms = Limit(max_latency_);
   limits.latency_stat = latency_stat_->currentData().toString().toStdString();
+  // The statistic is chosen with a latency limit; then the ranking uses it too.
+  limits.latency_stat_given = limits.max_latency_ms.has_value();
   // The form speaks percent; Limits, like the CLI's --min-top1, a fraction.
   if (auto top1 = Limit(min_top1_)) limits.min_top1 = *top1 / 100.0;
   limits.min_sqnr_db = Limit(min_sqnr_);
