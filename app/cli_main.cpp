@@ -58,7 +58,7 @@ namespace {
 // The command as typed, recorded with every stored run.
 std::string g_command_line;
 
-// Exit codes of DESIGN.md §7.
+// Exit codes (docs/cli.md, "Conventions").
 constexpr int kExitOk = 0;
 constexpr int kExitInputError = 2;
 
@@ -1032,16 +1032,19 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
                       {"command", r.command},
                       {"source", r.source},
                       {"targets", r.targets},
-                      {"targets_ok", r.targets_ok}});
+                      {"targets_ok", r.targets_ok},
+                      {"shapes", r.shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.shapes)},
+                      {"threads", r.threads > 0 ? nlohmann::json(r.threads) : nlohmann::json(nullptr)}});
     }
     std::cout << nlohmann::json{{"db", (*store)->path().string()}, {"runs", list}}.dump(2) << "\n";
     return kExitOk;
   }
-  fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>7}  {:<14}  {}\n", "run", "status", "started (UTC)", "source", "targets",
-             "model sha256", "model");
+  fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>7}  {:>7}  {:<24}  {:<14}  {}\n", "run", "status", "started (UTC)",
+             "source", "targets", "threads", "shapes", "model sha256", "model");
   for (const RunSummary& r : *runs) {
-    fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>3}/{:<3}  {:<14}  {}\n", r.id, r.status, r.started_at, r.source,
-               r.targets_ok, r.targets, r.model_sha256.substr(0, 12) + "..", r.model_path);
+    fmt::print("{:>5}  {:<10}  {:<20}  {:<6}  {:>3}/{:<3}  {:>7}  {:<24}  {:<14}  {}\n", r.id, r.status, r.started_at,
+               r.source, r.targets_ok, r.targets, r.threads > 0 ? std::to_string(r.threads) : "-",
+               r.shapes.empty() ? "-" : r.shapes, r.model_sha256.substr(0, 12) + "..", r.model_path);
   }
   if (runs->empty()) fmt::print("(no runs{})\n", sha256 ? " of this model" : "");
   return kExitOk;
@@ -1200,6 +1203,7 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     if (row.exit_code == 130) return 130;
     if (row.exit_code == kExitInputError || result == nullptr) {
       row.verdict = "error (see above)";
+      row.best = "-";
       rows.push_back(row);
       exit_code = kExitInputError;
       continue;
@@ -1211,6 +1215,14 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       if (s["target"] == rec["best"]) row.p50 = s["p50_ms"].get<double>();
     }
     row.verdict = row.exit_code == 1 ? "limits broken" : "ok";
+    // Targets that failed inside an otherwise good run: said even with --quiet, which hides the summary.
+    int failed = 0;
+    for (const auto& t : result->targets) {
+      if (t->status != "failed") continue;
+      ++failed;
+      fmt::print(stderr, "chipfit: {}: target {} failed: {}\n", bm.path.string(), t->target.ToString(), t->error);
+    }
+    if (failed > 0) row.verdict += fmt::format(", {} target(s) failed", failed);
     if (!candidates.empty()) {
       auto compared = CompareWithBaseline(db_path, candidates, run, manifest->baseline_latest);
       if (!compared.ok()) return Fail(compared.status());
@@ -1240,7 +1252,9 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
   }
   fmt::print("\n{:<40} {:<16} {:>9}  {:<40} {}\n", "model", "best target", "p50 ms", "verdict", "report");
   for (const Row& r : rows) {
-    fmt::print("{:<40} {:<16} {:>9.3f}  {:<40} {}\n", r.model, r.best, r.p50, r.verdict, r.report);
+    // A model with no recommended target (it failed, or broke every limit) has no p50 to show.
+    const std::string p50 = r.best == "-" || r.best.empty() ? "-" : fmt::format("{:.3f}", r.p50);
+    fmt::print("{:<40} {:<16} {:>9}  {:<40} {}\n", r.model, r.best.empty() ? "-" : r.best, p50, r.verdict, r.report);
   }
   fmt::print("{} model(s) of {} in this shard ({}/{}); stored in {}\n", rows.size(), manifest->models.size(),
              shard_index, shard_count, db_path);

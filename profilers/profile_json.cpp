@@ -1,4 +1,4 @@
-// JSON of one target's profile; every field DESIGN.md §7 names, null where nothing was measured.
+// JSON of one target's profile; every member docs/json.md names, null where nothing was measured.
 #include "profilers/profile_json.h"
 
 #include <sys/utsname.h>
@@ -311,6 +311,7 @@ json RunResultToJson(const RunResult& run) {
   json inputs = {{"source", run.inputs.source}};
   if (run.inputs.seed) inputs["seed"] = *run.inputs.seed;
   if (run.inputs.samples) inputs["samples"] = *run.inputs.samples;
+  if (!run.inputs.shapes.empty()) inputs["shapes"] = run.inputs.shapes;
   json ceilings = json::array();
   for (const CeilingReport& c : run.ceilings) ceilings.push_back(CeilingReportToJson(c));
   json targets = json::array();
@@ -392,6 +393,7 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.inputs.source = Get<std::string>(inputs, "source");
     run.inputs.seed = GetOptional<uint64_t>(inputs, "seed");
     run.inputs.samples = GetOptional<int64_t>(inputs, "samples");
+    run.inputs.shapes = Get<std::map<std::string, std::string>>(inputs, "shapes");
     where = "settings";
     const json& settings = Member(j, "settings");
     run.settings.warmup = Get<int>(settings, "warmup", 10);

@@ -1,4 +1,4 @@
-// The typed result of profiling one model on its targets (DESIGN.md §7's JSON contract, in C++): what
+// The typed result of profiling one model on its targets (the JSON contract of docs/json.md, in C++): what
 // every profiler fills in and what recommend, the store, charts, reports and the GUI read. JSON only
 // at the edges, through profilers/profile_json (one writer, one reader).
 #pragma once
@@ -113,6 +113,9 @@ struct RunInputs {
   std::string source;                // "seeded random" | "data DIR"
   std::optional<uint64_t> seed{};    // seeded random only
   std::optional<int64_t> samples{};  // data only
+  // The shape each graph input was run with ("1x3x48x192"), as bound for this run: runs of one model
+  // with other shapes are not compared. Empty in runs made before it was recorded.
+  std::map<std::string, std::string> shapes{};
 };
 
 // The settings a run was made with, as the JSON's `settings` object records them.

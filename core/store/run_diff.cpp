@@ -21,8 +21,14 @@ std::string Describe(const json& v) {
   return v.dump();
 }
 
-// {"x": "1x3x48x192", …} from a profile's model.inputs (the shapes the run bound); null when absent.
-json InputShapes(const json& model) {
+// {"x": "1x3x48x192", …}: the run's own inputs.shapes, else (older runs) its model.inputs; null when
+// neither is there.
+json InputShapes(const json& run) {
+  if (run.contains("inputs") && run["inputs"].is_object() && run["inputs"].contains("shapes") &&
+      run["inputs"]["shapes"].is_object()) {
+    return run["inputs"]["shapes"];
+  }
+  const json& model = run.contains("model") ? run["model"] : json();
   if (!model.is_object() || !model.contains("inputs") || !model["inputs"].is_array()) return nullptr;
   json out = json::object();
   for (const json& input : model["inputs"]) {
@@ -333,7 +339,7 @@ std::vector<std::string> ComparabilityDifferences(const json& a, const json& b) 
   const json& ma = member(a, "model");
   const json& mb = member(b, "model");
   compare("model file (sha256)", member(ma, "sha256"), member(mb, "sha256"));
-  compare("input shapes", InputShapes(ma), InputShapes(mb));
+  compare("input shapes", InputShapes(a), InputShapes(b));
   compare("threads", member(member(a, "settings"), "threads"), member(member(b, "settings"), "threads"));
   compare("int8 calibration", member(member(a, "settings"), "calibration"),
           member(member(b, "settings"), "calibration"));

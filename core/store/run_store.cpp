@@ -92,6 +92,18 @@ UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
 };
 static_assert(kStoreSchemaVersion == 3, "add a migration to kMigrations with every schema version");
 
+// {"x": "1x3x48x192", "mask": "1x48"} → "mask=1x48,x=1x3x48x192"; "" for anything else.
+std::string ShapesText(const std::string& json_text) {
+  if (json_text.empty()) return "";
+  const json shapes = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!shapes.is_object()) return "";
+  std::string text;
+  for (const auto& [name, dims] : shapes.items()) {
+    text += (text.empty() ? "" : ",") + name + "=" + (dims.is_string() ? dims.get<std::string>() : dims.dump());
+  }
+  return text;
+}
+
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -541,7 +553,9 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
       SELECT runs.id, runs.status, runs.started_at, coalesce(runs.finished_at, ''), models.path, models.sha256,
              coalesce(machines.hostname, ''), runs.chipfit_version, runs.command,
              (SELECT count(*) FROM target_results WHERE run_id = runs.id),
-             (SELECT count(*) FROM target_results WHERE run_id = runs.id AND status = 'ok'), runs.source
+             (SELECT count(*) FROM target_results WHERE run_id = runs.id AND status = 'ok'), runs.source,
+             coalesce(json_extract(runs.run, '$.inputs.shapes'), ''),
+             coalesce(json_extract(runs.run, '$.settings.threads'), 0)
       FROM runs JOIN models ON models.id = runs.model_id JOIN machines ON machines.id = runs.machine_id)sql") +
                                   (model_sha256 ? " WHERE models.sha256 = ?" : "") + " ORDER BY runs.id DESC");
     if (model_sha256) q.bind(1, *model_sha256);
@@ -558,7 +572,9 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
                       .command = q.getColumn(8).getString(),
                       .targets = q.getColumn(9).getInt(),
                       .targets_ok = q.getColumn(10).getInt(),
-                      .source = q.getColumn(11).getString()});
+                      .source = q.getColumn(11).getString(),
+                      .shapes = ShapesText(q.getColumn(12).getString()),
+                      .threads = q.getColumn(13).getInt()});
     }
     return runs;
   });

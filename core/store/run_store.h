@@ -1,5 +1,5 @@
-// The run store (DESIGN.md §6): every profile run in one SQLite file, through SQLiteCpp. Runs,
-// their targets and layers are kept as the profile JSON of DESIGN.md §7 describes them (the store
+// The run store: every profile run in one SQLite file, through SQLiteCpp. Runs,
+// their targets and layers are kept as the profile JSON (docs/json.md) describes them (the store
 // takes and gives back those JSON objects, so core needs no profiler types), with the numbers a
 // query needs (latency, drift, energy per target and per layer) in columns of their own.
 //
@@ -50,6 +50,10 @@ struct RunSummary {
   int targets = 0;     // target results stored
   int targets_ok = 0;  // of which status ok
   std::string source;  // the front end that made the run: cli | gui
+  // The bound input shapes ("x=1x3x48x192", comma-separated) and CPU threads the run used; empty / 0
+  // for runs made before they were recorded.
+  std::string shapes;
+  int threads = 0;
 };
 
 class RunStore {

@@ -1,4 +1,4 @@
-// ProfileSession: the profile pipeline of DESIGN.md §4 as named steps (prepare the run, profile each
+// ProfileSession: the profile pipeline (docs/measurement.md) as named steps (prepare the run, profile each
 // target, finish), shared by the CLI, batch and the GUI.
 #include "profilers/session/profile_session.h"
 
@@ -305,6 +305,11 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
   run.machine = DescribeMachine(discover ? discover() : DiscoverDevices());
   setup.targets = ResolveTargets(options, run.machine.devices);
   RETURN_IF_ERROR(PrepareInputs(options, setup));
+  for (const auto& [name, tensor] : setup.inputs) {
+    std::string dims;
+    for (int64_t d : tensor.shape()) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    run.inputs.shapes[name] = dims;
+  }
   ASSIGN_OR_RETURN(const Target reference, ParseTarget(options.reference));
   auto reference_model = CompileForTarget(*setup.graph, reference);
   if (!reference_model.ok()) {

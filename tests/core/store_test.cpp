@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/store/run_diff.h"
 #include "core/store/run_store.h"
 
 namespace chipfit {
@@ -135,6 +136,37 @@ TEST(RunStoreTest, ARunNeverFinishedStaysIncompleteWithItsFinishedTargets) {
   EXPECT_EQ((*runs)[0].status, "incomplete");
   EXPECT_EQ((*runs)[0].targets, 1);
   EXPECT_FALSE((*store)->FinishRun((*runs)[0].id, "great").ok());
+}
+
+// Two runs of one model (one models row) with other input shapes and threads: each run keeps its own,
+// history lists them, and a diff of the two stored runs names the differences (a 1x76x32x1 run was
+// compared with a 4x76x32x1 one without a word).
+TEST(RunStoreTest, EachRunKeepsItsShapesAndThreadsAndDiffSaysTheyDiffer) {
+  auto store = RunStore::Open(TempDb("shapes"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto begin = [&](const std::string& shape, int threads) {
+    json run = kRun;
+    run["inputs"] = {{"source", "seeded random"}, {"seed", 1}, {"shapes", {{"input_1", shape}}}};
+    run["settings"]["threads"] = threads;
+    auto id = (*store)->BeginRun(kModel, kMachine, run, "chipfit profile", "test");
+    EXPECT_TRUE(id.ok());
+    EXPECT_TRUE((*store)->AddTarget(*id, Target("cpu:fp32", 0.3)).ok());
+    EXPECT_TRUE((*store)->FinishRun(*id, "ok").ok());
+    return *id;
+  };
+  const int64_t one = begin("1x76x32x1", 2), four = begin("4x76x32x1", 1);
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].shapes, "input_1=4x76x32x1");
+  EXPECT_EQ((*runs)[0].threads, 1);
+  EXPECT_EQ((*runs)[1].shapes, "input_1=1x76x32x1");
+  EXPECT_EQ((*runs)[1].threads, 2);
+  const json diff = DiffRuns(*(*store)->LoadRun(one), *(*store)->LoadRun(four));
+  ASSERT_EQ(diff["differences"].size(), 2u) << diff["differences"].dump();
+  EXPECT_EQ(diff["differences"][0],
+            R"(input shapes: {"input_1":"1x76x32x1"} in run A, {"input_1":"4x76x32x1"} in run B)");
+  EXPECT_EQ(diff["differences"][1], "threads: 2 in run A, 1 in run B");
 }
 
 TEST(RunStoreTest, AnEmptyFileIsMigratedToTheCurrentSchema) {
