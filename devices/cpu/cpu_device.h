@@ -1,4 +1,4 @@
-// The CPU device: discovery through libcpuinfo, execution through oneDNN (kernels arrive with issue 4).
+// The CPU device: discovery through libcpuinfo, execution through oneDNN.
 #pragma once
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Accuracy drift (DESIGN.md §4): a compiled target against a reference, per value and end to end.
+// Accuracy drift (docs/measurement.md): a compiled target against a reference, per value and end to end.
 #pragma once
 
 #include <cstddef>

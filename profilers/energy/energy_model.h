@@ -1,4 +1,4 @@
-// The energy model of DESIGN.md §4 (E = Σ ops·e_op(device, precision) + bytes·e_mem(device)), its
+// The energy model (docs/measurement.md) (E = Σ ops·e_op(device, precision) + bytes·e_mem(device)), its
 // coefficient table loaded from resources/energy/coefficients.json, and scaling to a measured total.
 #pragma once
 

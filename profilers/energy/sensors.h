@@ -1,5 +1,5 @@
 // Energy sensors (powercap/RAPL, hwmon energy and power, NVML) behind one interface, their detection,
-// and the measured-energy loop that turns a sensor into joules per inference (DESIGN.md §4 "energy").
+// and the measured-energy loop that turns a sensor into joules per inference (docs/measurement.md, "Energy").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Roofline ceilings (DESIGN.md §4 "memory"): each device's memory bandwidth and peak FLOP/s per
+// Roofline ceilings (docs/measurement.md): each device's memory bandwidth and peak FLOP/s per
 // precision, measured by micro-benchmarks (`chipfit devices --measure`), next to the theoretical
 // figures from the ISA and clock, and cached so every profile's roofline reuses them.
 #pragma once
@@ -83,7 +83,7 @@ Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompi
 std::string CeilingKey(const DeviceInfo& device);
 
 // The ceilings cache: $XDG_CACHE_HOME/chipfit/ceilings.json (else ~/.cache/chipfit/ceilings.json),
-// one entry per device key. (The run store of DESIGN.md §6 takes this over when it arrives.)
+// one entry per device key.
 std::filesystem::path DefaultCeilingCachePath();
 // Entries whose key matches a device; a missing file is an empty cache; a corrupt one is an error
 // naming the file (it is never overwritten silently: Save replaces it only after a new measurement).

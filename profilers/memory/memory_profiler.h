@@ -1,4 +1,4 @@
-// The memory profiler (DESIGN.md §4 "memory"): each layer's FLOPs and bytes from the op formulas of
+// The memory profiler (docs/measurement.md): each layer's FLOPs and bytes from the op formulas of
 // core/runtime/cost.h, arithmetic intensity, achieved GFLOP/s and GB/s at the latency profiler's p50,
 // its place on the roofline of the device it ran on (memory- or compute-bound against the measured
 // ridge point), the planned peak memory and the measured heap high-water mark.

@@ -1,4 +1,4 @@
-// The batch manifest of `chipfit batch` (DESIGN.md §7): models × targets × limits, read from YAML.
+// The batch manifest of `chipfit batch` (docs/manifest.md): models × targets × limits, read from YAML.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// ProfileSession: the whole profile of one model on its targets (DESIGN.md §4), as a library. The CLI's
+// ProfileSession: the whole profile of one model on its targets (docs/measurement.md), as a library. The CLI's
 // `profile` and `batch` and the GUI's Run page fill ProfileOptions, listen to the events and get the run;
 // none of them holds a step of the pipeline itself.
 //
