@@ -1081,6 +1081,18 @@ std::string VerdictText(const nlohmann::json& t) {
   return verdict;
 }
 
+// "; machine busy in B (34 % CPU used by others)" when a run was timed on a busy machine, else "".
+std::string BusyText(const nlohmann::json& t) {
+  if (!t.contains("machine_busy")) return "";
+  std::string text;
+  for (const auto& b : t["machine_busy"]) {
+    text += (text.empty() ? "" : ", ") + b["run"].get<std::string>();
+    if (b["other_cpu_share"].is_number())
+      text += fmt::format(" ({:.0f} % CPU used by others)", b["other_cpu_share"].get<double>() * 100);
+  }
+  return "; machine busy in " + text;
+}
+
 struct BaselineComparison {
   int regressions = 0, inconclusive = 0;
   std::string text;                  // for the batch table: "1 regressed vs run 3", "no comparable baseline"
@@ -1114,9 +1126,9 @@ Result<BaselineComparison> CompareWithBaseline(const std::string& db_path, const
     for (const auto& t : diff["targets"]) {
       const std::string verdict = t.value("verdict", "");
       if (verdict != "regressed" && verdict != "inconclusive") continue;
-      out.details.push_back(
-          fmt::format("  vs run {}: {} {}{}", id, t["target"].get<std::string>(), VerdictText(t),
-                      t.contains("ratio") ? fmt::format(" (B/A {:.3f})", t["ratio"].get<double>()) : std::string()));
+      out.details.push_back(fmt::format(
+          "  vs run {}: {} {}{}{}", id, t["target"].get<std::string>(), VerdictText(t),
+          t.contains("ratio") ? fmt::format(" (B/A {:.3f})", t["ratio"].get<double>()) : std::string(), BusyText(t)));
     }
     return out;
   }
@@ -1364,6 +1376,7 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
   fmt::print("\n{:<16} {:>10} {:>10} {:>8} {:>19} {:>14}  {}\n", "target", "A p50 ms", "B p50 ms", "B/A",
              "95 % interval B/A", "SQNR A→B dB", "verdict");
   std::string method;
+  bool busy = false;
   for (const auto& t : diff["targets"]) {
     const std::string name = t["target"];
     if (t.contains("change")) {
@@ -1384,7 +1397,8 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
                              : "-";
     if (method.empty()) method = str(t, "method");
     fmt::print("{:<16} {:>10.4g} {:>10.4g} {:>7.3f}x {:>19} {:>14}  {}\n", name, t["a_p50_ms"].get<double>(),
-               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr, VerdictText(t));
+               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr, VerdictText(t) + BusyText(t));
+    busy = busy || t.contains("machine_busy");
     for (const auto& l : t["layers"]) {
       if (!l.value("regression", false)) continue;
       fmt::print("    slower layer {:<28} {:<10} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
@@ -1396,6 +1410,12 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
   fmt::print("\n{} regressed, {} improved, {} inconclusive (a change within ±5 % of the median is unchanged)\n",
              regressions, diff["improvements"].get<int>(), inconclusive);
   if (!method.empty()) fmt::print("interval: {}\n", method);
+  std::fflush(stdout);  // the warnings below come after the table, also when both streams are one pipe
+  if (busy) {
+    fmt::print(stderr,
+               "warning: a run was timed while other processes used the CPUs: its median may have moved with the "
+               "load, which the interval cannot see; re-run both on a quiet machine before trusting a small change\n");
+  }
   if (inconclusive > 0) {
     fmt::print(stderr,
                "warning: {} target(s) inconclusive: the runs are too noisy to tell a 5 % change from none; re-run "

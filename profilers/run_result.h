@@ -32,7 +32,8 @@ struct LatencyStats {
   double mad = 0;    // median absolute deviation from p50, ms
   int outliers = 0;  // runs slower than p50 + 10·MAD
   // The timed runs in the order they ran, for regression verdicts (bootstrap of the medians). Above
-  // kMaxStoredSamples runs, evenly spaced order statistics of them instead (`samples_sketch`).
+  // kMaxStoredSamples runs, the medians of kMaxStoredSamples consecutive slices of them, still in the
+  // order they ran (`samples_sketch`).
   std::vector<double> samples{};
   bool samples_sketch = false;
   // Other processes' share of all CPUs during the timed window (/proc/stat minus this process's own

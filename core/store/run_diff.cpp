@@ -94,6 +94,23 @@ double MedianOf(std::vector<double>& v) {
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
 }
 
+// Consecutive runs per bootstrap block: n / kBootstrapBlocks for samples in the order they ran, 1 for
+// a sorted sketch or a run too short to cut into blocks.
+size_t BlockLength(size_t n, SampleOrder order) {
+  if (!order.in_order || n < 2 * static_cast<size_t>(kBootstrapBlocks)) return 1;
+  return n / static_cast<size_t>(kBootstrapBlocks);
+}
+
+// One bootstrap draw of `from` into `to` (same size): blocks of `block` consecutive values from starts
+// drawn uniformly (block 1: values drawn one by one).
+void Resample(const std::vector<double>& from, size_t block, std::mt19937_64& rng, std::vector<double>& to) {
+  std::uniform_int_distribution<size_t> start(0, from.size() - block);
+  for (size_t filled = 0; filled < to.size();) {
+    const size_t s = start(rng);
+    for (size_t k = 0; k < block && filled < to.size(); ++k) to[filled++] = from[s + k];
+  }
+}
+
 // Runs stored before the samples were: a normal approximation of each median's standard error from
 // a robust spread (MAD · 1.4826 where stored, else (p90 − p50) / 1.2816), 1.2533 · σ / √n.
 std::optional<RatioInterval> ApproximateRatio(const json& la, const json& lb, double confidence) {
@@ -243,6 +260,15 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
       } else {
         row["method"] = "no interval: a run lacks p90 or its run count";
       }
+      // A run timed while other processes took the CPUs: its median may have moved with the load, which
+      // no interval over its own runs can see. Said beside the verdict; the verdict itself stands (a
+      // 100× slowdown on a busy machine is still one).
+      json busy = json::array();
+      for (const auto& [run, l] : {std::pair{"A", &la}, std::pair{"B", &lb}}) {
+        if (l->value("machine_busy", false))
+          busy.push_back({{"run", run}, {"other_cpu_share", Opt(Num(*l, "other_cpu_share"))}});
+      }
+      if (!busy.empty()) row["machine_busy"] = busy;
       row["latency_verdict"] = verdict;
       regression = verdict == "regressed";
       row["latency_regression"] = regression;
@@ -292,20 +318,22 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
 }
 
 RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
-                                   int resamples, uint64_t seed) {
+                                   int resamples, uint64_t seed, SampleOrder order_a, SampleOrder order_b) {
   RatioInterval r;
   std::vector<double> sa = a, sb = b;
   const double ma = MedianOf(sa), mb = MedianOf(sb);
   r.ratio = ma > 0 ? mb / ma : 0;
-  r.method =
-      fmt::format("bootstrap of the medians ({} resamples of {} and {} stored runs)", resamples, a.size(), b.size());
+  const size_t block_a = BlockLength(a.size(), order_a), block_b = BlockLength(b.size(), order_b);
+  r.method = fmt::format(
+      "bootstrap of the medians ({} resamples of {} and {} stored runs{})", resamples, a.size(), b.size(),
+      block_a > 1 || block_b > 1 ? fmt::format(", in blocks of {} and {} consecutive runs", block_a, block_b)
+                                 : std::string());
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(std::max(resamples, 1)));
   for (int i = 0; i < resamples; ++i) {
-    for (double& v : sa) v = a[pick_a(rng)];
-    for (double& v : sb) v = b[pick_b(rng)];
+    Resample(a, block_a, rng, sa);
+    Resample(b, block_b, rng, sb);
     const double ra = MedianOf(sa);
     if (ra > 0) ratios.push_back(MedianOf(sb) / ra);
   }

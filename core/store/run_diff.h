@@ -35,11 +35,25 @@ struct RatioInterval {
   std::string method;  // how the interval was found, for the user
 };
 
-// Percentile bootstrap: `resamples` times, each run's samples are drawn with replacement and the
-// ratio of the two medians taken; the interval is the central `confidence` share of those ratios.
-// Deterministic for a seed. Both inputs must be non-empty with positive median(a).
+// How a run's samples may be resampled: `in_order` samples (the timed runs, or their sketch, as they
+// ran) in blocks of consecutive runs, so a load that came or went during the run widens the interval;
+// samples in no particular order (or a run too short for blocks) one value at a time.
+struct SampleOrder {
+  bool in_order = true;
+};
+
+// The number of blocks an in-order run is cut into for the moving-block bootstrap.
+inline constexpr int kBootstrapBlocks = 16;
+
+// Percentile bootstrap: `resamples` times, each run's samples are drawn again and the ratio of the
+// two medians taken; the interval is the central `confidence` share of those ratios. In-order runs of
+// at least 2 · kBootstrapBlocks samples are drawn as a moving-block bootstrap (blocks of n /
+// kBootstrapBlocks consecutive runs, starts drawn uniformly): timings that drift within a run (a
+// machine whose load changes) are not independent, and drawing them one by one would give an interval
+// far narrower than the run supports. Deterministic for a seed. Both inputs must be non-empty with
+// positive median(a).
 RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
-                                   int resamples, uint64_t seed);
+                                   int resamples, uint64_t seed, SampleOrder order_a = {}, SampleOrder order_b = {});
 
 // What differs between two runs that changes what their timings mean: model file (sha256), bound
 // input shapes, threads, machine (host and devices), inputs (data or seeded random), int8

@@ -16,7 +16,7 @@ inline constexpr double kNoisyTailSpread = 0.05;
 inline constexpr double kNoisyMadSpread = 0.03;
 // A run slower than p50 + kOutlierMads·MAD is counted as an outlier.
 inline constexpr double kOutlierMads = 10.0;
-// Timed runs kept with a result; above this, evenly spaced order statistics of them.
+// Timed runs kept with a result; above this, the medians of that many consecutive slices of them.
 inline constexpr size_t kMaxStoredSamples = 4096;
 // Other processes' CPU share above which the machine is flagged busy.
 inline constexpr double kBusyCpuShare = 0.10;
@@ -32,7 +32,8 @@ double Quantile(std::vector<double>& values, double q);
 double MedianAbsoluteDeviation(const std::vector<double>& values, double median);
 
 // Samples to keep for a result: all of them, rounded to the nanosecond, when there are at most
-// `max_samples`; else `max_samples` evenly spaced order statistics (sorted). `sketch` says which.
+// `max_samples`; else the medians of `max_samples` consecutive slices of the runs, in the order they
+// ran. `sketch` says which.
 std::vector<double> SampleSketch(const std::vector<double>& ms, size_t max_samples, bool& sketch);
 
 // Other processes' share of the machine's CPUs over a window: /proc/stat's busy time of all CPUs less

@@ -120,6 +120,42 @@ TEST(RunDiffTest, TwentyPercentSlowerIsARegressionOnAQuietMachineAndInconclusive
   EXPECT_EQ(diff["regressions"], 0);
 }
 
+// The same build twice; in B another process took a core for the last 65 % of the timed window, so
+// those runs took 8 % longer. B's median sits ~7.5 % above A's, and drawn one by one its 4000 runs pin
+// that median to a hair: "regressed". Their order shows the load came during the run; drawn in blocks
+// of consecutive runs, the interval says the run cannot tell: inconclusive, never regressed.
+TEST(RunDiffTest, ALoadThatCameDuringARunIsInconclusiveNotARegression) {
+  const std::vector<double> a = Timings(1.0, 4000, 0.01, 21);
+  std::vector<double> b = Timings(1.0, 4000, 0.01, 22);
+  for (size_t i = b.size() * 35 / 100; i < b.size(); ++i) b[i] *= 1.08;
+  const RatioInterval one_by_one = BootstrapMedianRatio(a, b, 0.95, 1000, 1, {.in_order = false}, {.in_order = false});
+  EXPECT_GT(one_by_one.low, 1.05) << "drawn one by one, the shift looks certain";
+  const json diff = DiffRuns(MakeRun(1, {TargetWith("cpu:fp32", a, 40, json::array())}),
+                             MakeRun(2, {TargetWith("cpu:fp32", b, 40, json::array())}));
+  const json& row = Row(diff, "cpu:fp32");
+  EXPECT_EQ(row["verdict"], "inconclusive") << row.dump();
+  EXPECT_LT(row["ci_low"].get<double>(), 1.05);
+  EXPECT_NE(row["method"].get<std::string>().find("in blocks of 250 and 250 consecutive runs"), std::string::npos)
+      << row["method"];
+  EXPECT_EQ(diff["regressions"], 0);
+}
+
+// A run timed on a busy machine is said beside its verdict, which stands: a hundredfold slowdown on a
+// busy machine is still a regression.
+TEST(RunDiffTest, ABusyMachineIsSaidAndTheVerdictStands) {
+  json b = TargetWith("cpu:fp32", Timings(28.35, 40, 0.05, 2), 40, json::array());
+  b["latency_ms"]["machine_busy"] = true;
+  b["latency_ms"]["other_cpu_share"] = 0.34;
+  const json diff =
+      DiffRuns(MakeRun(1, {TargetWith("cpu:fp32", Timings(0.275, 3000, 0.05, 1), 40, json::array())}), MakeRun(2, {b}));
+  const json& row = Row(diff, "cpu:fp32");
+  EXPECT_EQ(row["verdict"], "regressed");
+  ASSERT_TRUE(row.contains("machine_busy"));
+  ASSERT_EQ(row["machine_busy"].size(), 1u);
+  EXPECT_EQ(row["machine_busy"][0]["run"], "B");
+  EXPECT_DOUBLE_EQ(row["machine_busy"][0]["other_cpu_share"].get<double>(), 0.34);
+}
+
 TEST(RunDiffTest, BootstrapIsDeterministicAndCoversTheTrueRatio) {
   const std::vector<double> a = Timings(2.0, 500, 0.1, 11), b = Timings(3.0, 500, 0.1, 12);
   const RatioInterval r1 = BootstrapMedianRatio(a, b, 0.95, 1000, 5);
