@@ -1399,12 +1399,26 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
     fmt::print("{:<16} {:>10.4g} {:>10.4g} {:>7.3f}x {:>19} {:>14}  {}\n", name, t["a_p50_ms"].get<double>(),
                t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr, VerdictText(t) + BusyText(t));
     busy = busy || t.contains("machine_busy");
+    // The flagged layers that added the most time first; a long tail is counted, not printed.
+    std::vector<const nlohmann::json*> flagged;
     for (const auto& l : t["layers"]) {
-      if (!l.value("regression", false)) continue;
-      fmt::print("    slower layer {:<28} {:<10} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
-                 l["op"].get<std::string>(), l["a_ms"].get<double>(), l["b_ms"].get<double>(), l.value("ratio", 0.0),
+      if (l.value("regression", false)) flagged.push_back(&l);
+    }
+    auto ms = [](const nlohmann::json& l, const char* key) {
+      return l.contains(key) && l[key].is_number() ? l[key].get<double>() : 0.0;
+    };
+    auto added = [&](const nlohmann::json* l) { return ms(*l, "b_ms") - ms(*l, "a_ms"); };
+    std::stable_sort(flagged.begin(), flagged.end(), [&](auto* x, auto* y) { return added(x) > added(y); });
+    constexpr size_t kShownLayers = 10;
+    for (size_t i = 0; i < std::min(flagged.size(), kShownLayers); ++i) {
+      const nlohmann::json& l = *flagged[i];
+      fmt::print("    layer {:<28} {:<18} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
+                 l["op"].get<std::string>(), ms(l, "a_ms"), ms(l, "b_ms"), ms(l, "ratio"),
                  l.contains("sqnr_change_db") ? fmt::format(", SQNR {:+.1f} dB", l["sqnr_change_db"].get<double>())
                                               : std::string());
+    }
+    if (flagged.size() > kShownLayers) {
+      fmt::print("    … {} more layer(s) flagged (--json lists every layer)\n", flagged.size() - kShownLayers);
     }
   }
   fmt::print("\n{} regressed, {} improved, {} inconclusive (a change within ±5 % of the median is unchanged)\n",
