@@ -22,6 +22,7 @@
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
 #include "core/quant/calibration_data.h"
+#include "core/quant/input_data.h"
 #include "core/recommend/recommend.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
@@ -98,6 +99,9 @@ void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
   cmd->add_option("--objective", f.objective, "Rank passing targets by latency, energy or cost")->capture_default_str();
   cmd->add_option("--weights", f.weights, "Weighted ranking instead: latency=1,energy=0.5,cost=0,drift=0.2");
   cmd->add_option("--costs", f.costs, "Device $/hour table (YAML) for the cost objective (default: the shipped one)");
+  cmd->add_flag("!--no-accuracy-guard", f.limits.accuracy_guard,
+                "Without accuracy limits, also recommend targets under 99 % task agreement (or 20 dB output SQNR "
+                "where no output has a task metric) and int8 calibrated on random data");
 }
 
 void PrintRecommendation(const nlohmann::json& r) {
@@ -156,12 +160,7 @@ void PrintCeilings(const CeilingReport* r, bool verbose) {
   const double bw = r->measured.memory_bandwidth_gbps;
   if (bw > 0) fmt::print("      {:<16} {:>8.1f} GB/s measured\n", "memory bandwidth", bw);
   for (const auto& [precision, gflops] : r->measured.peak_gflops) {
-    const auto theory = r->theoretical_gflops.find(precision);
-    std::string theory_text = "theoretical: no figure";
-    if (theory != r->theoretical_gflops.end()) {
-      theory_text = fmt::format("theoretical {:.0f} (estimate), measured = {:.0f} %", theory->second,
-                                100 * gflops / theory->second);
-    }
+    const std::string theory_text = PeakShareText(*r, precision, gflops);
     fmt::print("      {:<16} {:>8.1f} GFLOP/s measured, {}; ridge point {:.1f} FLOP/byte\n",
                std::string(PrecisionName(precision)) + " peak", gflops, theory_text, bw > 0 ? gflops / bw : 0.0);
   }
@@ -277,6 +276,8 @@ std::vector<std::string> SplitList(const std::string& text) {
 // int8 calibration flags shared by the commands that compile for a target.
 struct QuantFlags {
   std::string data_dir;
+  std::string preprocess;   // images in data_dir: resize=…,channels=…,scale=…,mean=…,std=…,layout=…
+  int sample_rate = 16000;  // .wav files in data_dir
   std::string method = "minmax";
   double percentile = 99.99;
   int samples = 8;
@@ -285,11 +286,33 @@ struct QuantFlags {
   bool no_fallback = false;
 };
 
+// How a --data folder of images or recordings becomes the model's input.
+void AddDataFlags(CLI::App* command, std::string& preprocess, int& sample_rate) {
+  command->add_option("--preprocess", preprocess,
+                      "Images in --data: resize=HxW|keep-aspect,channels=rgb|bgr|gray,scale=X,mean=R/G/B,std=R/G/B,"
+                      "layout=nchw|nhwc (each optional; default: the input's HxW, rgb, 1/255, mean 0, std 1)");
+  command
+      ->add_option("--sample-rate", sample_rate,
+                   ".wav files in --data must have this rate (Hz); a file at another rate is an error")
+      ->capture_default_str();
+}
+
+// --preprocess and --sample-rate as the loader takes them.
+Result<InputDataOptions> DataOptions(const std::string& preprocess, int sample_rate) {
+  InputDataOptions o;
+  ASSIGN_OR_RETURN(o.preprocess, ParsePreprocess(preprocess));
+  if (sample_rate < 1) return InvalidArgument(fmt::format("--sample-rate {}: expected a rate in Hz", sample_rate));
+  o.sample_rate = sample_rate;
+  return o;
+}
+
 // `with_data`: --data too (profile has its own --data, which int8 targets calibrate on).
 void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true) {
   if (with_data) {
     command->add_option("--data", flags.data_dir,
-                        "int8 calibration inputs: a folder of <input>.npy, or of sub-folders each holding a set");
+                        "int8 calibration inputs: a folder of <input>.npy (or sub-folders each holding a set), of "
+                        "images (.png .jpg .bmp) or of mono .wav files");
+    AddDataFlags(command, flags.preprocess, flags.sample_rate);
   }
   command->add_option("--calibration", flags.method, "int8 calibration: minmax, entropy or percentile")
       ->capture_default_str();
@@ -317,7 +340,9 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   if (flags.samples < 1) return InvalidArgument("--calibration-samples must be at least 1");
   int8.random_samples = flags.samples;
   if (!flags.data_dir.empty()) {
-    ASSIGN_OR_RETURN(int8.samples, LoadCalibrationData(flags.data_dir, graph.inputs));
+    ASSIGN_OR_RETURN(const InputDataOptions options, DataOptions(flags.preprocess, flags.sample_rate));
+    ASSIGN_OR_RETURN(InputData data, LoadInputData(flags.data_dir, graph.inputs, options));
+    int8.samples = std::move(data.samples);
   }
   int8.target_sqnr_db = flags.auto_fp32_sqnr;
   for (const std::string& name : SplitList(flags.keep_fp32)) {
@@ -765,7 +790,12 @@ struct ProfileFlags {
   std::string report_file;
   std::string data_dir;
   std::string reference = "ref:fp32";
+  std::string preprocess;
+  int sample_rate = 16000;
   std::string classifier_output;
+  std::vector<std::string> tasks;  // OUTPUT=classify|sequence|map|none
+  int64_t ctc_blank = 0;
+  double map_threshold = 0.3;
   int drift_samples = 4;
   bool quiet = false;
   bool measure_ceilings = true;
@@ -791,12 +821,19 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   }
   o.shapes = shapes;
   o.data_dir = flags.data_dir;
+  ASSIGN_OR_RETURN(o.data, DataOptions(flags.preprocess, flags.sample_rate));
   o.seed = flags.seed;
   o.iterations = flags.iterations;
   o.warmup = flags.warmup;
   o.min_time_s = flags.min_time;
   o.reference = flags.reference;
   o.classifier_output = flags.classifier_output;
+  for (const std::string& task : flags.tasks) RETURN_IF_ERROR(ParseTaskOverride(task, o.task));
+  o.task.ctc_blank = flags.ctc_blank;
+  if (!(flags.map_threshold > 0 && flags.map_threshold < 1)) {
+    return InvalidArgument(fmt::format("--map-threshold {}: expected a value between 0 and 1", flags.map_threshold));
+  }
+  o.task.map_threshold = flags.map_threshold;
   o.drift_samples = flags.drift_samples;
   o.threads = flags.threads;
   auto method = ParseCalibrationMethod(flags.quant.method);
@@ -859,6 +896,16 @@ void PrintProfileSummary(const RunResult& run) {
   for (const auto& r : run.targets) {
     if (r->status == "ok" && (base == nullptr || r->target.ToString() == "cpu:fp32")) base = r.get();
   }
+  // What the accuracy figures were measured on: random tensors say nothing about a user's data.
+  const RunInputs& in = run.inputs;
+  if (!in.kind.empty()) {
+    fmt::print("inputs: {} {} file(s) from {}{}{}\n", in.files, in.kind, in.source.substr(in.source.find(' ') + 1),
+               in.preprocess.empty() ? "" : ", preprocessing " + in.preprocess,
+               in.notes.empty() ? "" : "; " + Join(in.notes, "; "));
+  } else if (in.source.rfind("seeded random", 0) == 0) {
+    fmt::print(
+        "inputs: seeded random tensors (give --data with real inputs for accuracy figures that mean something)\n");
+  }
   fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "spread",
              "speed-up", "notes (spread: (p90 - p50) / p50)");
   for (const auto& t : run.targets) {
@@ -870,7 +917,10 @@ void PrintProfileSummary(const RunResult& run) {
     std::string drift;
     if (r.accuracy) {
       drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
-      if (r.accuracy->top1_agreement) drift += fmt::format(", top-1 {:.1f} %", *r.accuracy->top1_agreement * 100);
+      for (const OutputTask& task : r.accuracy->tasks) {
+        if (task.agreement) drift += fmt::format(", {} {:.1f} %", task.metric, *task.agreement * 100);
+      }
+      if (r.accuracy->random_calibration) drift += " (random calibration)";
       if (!r.accuracy->first_layer_below_threshold.empty()) {
         drift += ", below 30 dB from " + r.accuracy->first_layer_below_threshold;
       }
@@ -1199,6 +1249,8 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     flags.min_time = manifest->min_time;
     flags.threads = manifest->threads;
     flags.data_dir = bm.data;
+    flags.preprocess = bm.preprocess ? *bm.preprocess : manifest->preprocess;
+    flags.sample_rate = bm.sample_rate ? *bm.sample_rate : manifest->sample_rate;
     flags.quiet = quiet;
     flags.db = db_path;
     flags.limits = manifest->recommend;
@@ -1557,11 +1609,22 @@ int Main(int argc, char** argv) {
   profile->add_option("--report", profile_flags.report_file,
                       "Write a report of the run; its extension picks the format (.html, .pdf, .csv, .json)");
   profile->add_option("--data", profile_flags.data_dir,
-                      "Inputs: a folder of <input>.npy, or of sub-folders each holding a set (int8 calibrates on all)");
+                      "Inputs (int8 calibrates on all, drift runs over all): a folder of <input>.npy or of sub-folders "
+                      "each holding a set, of images (.png .jpg .bmp), or of mono .wav files");
+  AddDataFlags(profile, profile_flags.preprocess, profile_flags.sample_rate);
   profile->add_option("--reference", profile_flags.reference, "Drift reference target (ref:fp32 or cpu:fp32)")
       ->capture_default_str();
   profile->add_option("--classifier-output", profile_flags.classifier_output,
                       "Output holding class scores for top-1 agreement (default: rank-2 outputs with > 1 class)");
+  profile->add_option("--task", profile_flags.tasks,
+                      "An output's task metric: OUTPUT=classify|sequence|map|none (default: from its shape; "
+                      "repeatable)");
+  profile->add_option("--ctc-blank", profile_flags.ctc_blank, "The blank class a sequence output's CTC decoding drops")
+      ->capture_default_str();
+  profile
+      ->add_option("--map-threshold", profile_flags.map_threshold,
+                   "A map output's pixel counts as on at or above this probability (IoU)")
+      ->capture_default_str();
   profile->add_option("--drift-samples", profile_flags.drift_samples, "Seeded random inputs for drift without --data")
       ->capture_default_str();
   profile->add_option("--seed", profile_flags.seed, "Seed of the random inputs")->capture_default_str();

@@ -118,9 +118,24 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
                 {"output_sqnr_db", a.output_sqnr_db},
                 {"output_cosine", a.output_cosine},
                 {"top1_agreement", a.top1_agreement ? nlohmann::json(*a.top1_agreement) : nlohmann::json(nullptr)},
+                {"task_agreement", a.task_agreement ? nlohmann::json(*a.task_agreement) : nlohmann::json(nullptr)},
+                {"task_metric", a.task_metric.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.task_metric)},
+                {"random_calibration", a.random_calibration},
                 {"first_layer_below_threshold", a.first_layer_below_threshold.empty()
                                                     ? nlohmann::json(nullptr)
                                                     : nlohmann::json(a.first_layer_below_threshold)}};
+    nlohmann::json tasks = nlohmann::json::array();
+    auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    for (const OutputTask& t : a.tasks) {
+      tasks.push_back({{"output", t.output},
+                       {"task", t.task},
+                       {"metric", t.metric},
+                       {"agreement", opt(t.agreement)},
+                       {"position_agreement", opt(t.position_agreement)},
+                       {"pixel_agreement", opt(t.pixel_agreement)},
+                       {"items", t.items}});
+    }
+    accuracy["tasks"] = tasks;
   }
   return {
       {"target", p.target.ToString()},
@@ -271,6 +286,18 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
       acc.output_sqnr_db = Get<double>(a, "output_sqnr_db", kExactSqnrDb);
       acc.output_cosine = Get<double>(a, "output_cosine", 1.0);
       acc.top1_agreement = GetOptional<double>(a, "top1_agreement");
+      acc.task_agreement = GetOptional<double>(a, "task_agreement");
+      acc.task_metric = Get<std::string>(a, "task_metric");
+      acc.random_calibration = Get<bool>(a, "random_calibration", false);
+      for (const json& task : Member(a, "tasks").is_array() ? a["tasks"] : json::array()) {
+        acc.tasks.push_back({.output = Get<std::string>(task, "output"),
+                             .task = Get<std::string>(task, "task"),
+                             .metric = Get<std::string>(task, "metric"),
+                             .agreement = GetOptional<double>(task, "agreement"),
+                             .position_agreement = GetOptional<double>(task, "position_agreement"),
+                             .pixel_agreement = GetOptional<double>(task, "pixel_agreement"),
+                             .items = Get<int64_t>(task, "items")});
+      }
       acc.first_layer_below_threshold = Get<std::string>(a, "first_layer_below_threshold");
       t.accuracy = acc;
     }
@@ -312,6 +339,13 @@ json RunResultToJson(const RunResult& run) {
   if (run.inputs.seed) inputs["seed"] = *run.inputs.seed;
   if (run.inputs.samples) inputs["samples"] = *run.inputs.samples;
   if (!run.inputs.shapes.empty()) inputs["shapes"] = run.inputs.shapes;
+  if (!run.inputs.kind.empty()) {
+    inputs["kind"] = run.inputs.kind;
+    inputs["files"] = run.inputs.files;
+    inputs["files_sha256"] = run.inputs.files_sha256;
+    inputs["preprocess"] = run.inputs.preprocess.empty() ? json(nullptr) : json(run.inputs.preprocess);
+    inputs["notes"] = run.inputs.notes;
+  }
   json ceilings = json::array();
   for (const CeilingReport& c : run.ceilings) ceilings.push_back(CeilingReportToJson(c));
   json targets = json::array();
@@ -394,6 +428,11 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.inputs.seed = GetOptional<uint64_t>(inputs, "seed");
     run.inputs.samples = GetOptional<int64_t>(inputs, "samples");
     run.inputs.shapes = Get<std::map<std::string, std::string>>(inputs, "shapes");
+    run.inputs.kind = Get<std::string>(inputs, "kind");
+    run.inputs.files = Get<int64_t>(inputs, "files");
+    run.inputs.files_sha256 = Get<std::string>(inputs, "files_sha256");
+    run.inputs.preprocess = Get<std::string>(inputs, "preprocess");
+    run.inputs.notes = Get<std::vector<std::string>>(inputs, "notes");
     where = "settings";
     const json& settings = Member(j, "settings");
     run.settings.warmup = Get<int>(settings, "warmup", 10);

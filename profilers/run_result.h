@@ -73,13 +73,31 @@ struct LayerResult {
   std::optional<EnergyValue> energy{};
 };
 
+// One graph output's task metric (profilers/accuracy/task_metrics.h), as the JSON's accuracy.tasks[].
+struct OutputTask {
+  std::string output;
+  std::string task;    // classify | sequence | map
+  std::string metric;  // what `agreement` is: "top-1 agreement", "map IoU at 0.3", …
+  std::optional<double> agreement{};
+  std::optional<double> position_agreement{};  // sequence
+  std::optional<double> pixel_agreement{};     // map
+  int64_t items = 0;                           // rows, sequences or maps compared
+};
+
 struct AccuracySummary {
   std::string reference;  // "ref:fp32" or "cpu:fp32"
   bool random_inputs = true;
   int samples = 0;
   double output_sqnr_db = kExactSqnrDb, output_cosine = 1;
-  std::optional<double> top1_agreement{};   // for class-score outputs only
+  std::optional<double> top1_agreement{};  // for class-score outputs only
+  // Outputs with a task metric, and the worst of their headline agreements (what the accuracy guard
+  // and --min-top1 read); absent when no output has a task.
+  std::vector<OutputTask> tasks{};
+  std::optional<double> task_agreement{};
+  std::string task_metric{};                // the metric task_agreement is ("top-1 agreement", …)
   std::string first_layer_below_threshold;  // "" when no layer's SQNR falls below it
+  // int8 only: calibrated on seeded random data, not the user's (its accuracy on real inputs is unknown).
+  bool random_calibration = false;
 };
 
 struct TargetResult {
@@ -117,6 +135,13 @@ struct RunInputs {
   // The shape each graph input was run with ("1x3x48x192"), as bound for this run: runs of one model
   // with other shapes are not compared. Empty in runs made before it was recorded.
   std::map<std::string, std::string> shapes{};
+  // data only: what the folder held ("npy", "images", "audio"), the files used (their count and the
+  // SHA-256 of their list, so two runs can tell they saw the same files), and the preprocessing.
+  std::string kind{};
+  int64_t files = 0;
+  std::string files_sha256{};
+  std::string preprocess{};
+  std::vector<std::string> notes{};
 };
 
 // The settings a run was made with, as the JSON's `settings` object records them.

@@ -16,6 +16,8 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   # model hashes (SHA-256 through OpenSSL's libcrypto)
   libssl-dev
+  # image and audio decoding for --data (stb_image: PNG/JPEG/BMP; libsndfile: WAV)
+  libstb-dev libsndfile1-dev
   # store, CLI, formats
   libsqlite3-dev libsqlitecpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
   # tests and benchmarks (poppler-utils: pdftoppm rasterises the PDF report in tests/views)

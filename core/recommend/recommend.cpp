@@ -23,6 +23,9 @@ struct Candidate {
   std::optional<double> device_share;
   std::string device_id;
   std::optional<double> energy_mj, memory_mb, sqnr_db, top1, cost;
+  std::optional<double> task;  // task agreement (top-1 where there are class scores)
+  std::string task_metric;
+  bool random_calibration = false;
   std::string energy_source;
   bool ok() const { return status == "ok"; }
 };
@@ -58,6 +61,9 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
   }
   c.sqnr_db = t.output_sqnr_db;
   c.top1 = t.top1_agreement;
+  c.task = t.top1_agreement ? t.top1_agreement : t.task_agreement;
+  c.task_metric = t.top1_agreement ? "top-1 agreement" : t.task_metric;
+  c.random_calibration = t.random_calibration;
   if (o.costs != nullptr && std::isfinite(c.p50)) {
     if (const CostEntry* e = o.costs->Find(c.kind, c.device_name)) {
       // One inference at a time on the whole device: $/h × seconds per inference × 10^6 / 3600.
@@ -95,7 +101,9 @@ std::vector<Violation> Check(const Candidate& c, const Limits& l) {
     over("max_latency_ms", std::isfinite(c.latency) ? std::optional(c.latency) : std::nullopt, *l.max_latency_ms,
          l.latency_stat + " latency", "ms");
   }
-  if (l.min_top1) under("min_top1", c.top1, *l.min_top1, "top-1 agreement", " %", 100.0);
+  if (l.min_top1) {
+    under("min_top1", c.task, *l.min_top1, c.task_metric.empty() ? "top-1 agreement" : c.task_metric, " %", 100.0);
+  }
   if (l.min_sqnr_db) under("min_sqnr_db", c.sqnr_db, *l.min_sqnr_db, "output SQNR", " dB", 1.0);
   if (l.max_memory_mb) over("max_memory_mb", c.memory_mb, *l.max_memory_mb, "planned peak memory", "MiB");
   if (l.max_energy_mj) {
@@ -119,10 +127,37 @@ bool Dominates(const Candidate& a, const Candidate& b) {
   return strictly;
 }
 
+// The guard applies when it is on and the user gave no accuracy limit of their own.
+bool GuardOn(const Limits& l) { return l.accuracy_guard && !l.any_accuracy(); }
+
+// The accuracy guard's violation of a target, if any.
+std::optional<Violation> GuardViolation(const Candidate& c, const Limits& l) {
+  if (!GuardOn(l)) return std::nullopt;
+  const std::string how = " (set --min-top1/--min-sqnr-db, or --no-accuracy-guard)";
+  if (c.random_calibration) {
+    return Violation{"accuracy_guard", std::nullopt, 0, kInf,
+                     "accuracy guard: int8 calibrated on random data, so its accuracy on real inputs is unknown (give "
+                     "--data with real inputs, or set --min-top1/--min-sqnr-db, or --no-accuracy-guard)"};
+  }
+  if (c.task && *c.task < kGuardMinTaskAgreement) {
+    return Violation{"accuracy_guard", c.task, kGuardMinTaskAgreement,
+                     (kGuardMinTaskAgreement - *c.task) / kGuardMinTaskAgreement,
+                     fmt::format("accuracy guard: {} {:.1f} % is under {:.0f} %{}", c.task_metric, *c.task * 100,
+                                 kGuardMinTaskAgreement * 100, how)};
+  }
+  if (!c.task && c.sqnr_db && *c.sqnr_db < kGuardMinSqnrDb) {
+    return Violation{
+        "accuracy_guard", c.sqnr_db, kGuardMinSqnrDb, (kGuardMinSqnrDb - *c.sqnr_db) / kGuardMinSqnrDb,
+        fmt::format("accuracy guard: output SQNR {:.1f} dB is under {:.0f} dB{}", *c.sqnr_db, kGuardMinSqnrDb, how)};
+  }
+  return std::nullopt;
+}
+
 std::string DriftText(const Candidate& c) {
   std::string text;
-  if (c.top1) text = fmt::format("top-1 agreement {:.1f} %", *c.top1 * 100);
+  if (c.task) text = fmt::format("{} {:.1f} %", c.task_metric, *c.task * 100);
   if (c.sqnr_db) text += fmt::format("{}output SQNR {:.1f} dB", text.empty() ? "" : ", ", *c.sqnr_db);
+  if (c.random_calibration && !text.empty()) text += " (random calibration)";
   return text.empty() ? "drift not measured" : text;
 }
 
@@ -256,6 +291,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                        "are not {}'s",
                        *c.device_share * 100, c.device_id, c.device_id)});
     }
+    if (auto guard = GuardViolation(c, l)) violations[i].push_back(std::move(*guard));
     if (violations[i].empty()) passing.push_back(&c);
   }
   // A limit no target could be measured against (top-1 agreement of a model without class scores):
@@ -381,7 +417,10 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                       {"energy_mj", c.energy_mj ? json(*c.energy_mj) : json(nullptr)},
                       {"cost_usd_per_million", c.cost ? json(*c.cost) : json(nullptr)},
                       {"output_sqnr_db", c.sqnr_db ? json(*c.sqnr_db) : json(nullptr)},
-                      {"top1_agreement", c.top1 ? json(*c.top1) : json(nullptr)}});
+                      {"top1_agreement", c.top1 ? json(*c.top1) : json(nullptr)},
+                      {"task_agreement", c.task ? json(*c.task) : json(nullptr)},
+                      {"task_metric", c.task_metric.empty() ? json(nullptr) : json(c.task_metric)},
+                      {"random_calibration", c.random_calibration}});
   }
   json pareto = json::array();
   for (const Candidate& c : all) {
@@ -422,7 +461,9 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       speed = fmt::format("p50 {:.3g} ms", b.p50);
     }
     summary = fmt::format("{}: {}, {}, {}", b.target, speed, DriftText(b),
-                          l.any() ? "within all limits" : "no limits were given");
+                          l.any()      ? "within all limits"
+                          : GuardOn(l) ? "no limits were given; within the accuracy guard"
+                                       : "no limits were given");
     if (b.device_share && *b.device_share < 0.995) {
       summary += fmt::format("; {:.0f} % of its time ran on {}, the rest fell back to other devices",
                              *b.device_share * 100, b.device_id);
@@ -468,7 +509,9 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
           "No target meets the limits: {} could not be measured on any target{}; by the other limits the closest "
           "is {}{}.",
           unmeasured,
-          is_unmeasurable("min_top1") ? " (top-1 agreement needs an output of class scores: --classifier-output)" : "",
+          is_unmeasurable("min_top1") ? " (it needs an output with a task metric: class scores, a CTC sequence or a "
+                                        "probability map; see --task)"
+                                      : "",
           closest->target,
           closest_violation != nullptr ? ": " + closest_violation->reason : ", which meets all of them");
     }
@@ -490,6 +533,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
   put("min_sqnr_db", l.min_sqnr_db);
   put("max_memory_mb", l.max_memory_mb);
   put("max_energy_mj", l.max_energy_mj);
+  limits["accuracy_guard"] = GuardOn(l);
   json weights_json = json::object();
   for (const auto& [term, w] : weights) weights_json[term] = w;
   return json{{"limits", limits},

@@ -31,7 +31,17 @@ struct Limits {
   std::optional<double> max_memory_mb;  // planned peak memory
   std::optional<double> max_energy_mj;  // per inference
   bool any() const { return max_latency_ms || min_top1 || min_sqnr_db || max_memory_mb || max_energy_mj; }
+  bool any_accuracy() const { return min_top1 || min_sqnr_db; }
+  // With no accuracy limit given, reject targets whose accuracy is broken by default (see
+  // kGuardMinTaskAgreement); --no-accuracy-guard turns it off.
+  bool accuracy_guard = true;
 };
+
+// The accuracy guard: with no accuracy limit, a target is rejected when its task agreement is under
+// 99 %, or, where no output has a task metric, its output SQNR is under 20 dB; and an int8 target
+// calibrated on random data is rejected (its accuracy on real inputs is unknown).
+inline constexpr double kGuardMinTaskAgreement = 0.99;
+inline constexpr double kGuardMinSqnrDb = 20.0;
 
 enum class Objective { kLatency, kEnergy, kCost };
 const char* ObjectiveName(Objective objective);
@@ -77,6 +87,11 @@ struct RecommendCandidate {
   std::optional<double> energy_j{};
   std::string energy_source{};  // "estimated", "measured:<sensor>" …
   std::optional<double> output_sqnr_db{}, top1_agreement{};
+  // The worst output's task agreement (top-1, CTC sequence, map IoU) and what it is; --min-top1 bounds
+  // it when no output has class scores.
+  std::optional<double> task_agreement{};
+  std::string task_metric{};
+  bool random_calibration = false;  // int8 calibrated on seeded random data
   // Share of the target's measured layer time that ran on its own device (0..1); the rest fell back
   // to another device or the reference kernels. Absent: not known.
   std::optional<double> device_share{};

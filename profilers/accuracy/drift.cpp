@@ -67,25 +67,6 @@ class CompareObserver final : public RunObserver {
   std::vector<std::map<std::string, Accumulator>>& acc_;
 };
 
-// Index of the largest score in each row of `classes` scores.
-std::vector<int64_t> ArgmaxRows(const Tensor& scores, int64_t classes) {
-  std::vector<int64_t> best;
-  const int64_t rows = classes > 0 ? scores.numel() / classes : 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t arg = 0;
-    double top = -std::numeric_limits<double>::infinity();
-    for (int64_t c = 0; c < classes; ++c) {
-      const double v = scores.GetAsDouble(r * classes + c);
-      if (v > top) {
-        top = v;
-        arg = c;
-      }
-    }
-    best.push_back(arg);
-  }
-  return best;
-}
-
 Status Named(const Status& status, const std::string& what) { return {status.code(), what + ": " + status.message()}; }
 
 }  // namespace
@@ -139,7 +120,11 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
 
   std::vector<std::map<std::string, Accumulator>> per_kernel(target.kernels().size());
   std::vector<Accumulator> per_output(outputs.size());
-  std::vector<int64_t> top1_rows(outputs.size(), 0), top1_agree(outputs.size(), 0);
+  // The named classifier output is a classify task whatever its shape; other outputs by their shape.
+  TaskOptions task_options = options.task;
+  if (!options.classifier_output.empty())
+    task_options.overrides.emplace(options.classifier_output, TaskKind::kClassify);
+  std::vector<TaskAccumulator> tasks(outputs.size(), TaskAccumulator(task_options));
   std::vector<bool> compared_output(outputs.size(), false);
 
   for (const auto& sample : samples) {
@@ -158,13 +143,7 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
       const Tensor& r = (*want)[it->second];
       compared_output[i] = true;
       per_output[i].Add(CompareTensors(a, r));
-      const bool named = options.classifier_output == outputs[i].name;
-      const bool class_scores = options.classifier_output.empty() ? a.rank() == 2 && a.dim(1) > 1 : named;
-      if (!class_scores || a.shape() != r.shape() || a.rank() == 0) continue;
-      const int64_t classes = a.dim(a.rank() - 1);
-      const std::vector<int64_t> ta = ArgmaxRows(a, classes), tr = ArgmaxRows(r, classes);
-      for (size_t row = 0; row < ta.size(); ++row) top1_agree[i] += ta[row] == tr[row] ? 1 : 0;
-      top1_rows[i] += static_cast<int64_t>(ta.size());
+      tasks[i].Add(outputs[i].name, a, r);
     }
   }
 
@@ -192,11 +171,25 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
   int64_t rows = 0, agree = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!compared_output[i]) continue;
-    OutputDrift out{.name = outputs[i].name, .stats = per_output[i].Mean()};
-    if (top1_rows[i] > 0) {
-      out.top1_agreement = static_cast<double>(top1_agree[i]) / static_cast<double>(top1_rows[i]);
-      rows += top1_rows[i];
-      agree += top1_agree[i];
+    OutputDrift out{.name = outputs[i].name, .stats = per_output[i].Mean(), .task = tasks[i].Result()};
+    if (out.task.task == TaskKind::kClassify && out.task.agreement) {
+      out.top1_agreement = out.task.agreement;
+      rows += out.task.items;
+      agree += std::llround(*out.task.agreement * static_cast<double>(out.task.items));
+    }
+    if (out.task.agreement) {
+      summary.tasks.push_back({.output = out.name,
+                               .task = std::string(TaskName(out.task.task)),
+                               .metric = out.task.metric,
+                               .agreement = out.task.agreement,
+                               .position_agreement = out.task.position_agreement,
+                               .pixel_agreement = out.task.pixel_agreement,
+                               .items = out.task.items});
+      // The worst output's agreement: a limit on it holds for every output.
+      if (!summary.task_agreement || *out.task.agreement < *summary.task_agreement) {
+        summary.task_agreement = out.task.agreement;
+        summary.task_metric = out.task.metric;
+      }
     }
     // The summary reports the worst output: a limit on it holds for every output.
     summary.output_sqnr_db = std::min(summary.output_sqnr_db, out.stats.sqnr_db);

@@ -11,6 +11,7 @@
 #include "core/runtime/compiled_model.h"
 #include "core/status.h"
 #include "core/tensor/tensor.h"
+#include "profilers/accuracy/task_metrics.h"
 #include "profilers/run_result.h"
 
 namespace chipfit {
@@ -36,6 +37,8 @@ struct DriftOptions {
   // The output holding class scores for top-1 agreement; "" picks every rank-2 output with a last
   // dimension above 1.
   std::string classifier_output{};
+  // Each output's task metric: chosen from its shape unless overridden; CTC blank, map threshold.
+  TaskOptions task{};
   // Recorded in the summary only: whether `samples` were seeded random inputs, not the user's data.
   bool random_inputs = true;
   std::stop_token stop{};
@@ -46,6 +49,7 @@ struct OutputDrift {
   std::string name;
   DriftStats stats;
   std::optional<double> top1_agreement{};  // class-score outputs only
+  TaskAgreement task{};                    // its task metric (task kNone: SQNR only)
 };
 
 struct DriftReport {

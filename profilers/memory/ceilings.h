@@ -67,12 +67,53 @@ Result<KernelRate> MeasureGemmGflops(const GraphCompiler& compile, const Target&
 Result<KernelRate> MeasureDeviceStreamGbps(const GraphCompiler& compile, const Target& target, int64_t elements,
                                            const CeilingOptions& options);
 
-// Theoretical peak GFLOP/s for the CPU: cores × clock × FLOP/cycle for the ISA (notes say which
-// figures were assumed); for other devices, none unless their vendor publishes a formula chipfit knows.
-std::map<Precision, double> TheoreticalPeakGflops(const DeviceInfo& device, std::vector<std::string>* notes);
-// Highest clock the OS reports for CPU 0, in GHz (cpufreq's cpuinfo_max_freq, else /proc/cpuinfo's
-// "cpu MHz"); nullopt when neither is readable. `root` is "/" outside tests.
+// What <root>/proc/cpuinfo says about the processor (x86 fields; empty or -1 where absent).
+struct CpuIdentity {
+  std::string vendor_id;   // "AuthenticAMD", "GenuineIntel"
+  int family = -1;         // "cpu family"
+  int model = -1;          // "model"
+  std::string model_name;  // "AMD EPYC 9654 96-Core Processor"
+  int processors = 0;      // "processor" entries (logical CPUs)
+  double max_mhz = 0;      // the highest "cpu MHz" over them; 0 when none
+};
+CpuIdentity ReadCpuIdentity(const std::filesystem::path& root);
+
+// What chipfit's CPU model table (ceilings.cpp, every figure from a vendor's public spec) knows of a
+// processor: its microarchitecture's FMA datapath and the highest boost clock of its SKU, or of its
+// whole family (then an upper bound for this SKU).
+struct CpuModelInfo {
+  std::string microarch;                // "Zen 4 (EPYC 9004 Genoa)"
+  int fma_pipes = 0;                    // FMA pipes per core; 0 when the table has no datapath for it
+  int fma_bits = 0;                     // width of one pipe
+  std::string datapath_note;            // "AVX-512 executed on 256-bit units"
+  std::optional<double> max_boost_ghz;  // absent when the table has no clock for it
+  bool clock_upper_bound = false;       // a family-wide maximum, not this SKU's own
+  std::string clock_of;                 // whose clock: "EPYC 9654", or the family's fastest SKU
+};
+std::optional<CpuModelInfo> LookupCpuModel(const CpuIdentity& cpu);
+
+// Theoretical peak GFLOP/s for the CPU: cores × clock × FLOP/cycle of the core's datapath (notes say
+// which figures were assumed and where each comes from: "theoretical <precision> peak assumes …");
+// for other devices, none unless their vendor publishes a formula chipfit knows. `root` is "/"
+// outside tests (a fake /proc and /sys tree in them).
+std::map<Precision, double> TheoreticalPeakGflops(const DeviceInfo& device, std::vector<std::string>* notes,
+                                                  const std::filesystem::path& root = "/");
+// The CPU's maximum clock in GHz: cpufreq's cpuinfo_max_freq (the highest over the CPUs) when
+// present; else the model table's boost clock when it is above the highest "cpu MHz" of
+// /proc/cpuinfo (a VM's figure is usually the base clock), else that "cpu MHz"; nullopt when none is
+// known. `source` says which, as the notes print it. `root` is "/" outside tests.
 std::optional<double> CpuClockGhz(const std::filesystem::path& root, std::string* source);
+
+// How a measured peak compares with the theoretical one, the one text every view prints:
+// "theoretical 333 (estimate), measured = 66 % of theoretical"; "theoretical: no figure" without one;
+// a measured peak above 105 % of it gives "theoretical estimate too low (166 GFLOP/s): it assumes
+// <assumption>" (never a share above 100 %; from 100 to 105 % it says 100 %).
+std::string PeakShareText(double measured, std::optional<double> theoretical, const std::string& assumption);
+// What a report's theoretical peak for `precision` assumed (cores × clock (source) × FLOP/cycle
+// (source)), from its notes; "" when it recorded none.
+std::string TheoreticalAssumption(const CeilingReport& report, Precision precision);
+// PeakShareText for the measured peak of `precision` in `report`.
+std::string PeakShareText(const CeilingReport& report, Precision precision, double measured);
 
 // Measures every supported precision of `device` and its bandwidth; a precision whose measurement
 // fails gets a note instead of a figure.

@@ -11,6 +11,7 @@
 #include "core/graph/model_summary.h"
 #include "core/graph/onnx_loader.h"
 #include "core/quant/calibration.h"
+#include "core/quant/preprocess.h"
 #include "core/recommend/recommend.h"
 #include "core/runtime/target.h"
 #include "core/suggest.h"
@@ -45,6 +46,10 @@ Status ReadLimits(const YAML::Node& v, Limits& limits, const Bad& bad) {
   if (!v.IsMap()) return bad(v, "limits: needs a mapping");
   for (const auto& l : v) {
     const auto name = l.first.as<std::string>();
+    if (name == "accuracy_guard") {
+      limits.accuracy_guard = l.second.as<bool>();
+      continue;
+    }
     if (name == "latency_stat") {
       limits.latency_stat = l.second.as<std::string>();
       limits.latency_stat_given = true;
@@ -66,10 +71,41 @@ Status ReadLimits(const YAML::Node& v, Limits& limits, const Bad& bad) {
     else
       return bad(l.first, "unknown limit '" + name + "'" +
                               DidYouMean(name, {"max_latency_ms", "latency_stat", "min_top1", "min_sqnr_db",
-                                                "max_memory_mb", "max_energy_mj"}) +
-                              " (max_latency_ms, latency_stat, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj)");
+                                                "max_memory_mb", "max_energy_mj", "accuracy_guard"}) +
+                              " (max_latency_ms, latency_stat, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj, "
+                              "accuracy_guard)");
   }
   return Status::Ok();
+}
+
+// preprocess: {resize: 640x640, channels: bgr, mean: [0.485, 0.456, 0.406], …} (or the --preprocess text)
+// as the text --preprocess takes, checked here so a typo fails before any model runs.
+Result<std::string> ReadPreprocess(const YAML::Node& v, const Bad& bad) {
+  std::string text;
+  if (v.IsScalar()) {
+    text = v.as<std::string>();
+  } else if (v.IsMap()) {
+    for (const auto& f : v) {
+      std::string value;
+      if (f.second.IsSequence()) {
+        for (const YAML::Node& item : f.second) value += (value.empty() ? "" : "/") + item.as<std::string>();
+      } else {
+        value = f.second.as<std::string>();
+      }
+      text += (text.empty() ? "" : ",") + f.first.as<std::string>() + "=" + value;
+    }
+  } else {
+    return bad(v, "preprocess: needs a mapping (resize, channels, scale, mean, std, layout)");
+  }
+  if (auto parsed = ParsePreprocess(text); !parsed.ok()) return bad(v, "preprocess: " + parsed.status().message());
+  return text;
+}
+
+// sample_rate: the rate every .wav of a data folder must have.
+Result<int> ReadSampleRate(const YAML::Node& v, const Bad& bad) {
+  const int rate = v.as<int>();
+  if (rate < 1) return bad(v, "sample_rate: needs a rate in Hz");
+  return rate;
 }
 
 // calibration: {method: entropy, percentile: 99.9, samples: 8, keep_fp32: [node, …], auto_fp32_sqnr: 30}.
@@ -172,6 +208,10 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
                 bm.shapes.push_back(s.first.as<std::string>() + "=" + s.second.as<std::string>());
             } else if (field == "data") {
               bm.data = (dir / f.second.as<std::string>()).string();
+            } else if (field == "preprocess") {
+              ASSIGN_OR_RETURN(bm.preprocess, ReadPreprocess(f.second, bad));
+            } else if (field == "sample_rate") {
+              ASSIGN_OR_RETURN(bm.sample_rate, ReadSampleRate(f.second, bad));
             } else if (field == "targets") {
               ASSIGN_OR_RETURN(bm.targets, ReadTargets(f.second, bad));
             } else if (field == "limits") {
@@ -179,10 +219,10 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
             } else if (field == "calibration") {
               model_calibrations.emplace_back(m.models.size(), f.second);
             } else {
-              return bad(f.first,
-                         "unknown model key '" + field + "'" +
-                             DidYouMean(field, {"path", "shapes", "data", "targets", "limits", "calibration"}) +
-                             " (path, shapes, data, targets, limits, calibration)");
+              return bad(f.first, "unknown model key '" + field + "'" +
+                                      DidYouMean(field, {"path", "shapes", "data", "preprocess", "sample_rate",
+                                                         "targets", "limits", "calibration"}) +
+                                      " (path, shapes, data, preprocess, sample_rate, targets, limits, calibration)");
             }
           }
           if (bm.path.empty()) return bad(entry, "a model entry needs path:");
@@ -197,6 +237,10 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
         RETURN_IF_ERROR(ReadLimits(v, m.recommend.limits, bad));
       } else if (key == "calibration") {
         RETURN_IF_ERROR(ReadCalibration(v, m.calibration, bad));
+      } else if (key == "preprocess") {
+        ASSIGN_OR_RETURN(m.preprocess, ReadPreprocess(v, bad));
+      } else if (key == "sample_rate") {
+        ASSIGN_OR_RETURN(m.sample_rate, ReadSampleRate(v, bad));
       } else if (key == "threads") {
         m.threads = v.as<int>();
         if (m.threads < 0) return bad(v, "threads: needs a count (0: every core)");
@@ -232,9 +276,10 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
         return bad(kv.first, "unknown key '" + key + "'" +
                                  DidYouMean(key, {"models", "targets", "limits", "calibration", "objective", "weights",
                                                   "costs", "baseline", "fail_on_inconclusive", "report", "iterations",
-                                                  "warmup", "min_time", "threads"}) +
+                                                  "warmup", "min_time", "threads", "preprocess", "sample_rate"}) +
                                  " (models, targets, limits, calibration, objective, weights, costs, baseline, "
-                                 "fail_on_inconclusive, report, iterations, warmup, min_time, threads)");
+                                 "fail_on_inconclusive, report, iterations, warmup, min_time, threads, preprocess, "
+                                 "sample_rate)");
       }
     }
     // A model's limits: and calibration: start from the manifest's, wherever those are written.

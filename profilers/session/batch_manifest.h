@@ -30,6 +30,8 @@ struct BatchModel {
   std::optional<std::string> targets;  // "T1,T2" or "all"
   std::optional<Limits> limits;
   std::optional<BatchCalibration> calibration;
+  std::optional<std::string> preprocess;  // images in data: (the --preprocess text), over the manifest's
+  std::optional<int> sample_rate;         // .wav files in data:, over the manifest's
 };
 
 struct BatchManifest {
@@ -45,6 +47,8 @@ struct BatchManifest {
   int threads = 0;  // 0: every core
   BatchCalibration calibration;
   bool fail_on_inconclusive = false;  // an inconclusive verdict against the baseline fails the batch
+  std::string preprocess;             // images in a model's data: (the --preprocess text)
+  int sample_rate = 16000;            // .wav files in a model's data:
 };
 
 // Reads and checks `path`: every model file exists and has every dynamic input dim bound in its

@@ -73,12 +73,19 @@ std::vector<Target> ResolveTargets(const ProfileOptions& options, const std::vec
 // runs over all of them), or seeded random ones, said in the run's `inputs`.
 Status PrepareInputs(const ProfileOptions& options, RunSetup& setup) {
   if (!options.data_dir.empty()) {
-    ASSIGN_OR_RETURN(setup.samples, LoadCalibrationData(options.data_dir, setup.graph->inputs));
+    ASSIGN_OR_RETURN(InputData data, LoadInputData(options.data_dir, setup.graph->inputs, options.data));
+    setup.samples = std::move(data.samples);
+    setup.run.inputs = {.source = "data " + options.data_dir,
+                        .samples = static_cast<int64_t>(setup.samples.size()),
+                        .kind = data.kind,
+                        .files = static_cast<int64_t>(data.files.size()),
+                        .files_sha256 = data.files_sha256,
+                        .preprocess = data.preprocess,
+                        .notes = data.notes};
   }
   if (!setup.samples.empty()) {
     setup.inputs = setup.samples.front();
     setup.drift_samples = setup.samples;
-    setup.run.inputs = {.source = "data " + options.data_dir, .samples = static_cast<int64_t>(setup.samples.size())};
     return Status::Ok();
   }
   for (const ValueDesc& desc : setup.graph->inputs) setup.inputs[desc.name] = SeededInput(desc, options.seed);
@@ -229,13 +236,16 @@ Status ProfileEnergy(RunSetup& setup, CompiledModel& compiled, const ProgressFn&
 }
 
 // The drift step: every kernel's outputs against the reference on the same inputs.
-Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledModel& compiled, const ProgressFn& progress,
-                    const std::stop_token& stop, TargetResult& result) {
+Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledModel& compiled, bool random_calibration,
+                    const ProgressFn& progress, const std::stop_token& stop, TargetResult& result) {
   progress("drift", "vs " + options.reference);
-  DriftOptions drift_options{
-      .classifier_output = options.classifier_output, .random_inputs = setup.samples.empty(), .stop = stop};
+  DriftOptions drift_options{.classifier_output = options.classifier_output,
+                             .task = options.task,
+                             .random_inputs = setup.samples.empty(),
+                             .stop = stop};
   ASSIGN_OR_RETURN(DriftReport drift, MeasureDrift(compiled, *setup.reference, setup.drift_samples, drift_options));
   result.accuracy = drift.summary;
+  result.accuracy->random_calibration = random_calibration;
   for (size_t i = 0; i < result.layers.size() && i < drift.kernels.size(); ++i)
     result.layers[i].drift = drift.kernels[i];
   return Status::Ok();
@@ -278,7 +288,8 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   Status status = compiled.ok() ? RunProfilePipeline(**compiled, setup.inputs, settings, {}, result, stop, progress)
                                 : compiled.status();
   if (status.ok()) status = ProfileEnergy(setup, **compiled, progress, stop, result);
-  if (status.ok()) status = ProfileDrift(options, setup, **compiled, progress, stop, result);
+  const bool random_calibration = target.precision == Precision::kInt8 && quant.random_calibration;
+  if (status.ok()) status = ProfileDrift(options, setup, **compiled, random_calibration, progress, stop, result);
   if (!status.ok()) {
     result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
                     : status.code() == StatusCode::kUnsupported ? "unsupported"
@@ -383,6 +394,9 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
     if (t->accuracy) {
       c.output_sqnr_db = t->accuracy->output_sqnr_db;
       c.top1_agreement = t->accuracy->top1_agreement;
+      c.task_agreement = t->accuracy->task_agreement;
+      c.task_metric = t->accuracy->task_metric;
+      c.random_calibration = t->accuracy->random_calibration;
     }
     candidates.push_back(std::move(c));
   }

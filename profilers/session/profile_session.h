@@ -19,10 +19,12 @@
 #include <vector>
 
 #include "core/quant/calibration.h"
+#include "core/quant/input_data.h"
 #include "core/recommend/recommend.h"
 #include "core/runtime/target.h"
 #include "core/status.h"
 #include "devices/target_compiler.h"
+#include "profilers/accuracy/task_metrics.h"
 #include "profilers/run_result.h"
 
 namespace chipfit {
@@ -47,13 +49,15 @@ struct ProfileOptions {
   bool all_targets = false;         // every precision every discovered device supports
   std::string targets_text;         // as the user wrote them, recorded in settings ("" → joined targets)
   std::vector<std::string> shapes;  // NAME=1x3x224x224 bindings of dynamic dims
-  std::string data_dir;             // .npy inputs (calibration, timing, drift); empty: seeded random
+  std::string data_dir;             // .npy, image or .wav inputs (calibration, timing, drift); empty: seeded random
+  InputDataOptions data;            // images' preprocessing, audio's sample rate
   uint64_t seed = 1;
   int iterations = 50;
   int warmup = 10;
   double min_time_s = 1.0;
   std::string reference = "ref:fp32";  // the drift reference target
   std::string classifier_output;       // output for top-1 agreement; empty: found by shape
+  TaskOptions task;                    // per-output task metrics (--task, --ctc-blank, --map-threshold)
   int drift_samples = 4;               // seeded samples when there is no data
   int threads = 0;                     // CPU threads (OpenMP); 0: all cores
   // int8 targets: as `run` and `inspect` take them (--calibration, --percentile,

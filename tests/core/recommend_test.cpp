@@ -190,7 +190,7 @@ TEST(RecommendTest, ScoresWithinThreePercentAreTiesBrokenByTheMedian) {
   // p99 1.137 vs 1.149 ms (1 % apart): a tie, and fp32's faster p50 wins it; 1.30 ms is 14 % behind.
   RecommendCandidate fp32 = T("cpu:fp32", 0.864, 120, 1.0, 1.4);
   fp32.p99_ms = 1.149;
-  RecommendCandidate bf16 = T("cpu:bf16", 0.967, 37, 0.75, 1.3);
+  RecommendCandidate bf16 = T("cpu:bf16", 0.967, 37, 0.998, 1.3);  // within the accuracy guard
   bf16.p99_ms = 1.137;
   RecommendCandidate int8 = T("cpu:int8", 0.80, 24, 1.0, 1.2);
   int8.p99_ms = 1.30;
@@ -278,6 +278,88 @@ TEST(RecommendTest, TheShippedCostTableLoadsAndNamesItsSources) {
   ASSERT_NE(table->Find("cpu", "AMD EPYC"), nullptr);
   for (const CostEntry& e : table->entries) EXPECT_FALSE(e.source.empty()) << e.kind;
   EXPECT_EQ(table->Find("opencl", "pthread-skylake-avx512")->usd_per_hour, table->Find("cpu", "x")->usd_per_hour);
+}
+
+}  // namespace
+}  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+// PP-OCRv4 det as a user met it, no limits given: bf16 had an output SQNR of 8.1 dB and int8 −6.4 dB
+// (calibrated on random data), and bf16 was recommended. The accuracy guard rejects both, saying how
+// to lift it; cpu:fp32 is recommended.
+TEST(RecommendAccuracyGuardTest, BrokenTargetsAreNeverRecommendedByDefault) {
+  RecommendCandidate fp32 = T("cpu:fp32", 25.4, 130, std::nullopt, 30);
+  fp32.task_agreement = 1.0;
+  fp32.task_metric = "map IoU at 0.3";
+  RecommendCandidate bf16 = T("cpu:bf16", 23.1, 8.1, std::nullopt, 28);
+  bf16.task_agreement = 0.931;
+  bf16.task_metric = "map IoU at 0.3";
+  RecommendCandidate int8 = T("cpu:int8", 20.1, -6.4, std::nullopt, 25);
+  int8.task_agreement = 0.12;
+  int8.task_metric = "map IoU at 0.3";
+  int8.random_calibration = true;
+  auto r = Recommend(RunOf({fp32, bf16, int8}), RecommendOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)["best"], "cpu:fp32");
+  EXPECT_EQ(Names((*r)["ranked"]), std::vector<std::string>{"cpu:fp32"});
+  EXPECT_EQ((*r)["limits"]["accuracy_guard"], true);
+  std::map<std::string, std::string> reasons;
+  for (const json& rej : (*r)["rejected"]) reasons[rej["target"]] = rej["reason"];
+  EXPECT_EQ(reasons["cpu:bf16"],
+            "accuracy guard: map IoU at 0.3 93.1 % is under 99 % (set --min-top1/--min-sqnr-db, or "
+            "--no-accuracy-guard)");
+  EXPECT_NE(reasons["cpu:int8"].find("int8 calibrated on random data"), std::string::npos) << reasons["cpu:int8"];
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("within the accuracy guard"), std::string::npos) << summary;
+
+  // The user's own accuracy limit replaces the guard: bf16 passes 5 dB, and random calibration is
+  // the user's call once they gave one.
+  RecommendOptions own;
+  own.limits.min_sqnr_db = 5;
+  auto limited = Recommend(RunOf({fp32, bf16, int8}), own);
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ((*limited)["best"], "cpu:bf16");
+  EXPECT_EQ((*limited)["limits"]["accuracy_guard"], false);
+  // --no-accuracy-guard: nothing is rejected for accuracy; the fastest wins.
+  RecommendOptions off;
+  off.limits.accuracy_guard = false;
+  EXPECT_EQ((*Recommend(RunOf({fp32, bf16, int8}), off))["best"], "cpu:int8");
+}
+
+// Where no output has a task metric, the guard reads the output SQNR: under 20 dB is rejected, above
+// passes.
+TEST(RecommendAccuracyGuardTest, WithoutATaskMetricTheGuardReadsTheOutputSqnr) {
+  auto r = Recommend(RunOf({T("cpu:fp32", 1.0, 120, std::nullopt, 1), T("cpu:bf16", 0.6, 19.5, std::nullopt, 1),
+                            T("cpu:int8", 0.4, 24, std::nullopt, 1)}),
+                     RecommendOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "cpu:int8");
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  EXPECT_EQ((*r)["rejected"][0]["target"], "cpu:bf16");
+  EXPECT_EQ((*r)["rejected"][0]["limit"], "accuracy_guard");
+  EXPECT_NE((*r)["rejected"][0]["reason"].get<std::string>().find("output SQNR 19.5 dB is under 20 dB"),
+            std::string::npos);
+}
+
+// --min-top1 on a model without class scores bounds its task agreement (a recogniser's sequences).
+TEST(RecommendAccuracyGuardTest, MinTop1BoundsTheTaskAgreementWhenThereAreNoClassScores) {
+  RecommendCandidate fp32 = T("cpu:fp32", 5.5, 120, std::nullopt, 1);
+  fp32.task_agreement = 1.0;
+  fp32.task_metric = "sequence agreement (CTC-collapsed, blank 0)";
+  RecommendCandidate int8 = T("cpu:int8", 3.9, 25, std::nullopt, 1);
+  int8.task_agreement = 0.75;
+  int8.task_metric = fp32.task_metric;
+  RecommendOptions o;
+  o.limits.min_top1 = 0.9;
+  auto r = Recommend(RunOf({fp32, int8}), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "cpu:fp32");
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  EXPECT_NE((*r)["rejected"][0]["reason"].get<std::string>().find("sequence agreement (CTC-collapsed, blank 0) 75 %"),
+            std::string::npos)
+      << (*r)["rejected"][0]["reason"];
 }
 
 }  // namespace

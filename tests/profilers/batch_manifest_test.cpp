@@ -175,15 +175,16 @@ TEST_F(BatchManifestTest, MalformedYamlOrNotAMappingIsRefused) {
 
 TEST_F(BatchManifestTest, AnUnknownKeyNamesFileAndLine) {
   const std::string e = Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncolour: blue\n");
-  EXPECT_EQ(e, (dir_ / "manifest.yaml").string() +
-                   ":4: unknown key 'colour' (models, targets, limits, calibration, objective, weights, costs, "
-                   "baseline, fail_on_inconclusive, report, iterations, warmup, min_time, threads)");
+  EXPECT_EQ(
+      e, (dir_ / "manifest.yaml").string() +
+             ":4: unknown key 'colour' (models, targets, limits, calibration, objective, weights, costs, "
+             "baseline, fail_on_inconclusive, report, iterations, warmup, min_time, threads, preprocess, sample_rate)");
 }
 
 TEST_F(BatchManifestTest, AnUnknownModelKeyNamesItsLine) {
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\n    shape: {x: 1}\ntargets: [cpu:fp32]\n")
-                .find(":3: unknown model key 'shape': did you mean 'shapes'? (path, shapes, data, targets, limits, "
-                      "calibration)"),
+                .find(":3: unknown model key 'shape': did you mean 'shapes'? (path, shapes, data, preprocess, "
+                      "sample_rate, targets, limits, calibration)"),
             std::string::npos);
   EXPECT_NE(Error("models:\n  - data: d/\ntargets: [cpu:fp32]\n").find(":2: a model entry needs path:"),
             std::string::npos);
@@ -212,7 +213,7 @@ TEST_F(BatchManifestTest, ABadLimitNamesItsLine) {
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n")
                 .find(":4: unknown limit 'max_latency': did you mean 'max_latency_ms'? (max_latency_ms, latency_stat, "
                       "min_top1, min_sqnr_db, "
-                      "max_memory_mb, max_energy_mj)"),
+                      "max_memory_mb, max_energy_mj, accuracy_guard)"),
             std::string::npos);
   EXPECT_NE(
       Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: [3]\n").find(":4: limits: needs a mapping"),
@@ -294,6 +295,32 @@ fail_on_inconclusive: true
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncalibration: {method: median}\n")
                 .find(":4: method: needs minmax, entropy or percentile"),
             std::string::npos);
+}
+
+// Real inputs in a manifest: preprocess: as a mapping (lists for mean/std) or as the --preprocess text,
+// sample_rate:, per model over the manifest's; the accuracy guard turned off under limits:; a bad
+// preprocess key fails when the manifest is read, naming the line.
+TEST_F(BatchManifestTest, PreprocessSampleRateAndTheAccuracyGuard) {
+  auto read = ReadBatchManifest(Write(R"(models:
+  - path: models/b.onnx
+  - path: models/b.onnx
+    preprocess: resize=keep-aspect,channels=gray
+    sample_rate: 8000
+targets: [cpu:fp32]
+preprocess: {channels: bgr, mean: [0.485, 0.456, 0.406], std: 0.229/0.224/0.225}
+limits: {accuracy_guard: false}
+)"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->preprocess, "channels=bgr,mean=0.485/0.456/0.406,std=0.229/0.224/0.225");
+  EXPECT_EQ(read->sample_rate, 16000);
+  EXPECT_FALSE(read->recommend.limits.accuracy_guard);
+  EXPECT_FALSE(read->models[0].preprocess || read->models[0].sample_rate);
+  ASSERT_TRUE(read->models[1].preprocess && read->models[1].sample_rate);
+  EXPECT_EQ(*read->models[1].preprocess, "resize=keep-aspect,channels=gray");
+  EXPECT_EQ(*read->models[1].sample_rate, 8000);
+  const std::string bad = Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\npreprocess: {colour: bgr}\n");
+  EXPECT_NE(bad.find(":4: preprocess: "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("colour"), std::string::npos) << bad;
 }
 
 }  // namespace

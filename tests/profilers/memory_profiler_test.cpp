@@ -146,6 +146,30 @@ TEST(MemoryProfilerTest, LayersWithoutCeilingsHaveNoBound) {
   EXPECT_FALSE(result.ceilings.has_value());
 }
 
+// A fake /proc/cpuinfo of `cores` logical CPUs, each with its own "cpu MHz".
+std::string Cpuinfo(const std::string& vendor, int family, int model, const std::string& name,
+                    const std::vector<double>& mhz) {
+  std::string text;
+  for (size_t i = 0; i < mhz.size(); ++i) {
+    text += "processor\t: " + std::to_string(i) + "\nvendor_id\t: " + vendor +
+            "\ncpu family\t: " + std::to_string(family) + "\nmodel\t\t: " + std::to_string(model) +
+            "\nmodel name\t: " + name + "\nstepping\t: 1\ncpu MHz\t\t: " + std::to_string(mhz[i]) +
+            "\nflags\t\t: fpu\n\n";
+  }
+  return text;
+}
+
+DeviceInfo CpuDevice(int cores, std::vector<std::string> features) {
+  DeviceInfo cpu;
+  cpu.kind = DeviceKind::kCpu;
+  cpu.name = "test CPU";
+  cpu.compute_units = cores;
+  cpu.features = std::move(features);
+  return cpu;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 TEST(CeilingsTest, CpuClockFromCpufreqElseProcCpuinfoElseNone) {
   const fs::path root = TempDir("clock");
   std::string source;
@@ -163,31 +187,175 @@ TEST(CeilingsTest, CpuClockFromCpufreqElseProcCpuinfoElseNone) {
   fs::remove_all(root);
 }
 
-TEST(CeilingsTest, TheoreticalPeakScalesWithTheIsa) {
-  DeviceInfo cpu;
-  cpu.kind = DeviceKind::kCpu;
-  cpu.compute_units = 2;
-  cpu.vendor = "Intel";
-  cpu.features = {"avx2", "fma3"};
+TEST(CeilingsTest, TheHighestCpuMhzOverAllCoresCounts) {
+  const fs::path root = TempDir("clock_cores");
+  WriteFile(root / "proc/cpuinfo", Cpuinfo("GenuineIntel", 6, 999, "Test CPU", {1200.0, 3412.5, 2000.0, 800.0}));
+  std::string source;
+  const auto ghz = CpuClockGhz(root, &source);
+  ASSERT_TRUE(ghz.has_value());
+  EXPECT_NEAR(*ghz, 3.4125, 1e-9);
+  EXPECT_TRUE(Contains(source, "highest /proc/cpuinfo cpu MHz of 4 cores")) << source;
+  EXPECT_TRUE(Contains(source, "likely the base clock")) << source;
+  fs::remove_all(root);
+}
+
+TEST(CeilingsTest, CpufreqMaxWinsOverTheModelTableAndTheOsFigure) {
+  const fs::path root = TempDir("clock_cpufreq");
+  WriteFile(root / "proc/cpuinfo", Cpuinfo("AuthenticAMD", 25, 17, "AMD EPYC", {2596.0, 2596.0}));
+  WriteFile(root / "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3100000\n");
+  WriteFile(root / "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "3250000\n");
+  WriteFile(root / "sys/devices/system/cpu/cpufreq/boost", "1\n");  // not a CPU: ignored
+  std::string source;
+  const auto ghz = CpuClockGhz(root, &source);
+  ASSERT_TRUE(ghz.has_value());
+  EXPECT_NEAR(*ghz, 3.25, 1e-9);  // the highest over the CPUs, below the table's 4.4: cpufreq is the machine's own
+  EXPECT_EQ(source, "cpufreq cpuinfo_max_freq");
   std::vector<std::string> notes;
-  const auto avx2 = TheoreticalPeakGflops(cpu, &notes);
-  if (!CpuClockGhz("/", nullptr)) GTEST_SKIP() << "no CPU clock readable on this machine";
+  const auto peak = TheoreticalPeakGflops(CpuDevice(2, {"avx2", "fma3", "avx512f"}), &notes, root);
+  EXPECT_NEAR(peak.at(Precision::kFp32), 2 * 3.25 * 32, 1e-9);
+  fs::remove_all(root);
+}
+
+// This machine's kind: a Zen 4 EPYC in a VM, "cpu MHz" its base clock, no cpufreq, no SKU named.
+TEST(CeilingsTest, Zen4EpycGetsTheTableClockAndA256BitDatapath) {
+  const fs::path root = TempDir("zen4");
+  WriteFile(root / "proc/cpuinfo", Cpuinfo("AuthenticAMD", 25, 17, "AMD EPYC", {2596.146, 2596.146}));
+  const CpuIdentity id = ReadCpuIdentity(root);
+  EXPECT_EQ(id.vendor_id, "AuthenticAMD");
+  EXPECT_EQ(id.family, 25);
+  EXPECT_EQ(id.model, 17);
+  EXPECT_EQ(id.model_name, "AMD EPYC");
+  EXPECT_EQ(id.processors, 2);
+  const auto model = LookupCpuModel(id);
+  ASSERT_TRUE(model.has_value());
+  EXPECT_TRUE(Contains(model->microarch, "Zen 4")) << model->microarch;
+  EXPECT_EQ(model->fma_pipes, 2);
+  EXPECT_EQ(model->fma_bits, 256);
+  ASSERT_TRUE(model->max_boost_ghz.has_value());
+  EXPECT_DOUBLE_EQ(*model->max_boost_ghz, 4.4);
+  EXPECT_TRUE(model->clock_upper_bound);
+
+  std::string source;
+  const auto ghz = CpuClockGhz(root, &source);
+  ASSERT_TRUE(ghz.has_value());
+  EXPECT_DOUBLE_EQ(*ghz, 4.4);
+  EXPECT_TRUE(Contains(source, "model table: Zen 4")) << source;
+  EXPECT_TRUE(Contains(source, "upper bound")) << source;
+  EXPECT_TRUE(Contains(source, "the OS reports 2.60 GHz")) << source;
+
+  std::vector<std::string> notes;
+  const auto peak =
+      TheoreticalPeakGflops(CpuDevice(2, {"avx2", "fma3", "avx512f", "avx512_bf16", "avx512_vnni"}), &notes, root);
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kFp32), 2 * 4.4 * 32);   // AVX-512 on two 256-bit pipes
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kBf16), 2 * 4.4 * 64);   // vdpbf16ps
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kInt8), 2 * 4.4 * 128);  // VNNI
+  std::string all;
+  for (const std::string& n : notes) all += n + "\n";
+  EXPECT_TRUE(Contains(all, "theoretical fp32 peak assumes 2 cores × 4.40 GHz (model table")) << all;
+  EXPECT_TRUE(Contains(all, "AVX-512 executed on 256-bit units")) << all;
+  EXPECT_FALSE(Contains(all, "assumed:")) << all;  // the datapath is known, not assumed
+  fs::remove_all(root);
+}
+
+TEST(CeilingsTest, SapphireRapidsGetsAmxAndItsSkuClock) {
+  const fs::path root = TempDir("spr");
+  WriteFile(root / "proc/cpuinfo",
+            Cpuinfo("GenuineIntel", 6, 143, "Intel(R) Xeon(R) Platinum 8480+", {2000.0, 2000.0, 2000.0, 2000.0}));
+  std::string source;
+  const auto ghz = CpuClockGhz(root, &source);
+  ASSERT_TRUE(ghz.has_value());
+  EXPECT_DOUBLE_EQ(*ghz, 3.8);
+  EXPECT_TRUE(Contains(source, "Platinum 8480+ max boost 3.8 GHz")) << source;
+  EXPECT_FALSE(Contains(source, "upper bound")) << source;  // the SKU's own figure
+  std::vector<std::string> notes;
+  const auto peak = TheoreticalPeakGflops(
+      CpuDevice(4, {"avx2", "fma3", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8"}), &notes, root);
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kFp32), 4 * 3.8 * 64);  // two 512-bit FMA pipes
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kBf16), 4 * 3.8 * 1024);
+  EXPECT_DOUBLE_EQ(peak.at(Precision::kInt8), 4 * 3.8 * 2048);
+  std::string all;
+  for (const std::string& n : notes) all += n + "\n";
+  EXPECT_TRUE(Contains(all, "Sapphire Rapids: 2 FMA pipes of 512 bits")) << all;
+  EXPECT_TRUE(Contains(all, "AMX: 1024 bf16 FLOP/cycle")) << all;
+  // A SKU is a whole word: the 8380H (Cooper Lake, another turbo) is not the 8380.
+  CpuIdentity cooper;
+  cooper.vendor_id = "GenuineIntel";
+  cooper.family = 6;
+  cooper.model = 85;
+  cooper.model_name = "Intel(R) Xeon(R) Platinum 8380H CPU @ 2.90GHz";
+  const auto cooper_model = LookupCpuModel(cooper);
+  ASSERT_TRUE(cooper_model.has_value());
+  EXPECT_FALSE(cooper_model->max_boost_ghz.has_value());
+  EXPECT_EQ(cooper_model->fma_bits, 512);
+  cooper.model_name = "Intel(R) Xeon(R) Silver 4216 CPU @ 2.10GHz";
+  EXPECT_EQ(LookupCpuModel(cooper)->fma_pipes, 1);  // one AVX-512 FMA unit
+  fs::remove_all(root);
+}
+
+TEST(CeilingsTest, AnUnknownCpuFallsBackOnItsIsaAndSaysSo) {
+  const fs::path root = TempDir("unknown");
+  WriteFile(root / "proc/cpuinfo", Cpuinfo("GenuineIntel", 6, 999, "Future CPU", {3000.0, 3000.0}));
+  const DeviceInfo avx2_cpu = CpuDevice(2, {"avx2", "fma3"});
+  std::vector<std::string> notes;
+  const auto avx2 = TheoreticalPeakGflops(avx2_cpu, &notes, root);
   ASSERT_TRUE(avx2.contains(Precision::kFp32));
-  EXPECT_FALSE(avx2.contains(Precision::kBf16));  // no bf16 instructions
+  EXPECT_DOUBLE_EQ(avx2.at(Precision::kFp32), 2 * 3.0 * 32);  // 2 × 256-bit FMA
+  EXPECT_FALSE(avx2.contains(Precision::kBf16));              // no bf16 instructions
   EXPECT_DOUBLE_EQ(avx2.at(Precision::kInt8), 2 * avx2.at(Precision::kFp32));
   ASSERT_FALSE(notes.empty());
-  EXPECT_NE(notes.back().find("estimate"), std::string::npos);
-  cpu.features = {"avx2", "fma3", "avx512f", "avx512_vnni", "avx512_bf16"};
-  const auto avx512 = TheoreticalPeakGflops(cpu, nullptr);
-  EXPECT_DOUBLE_EQ(avx512.at(Precision::kFp32), 2 * avx2.at(Precision::kFp32));  // 512-bit pipes (Intel)
+  EXPECT_TRUE(Contains(notes.front(), "estimate")) << notes.front();
+  EXPECT_TRUE(Contains(notes.front(), "datapath assumed")) << notes.front();
+  EXPECT_TRUE(Contains(notes.front(), "Future CPU is not in chipfit's model table")) << notes.front();
+  EXPECT_TRUE(Contains(notes.front(), "highest /proc/cpuinfo cpu MHz of 2 cores")) << notes.front();
+  const auto avx512 =
+      TheoreticalPeakGflops(CpuDevice(2, {"avx2", "fma3", "avx512f", "avx512_vnni", "avx512_bf16"}), nullptr, root);
+  EXPECT_DOUBLE_EQ(avx512.at(Precision::kFp32), 2 * avx2.at(Precision::kFp32));  // assumed 512-bit pipes
   EXPECT_DOUBLE_EQ(avx512.at(Precision::kBf16), 2 * avx512.at(Precision::kFp32));
   EXPECT_DOUBLE_EQ(avx512.at(Precision::kInt8), 4 * avx512.at(Precision::kFp32));
+  // No clock at all: no figure, and a note saying why.
+  const fs::path empty = TempDir("unknown_empty");
+  notes.clear();
+  EXPECT_TRUE(TheoreticalPeakGflops(avx2_cpu, &notes, empty).empty());
+  EXPECT_TRUE(Contains(notes.front(), "unknown")) << notes.front();
   DeviceInfo gpu;
   gpu.kind = DeviceKind::kOpenCL;
   gpu.name = "some GPU";
   notes.clear();
   EXPECT_TRUE(TheoreticalPeakGflops(gpu, &notes).empty());
   EXPECT_NE(notes.front().find("no FLOP-per-cycle figure"), std::string::npos);
+  fs::remove_all(root);
+  fs::remove_all(empty);
+}
+
+// The bug users saw: "measured = 149 %" of an estimate that took the VM's base clock.
+TEST(CeilingsTest, AMeasuredPeakAboveTheEstimateSaysTheEstimateIsTooLow) {
+  const std::string assumption = "2 cores × 2.60 GHz (highest /proc/cpuinfo cpu MHz of 2 cores) × 32 FLOP/cycle";
+  const std::string too_low = PeakShareText(247.6, 166.15, assumption);
+  EXPECT_TRUE(Contains(too_low, "theoretical estimate too low")) << too_low;
+  EXPECT_TRUE(Contains(too_low, "it assumes " + assumption)) << too_low;
+  EXPECT_FALSE(Contains(too_low, "%")) << too_low;
+  EXPECT_FALSE(Contains(too_low, "149")) << too_low;
+  EXPECT_EQ(PeakShareText(144.5, 166.15, assumption), "theoretical 166 (estimate), measured = 87 % of theoretical");
+  // Up to 105 %: at the estimate, never above 100 %.
+  EXPECT_EQ(PeakShareText(172.0, 166.15, assumption), "theoretical 166 (estimate), measured = 100 % of theoretical");
+  EXPECT_EQ(PeakShareText(100.0, std::nullopt, assumption), "theoretical: no figure");
+
+  // From a report: each precision's own assumption, as TheoreticalPeakGflops wrote it.
+  const fs::path root = TempDir("share");
+  WriteFile(root / "proc/cpuinfo", Cpuinfo("GenuineIntel", 6, 999, "Future CPU", {2600.0, 2600.0}));
+  CeilingReport report;
+  report.theoretical_gflops = TheoreticalPeakGflops(CpuDevice(2, {"avx2", "fma3"}), &report.notes, root);
+  report.measured.peak_gflops[Precision::kFp32] = 1.49 * report.theoretical_gflops.at(Precision::kFp32);
+  const std::string text = PeakShareText(report, Precision::kFp32, report.measured.peak_gflops[Precision::kFp32]);
+  EXPECT_TRUE(Contains(text, "theoretical estimate too low (166 GFLOP/s): it assumes 2 cores × 2.60 GHz")) << text;
+  EXPECT_TRUE(Contains(text, "× 32 FLOP/cycle")) << text;
+  EXPECT_FALSE(Contains(text, "149")) << text;
+  // A cache written before per-precision notes: the general note is the assumption.
+  CeilingReport old;
+  old.theoretical_gflops[Precision::kFp32] = 166.15;
+  old.notes = {"theoretical peak (an estimate): 2 cores × 2.60 GHz (/proc/cpuinfo) × 32 fp32 FLOP/cycle"};
+  EXPECT_TRUE(Contains(PeakShareText(old, Precision::kFp32, 247.6), "it assumes 2 cores × 2.60 GHz (/proc/cpuinfo)"));
+  fs::remove_all(root);
 }
 
 TEST(CeilingsTest, CacheRoundTripsAndRefusesAForeignFile) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/recommend/recommend.h"
 #include "profilers/profile_json.h"
 #include "views/charts/formats.h"
 
@@ -280,6 +281,13 @@ void AddTitle(const RunResult& run, Document& doc) {
   std::string inputs = run.inputs.source;
   if (run.inputs.seed) inputs += ", seed " + FormatInt(static_cast<double>(*run.inputs.seed));
   if (run.inputs.samples) inputs += ", " + FormatInt(static_cast<double>(*run.inputs.samples)) + " samples";
+  if (!run.inputs.kind.empty()) {
+    // Which files, so two reports can be told apart by the data they saw: their count and list hash.
+    inputs += "; " + FormatInt(static_cast<double>(run.inputs.files)) + " " + run.inputs.kind +
+              " file(s), list SHA-256 " + run.inputs.files_sha256.substr(0, 12) + "…";
+    if (!run.inputs.preprocess.empty()) inputs += "; preprocessing " + run.inputs.preprocess;
+    for (const std::string& note : run.inputs.notes) inputs += "; " + note;
+  }
   kv.rows.push_back(
       {Text("Inputs"), Text(inputs, inputs.rfind("seeded random", 0) == 0 ? Tone::kWarn : Tone::kNormal)});
   const RunSettings& s = run.settings;
@@ -360,13 +368,14 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
                 "Energy " + energy_unit.name,
                 "$ per million",
                 "Output SQNR",
-                "Top-1"};
+                "Task agreement"};
     int rank = 0;
     for (const json& s : scores) {
       ++rank;
       const auto score = recjson::Number(s, "score");
       const auto sqnr = recjson::Number(s, "output_sqnr_db");
-      const auto top1 = recjson::Number(s, "top1_agreement");
+      const auto task = recjson::Number(s, "task_agreement");
+      const std::string metric = recjson::String(s, "task_metric", "");
       const auto energy = recjson::Number(s, "energy_mj");
       const auto cost = recjson::Number(s, "cost_usd_per_million");
       t.rows.push_back(
@@ -374,7 +383,7 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
            Num(score ? Sig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
            Num(Time(recjson::Number(s, "latency_ms"), unit)), Num(Time(recjson::Number(s, "p50_ms"), unit)),
            Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) : kDash), Num(cost ? Sig(*cost) : kDash),
-           Num(sqnr ? FormatSqnr(*sqnr) : kDash), Num(top1 ? Percent(*top1, 4) : kDash)});
+           Num(sqnr ? FormatSqnr(*sqnr) : kDash), Num(task ? metric + " " + Percent(*task, 4) : kDash)});
     }
     doc.blocks.push_back(Heading(3, "Ranking"));
     doc.blocks.push_back(TableBlock(std::move(t)));
@@ -432,7 +441,7 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
                   "Machine busy (others' CPU share)",
                   "Speed-up vs cpu:fp32",
                   "Output SQNR",
-                  "Top-1",
+                  "Task agreement",
                   "Peak memory planned",
                   "Peak memory measured",
                   "Energy / inference " + energy_unit.name,
@@ -476,10 +485,24 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
     // trips GCC 12's -Wmaybe-uninitialized).
     const std::optional<AccuracySummary>& acc = t.accuracy;
     const auto sqnr = Finite(acc ? acc->output_sqnr_db : NAN);
-    const auto top1 = Finite(acc ? acc->top1_agreement.value_or(NAN) : NAN);
-    row.push_back(
-        Num(sqnr ? FormatSqnr(*sqnr) : kDash, sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
-    row.push_back(Num(top1 ? Percent(*top1, 4) : kDash, top1 && *top1 < 1 ? Tone::kWarn : Tone::kNormal));
+    const auto task = Finite(acc ? acc->task_agreement.value_or(NAN) : NAN);
+    const std::string random = acc && acc->random_calibration ? " (random calibration)" : "";
+    row.push_back(Num((sqnr ? FormatSqnr(*sqnr) : kDash) + random,
+                      sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
+    // The task metric each output used (top-1, CTC sequence, map IoU), worst first in the summary.
+    std::string task_text = kDash;
+    if (acc && !acc->tasks.empty()) {
+      task_text.clear();
+      for (const OutputTask& o : acc->tasks) {
+        task_text += (task_text.empty() ? "" : "; ") + o.metric + " " +
+                     (o.agreement ? Percent(*o.agreement, 4) : kDash) +
+                     (acc->tasks.size() > 1 ? " (" + o.output + ")" : "");
+      }
+      task_text += random;
+    }
+    row.push_back(Num(task_text, task && *task < kGuardMinTaskAgreement ? Tone::kBad
+                                 : task && *task < 1                    ? Tone::kWarn
+                                                                        : Tone::kNormal));
     row.push_back(Num(FormatBytes(static_cast<double>(t.peak_memory_bytes))));
     row.push_back(Num(t.measured_peak_memory_bytes ? FormatBytes(static_cast<double>(*t.measured_peak_memory_bytes))
                                                    : "not measured"));
@@ -671,7 +694,7 @@ void AddNotes(const RunResult& run, Document& doc) {
   if (inputs.source.rfind("seeded random", 0) == 0) {
     items.push_back("Inputs: seeded random tensors" +
                     (inputs.seed ? " (seed " + FormatInt(static_cast<double>(*inputs.seed)) + ")" : std::string()) +
-                    ": drift, top-1 agreement and int8 calibration do not reflect real data; give --data for "
+                    ": drift, task agreement and int8 calibration do not reflect real data; give --data for "
                     "real figures.");
   } else if (!inputs.source.empty()) {
     items.push_back("Inputs: " + inputs.source + ".");
