@@ -366,15 +366,14 @@ std::optional<double> CpuClockGhz(const std::filesystem::path& root, std::string
   const CpuIdentity cpu = ReadCpuIdentity(root);
   const std::optional<double> os_ghz = cpu.max_mhz > 0 ? std::optional<double>(cpu.max_mhz / 1e3) : std::nullopt;
   // Without cpufreq, "cpu MHz" is what the hypervisor or firmware says: in a VM usually the base (or
-  // TSC) clock, below the boost clock the cores run at. The model table's boost clock is used when
-  // it is higher.
-  if (const auto model = LookupCpuModel(cpu);
-      model && model->max_boost_ghz && (!os_ghz || *model->max_boost_ghz > *os_ghz)) {
+  // TSC) clock, below the boost clock the cores run at. A named SKU's boost clock from the model table
+  // is better than that; a family-wide figure is only an upper bound (the fastest part of the family),
+  // so it is used only when the OS says nothing, and otherwise named beside the OS's figure: a
+  // measured peak above the estimate then says why.
+  const auto model = LookupCpuModel(cpu);
+  if (model && model->max_boost_ghz && !model->clock_upper_bound && (!os_ghz || *model->max_boost_ghz > *os_ghz)) {
     if (source) {
-      const std::string whose = model->clock_upper_bound ? model->microarch : model->clock_of;
-      *source =
-          fmt::format("model table: {} max boost {:.1f} GHz{}", whose, *model->max_boost_ghz,
-                      model->clock_upper_bound ? ", upper bound (the family's highest, " + model->clock_of + ")" : "");
+      *source = fmt::format("model table: {} max boost {:.1f} GHz", model->clock_of, *model->max_boost_ghz);
       if (os_ghz) *source += fmt::format("; the OS reports {:.2f} GHz, likely the base clock", *os_ghz);
     }
     return model->max_boost_ghz;
@@ -384,8 +383,19 @@ std::optional<double> CpuClockGhz(const std::filesystem::path& root, std::string
       *source = fmt::format(
           "highest /proc/cpuinfo cpu MHz of {} cores: the OS's figure, likely the base clock, not the boost clock",
           cpu.processors);
+      if (model && model->max_boost_ghz && *model->max_boost_ghz > *os_ghz) {
+        *source += fmt::format("; {} parts boost up to {:.1f} GHz ({}), so the estimate may be low", model->microarch,
+                               *model->max_boost_ghz, model->clock_of);
+      }
     }
     return os_ghz;
+  }
+  if (model && model->max_boost_ghz) {
+    if (source) {
+      *source = fmt::format("model table: {} max boost {:.1f} GHz, an upper bound (the family's highest, {})",
+                            model->microarch, *model->max_boost_ghz, model->clock_of);
+    }
+    return model->max_boost_ghz;
   }
   return std::nullopt;
 }
@@ -447,12 +457,13 @@ std::map<Precision, double> TheoreticalPeakGflops(const DeviceInfo& device, std:
     // vpmaddubsw + vpmaddwd, roughly twice fp32.
     per_cycle[Precision::kInt8] = {fp32_per_cycle * 2, "AVX2 u8·s8, about 2x fp32 on " + datapath};
   }
-  note(fmt::format("theoretical peak (an estimate): {} cores × {:.2f} GHz ({}) × FLOP/cycle of {}",
-                   device.compute_units, *ghz, clock_source, datapath));
+  // One note for the clock (where it came from), one per precision for its FLOP/cycle.
+  note(fmt::format("theoretical peak (an estimate): {} cores × {:.2f} GHz ({}); datapath: {}", device.compute_units,
+                   *ghz, clock_source, datapath));
   for (const auto& [precision, rate] : per_cycle) {
     peak[precision] = cycles * rate.first;
-    note(fmt::format("theoretical {} peak assumes {} cores × {:.2f} GHz ({}) × {:.0f} FLOP/cycle ({})",
-                     PrecisionName(precision), device.compute_units, *ghz, clock_source, rate.first, rate.second));
+    note(fmt::format("theoretical {} peak assumes {} cores × {:.2f} GHz × {:.0f} FLOP/cycle ({})",
+                     PrecisionName(precision), device.compute_units, *ghz, rate.first, rate.second));
   }
   return peak;
 }
@@ -461,8 +472,19 @@ std::string PeakShareText(double measured, std::optional<double> theoretical, co
   if (!theoretical || !std::isfinite(*theoretical) || *theoretical <= 0) return "theoretical: no figure";
   const double share = measured / *theoretical;
   if (share > 1.05) {
-    return fmt::format("theoretical estimate too low ({:.0f} GFLOP/s): it assumes {}", *theoretical,
-                       assumption.empty() ? "a clock and FLOP/cycle this measurement did not record" : assumption);
+    // The figures without their sources (the notes give those): the line stays readable.
+    std::string bare;
+    int depth = 0;
+    for (char c : assumption) {
+      depth += c == '(' ? 1 : 0;
+      if (depth == 0) bare += c;
+      depth -= c == ')' && depth > 0 ? 1 : 0;
+    }
+    while (bare.find("  ") != std::string::npos) bare.replace(bare.find("  "), 2, " ");
+    while (!bare.empty() && bare.back() == ' ') bare.pop_back();
+    return fmt::format("theoretical estimate too low ({:.0f} GFLOP/s): it assumes {}{}", *theoretical,
+                       bare.empty() ? "a clock and FLOP/cycle this measurement did not record" : bare,
+                       bare.empty() ? "" : ", and the clock may be below the one the cores ran at (see the notes)");
   }
   return fmt::format("theoretical {:.0f} (estimate), measured = {:.0f} % of theoretical", *theoretical,
                      std::min(100.0, 100 * share));

@@ -89,6 +89,15 @@ TEST_F(RunProgressModelTest, FiguresAppearWhenATargetFinishesAndAFailureStaysInI
   EXPECT_DOUBLE_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 2.0);
   EXPECT_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn).toString(), QStringLiteral("2.00×"));
   EXPECT_EQ(Cell(model_, 1, RunProgressModel::kDriftColumn).toString(), QStringLiteral("24.5 dB, top-1 100.0 %"));
+  // A detector's probability map: its task metric by name; int8 calibrated on random data says so.
+  auto map = std::make_shared<TargetResult>(*Ok(kInt8, 0.5, 14.4, "estimated"));
+  map->accuracy->top1_agreement.reset();
+  map->accuracy->task_agreement = 0.952;
+  map->accuracy->task_metric = "map IoU at 0.3";
+  map->accuracy->random_calibration = true;
+  model_.setResult(1, map);
+  EXPECT_EQ(Cell(model_, 1, RunProgressModel::kDriftColumn).toString(),
+            QStringLiteral("14.4 dB, map IoU at 0.3 95.2 % (random calibration)"));
   // The energy figure never comes without its source.
   EXPECT_EQ(Cell(model_, 1, RunProgressModel::kEnergyColumn).toString(), QStringLiteral("1.5 mJ (estimated)"));
   EXPECT_EQ(Cell(model_, 0, RunProgressModel::kEnergyColumn).toString(), QStringLiteral("1.5 mJ (measured:rapl)"));

@@ -131,7 +131,18 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
       if (!value.isValid()) return {};
       const double db = value.toDouble();
       QString text = db >= kExactSqnrDb ? tr("exact") : tr("%1 dB").arg(db, 0, 'f', 1);
-      if (r->accuracy->top1_agreement) text += tr(", top-1 %1 %").arg(*r->accuracy->top1_agreement * 100, 0, 'f', 1);
+      // The worst output's task metric (top-1, CTC sequence, map IoU), as the CLI and report say it.
+      if (r->accuracy->task_agreement) {
+        const double percent = *r->accuracy->task_agreement * 100;
+        if (r->accuracy->task_metric == "top-1 agreement") {
+          text += tr(", top-1 %1 %").arg(percent, 0, 'f', 1);
+        } else {
+          text += tr(", %1 %2 %").arg(QString::fromStdString(r->accuracy->task_metric)).arg(percent, 0, 'f', 1);
+        }
+      } else if (r->accuracy->top1_agreement) {  // a run stored before task metrics were recorded
+        text += tr(", top-1 %1 %").arg(*r->accuracy->top1_agreement * 100, 0, 'f', 1);
+      }
+      if (r->accuracy->random_calibration) text += tr(" (random calibration)");
       return text;
     }
     case kEnergyColumn: {
