@@ -1120,7 +1120,7 @@ bool CheckComparable(const nlohmann::json& diff, bool force, const std::string& 
 
 // The diff's verdict line of a target.
 std::string VerdictText(const nlohmann::json& t) {
-  const std::string verdict = t.value("verdict", "inconclusive");
+  std::string verdict = t.value("verdict", "inconclusive");
   if (verdict == "regressed") {
     std::string text = "REGRESSED";
     if (t.value("latency_regression", false)) text += " (latency)";
