@@ -16,27 +16,16 @@
 #include "core/tensor/npy.h"
 #include "nlohmann/json.hpp"
 #include "onnx/onnx_pb.h"
+#include "tests/app/run_shell.h"
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using chipfit::testing::Outcome;
 
 // Runs chipfit (or `program`, e.g. timeout wrapping it) with `args`; stderr joins stdout unless
 // `stdout_only` (for output that must parse).
 Outcome RunCli(const std::string& args, bool stdout_only = false, const std::string& program = CHIPFIT_CLI) {
-  const std::string command = program + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  return chipfit::testing::RunShell(program + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1"));
 }
 
 Outcome RunStdout(const std::string& args) { return RunCli(args, /*stdout_only=*/true); }

@@ -14,27 +14,15 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "tests/app/run_shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using chipfit::testing::Outcome;
 
-Outcome RunShell(const std::string& command) {
-  Outcome outcome;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+Outcome RunShell(const std::string& command) { return chipfit::testing::RunShell(command + " 2>&1"); }
 
 std::string Quote(const std::string& text) {
   std::string quoted = "'";

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "resources/data/text_images.h"
+#include "tests/app/run_shell.h"
 #include "tests/core/onnx_builder.h"
 
 namespace chipfit {
@@ -24,23 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using testing::Outcome;
 
-Outcome Chipfit(const std::string& args) {
-  const std::string command = std::string(CHIPFIT_CLI) + " " + args + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+Outcome Chipfit(const std::string& args) { return testing::RunShell(std::string(CHIPFIT_CLI) + " " + args + " 2>&1"); }
 
 fs::path ModelCache() {
   const char* env = std::getenv("CHIPFIT_MODEL_CACHE");
