@@ -1,8 +1,10 @@
 // The memory profiler and the ceilings: roofline classification, per-layer traffic on a compiled
 // model, the heap high-water mark, the theoretical-peak inputs, and the ceilings cache.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -93,7 +95,10 @@ TEST(MemoryProfilerTest, LayersGetTrafficAndTheirBoundOnTheDeviceRoofline) {
   EXPECT_GE(result.peak_memory_bytes, size_t{2} << 20);
   if (!baseline) {
     EXPECT_FALSE(result.measured_peak_memory_bytes.has_value());
-    EXPECT_NE(result.notes.back().find("high-water mark: unavailable"), std::string::npos);
+    // Among the notes, wherever it falls (a busy machine adds its own note after it).
+    EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(), [](const std::string& n) {
+      return n.find("high-water mark: unavailable") != std::string::npos;
+    })) << ::testing::PrintToString(result.notes);
     GTEST_SKIP() << "this allocator (a sanitizer's?) does not report heap use: high-water mark not checked";
   }
   // The heap held at least the planned arena and constants at its highest point.
