@@ -286,19 +286,20 @@ TEST(RecommendTest, TheShippedCostTableLoadsAndNamesItsSources) {
 namespace chipfit {
 namespace {
 
+// A target of T() whose worst output's task metric is `metric` at `agreement` (no class scores).
+RecommendCandidate Task(RecommendCandidate c, double agreement, const std::string& metric) {
+  c.task_agreement = agreement;
+  c.task_metric = metric;
+  return c;
+}
+
 // PP-OCRv4 det as a user met it, no limits given: bf16 had an output SQNR of 8.1 dB and int8 −6.4 dB
 // (calibrated on random data), and bf16 was recommended. The accuracy guard rejects both, saying how
 // to lift it; cpu:fp32 is recommended.
 TEST(RecommendAccuracyGuardTest, BrokenTargetsAreNeverRecommendedByDefault) {
-  RecommendCandidate fp32 = T("cpu:fp32", 25.4, 130, std::nullopt, 30);
-  fp32.task_agreement = 1.0;
-  fp32.task_metric = "map IoU at 0.3";
-  RecommendCandidate bf16 = T("cpu:bf16", 23.1, 8.1, std::nullopt, 28);
-  bf16.task_agreement = 0.931;
-  bf16.task_metric = "map IoU at 0.3";
-  RecommendCandidate int8 = T("cpu:int8", 20.1, -6.4, std::nullopt, 25);
-  int8.task_agreement = 0.12;
-  int8.task_metric = "map IoU at 0.3";
+  const RecommendCandidate fp32 = Task(T("cpu:fp32", 25.4, 130, std::nullopt, 30), 1.0, "map IoU at 0.3");
+  const RecommendCandidate bf16 = Task(T("cpu:bf16", 23.1, 8.1, std::nullopt, 28), 0.931, "map IoU at 0.3");
+  RecommendCandidate int8 = Task(T("cpu:int8", 20.1, -6.4, std::nullopt, 25), 0.12, "map IoU at 0.3");
   int8.random_calibration = true;
   auto r = Recommend(RunOf({fp32, bf16, int8}), RecommendOptions{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -345,12 +346,9 @@ TEST(RecommendAccuracyGuardTest, WithoutATaskMetricTheGuardReadsTheOutputSqnr) {
 
 // --min-top1 on a model without class scores bounds its task agreement (a recogniser's sequences).
 TEST(RecommendAccuracyGuardTest, MinTop1BoundsTheTaskAgreementWhenThereAreNoClassScores) {
-  RecommendCandidate fp32 = T("cpu:fp32", 5.5, 120, std::nullopt, 1);
-  fp32.task_agreement = 1.0;
-  fp32.task_metric = "sequence agreement (CTC-collapsed, blank 0)";
-  RecommendCandidate int8 = T("cpu:int8", 3.9, 25, std::nullopt, 1);
-  int8.task_agreement = 0.75;
-  int8.task_metric = fp32.task_metric;
+  const std::string metric = "sequence agreement (CTC-collapsed, blank 0)";
+  const RecommendCandidate fp32 = Task(T("cpu:fp32", 5.5, 120, std::nullopt, 1), 1.0, metric);
+  const RecommendCandidate int8 = Task(T("cpu:int8", 3.9, 25, std::nullopt, 1), 0.75, metric);
   RecommendOptions o;
   o.limits.min_top1 = 0.9;
   auto r = Recommend(RunOf({fp32, int8}), o);
