@@ -1,4 +1,5 @@
 // chipfit: the headless front end. Parses flags, calls core and devices, prints; nothing else.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -1100,6 +1101,30 @@ int RunHistory(const std::string& model_file, const std::string& db, bool json) 
   return kExitOk;
 }
 
+// chipfit history --delete RUN_ID...: removes the runs with their targets and layers. Every id is
+// checked before the first is deleted, so a typo in one id deletes nothing.
+int RunHistoryDelete(const std::vector<int64_t>& run_ids, const std::string& db, bool json) {
+  auto store = OpenStore(db);
+  if (!store.ok()) return Fail(store.status());
+  auto runs = (*store)->ListRuns();
+  if (!runs.ok()) return Fail(runs.status());
+  for (const int64_t id : run_ids) {
+    if (std::none_of(runs->begin(), runs->end(), [id](const RunSummary& r) { return r.id == id; })) {
+      return Fail(
+          NotFound(fmt::format("run {} is not in {} (chipfit history lists the stored runs); nothing was deleted", id,
+                               (*store)->path().string())));
+    }
+  }
+  nlohmann::json deleted = nlohmann::json::array();
+  for (const int64_t id : run_ids) {
+    if (Status s = (*store)->DeleteRun(id); !s.ok()) return Fail(s);
+    deleted.push_back(id);
+    if (!json) fmt::print("deleted run {} from {}\n", id, (*store)->path().string());
+  }
+  if (json) std::cout << nlohmann::json{{"db", (*store)->path().string()}, {"deleted", deleted}}.dump(2) << "\n";
+  return kExitOk;
+}
+
 struct DiffFlags {
   bool json = false;
   bool force = false;                 // compare runs that measured different things
@@ -1638,10 +1663,16 @@ int Main(int argc, char** argv) {
   AddLimitFlags(profile, profile_flags.limits);
 
   std::string history_model, history_db;
-  auto* history = app.add_subcommand("history", "List the runs in the store, newest first");
+  auto* history = app.add_subcommand("history", "List the runs in the store, newest first; --delete removes runs");
   history->add_option("--model", history_model, "Only runs of this model (matched by its sha256)");
   history->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   history->add_flag("--json", json, "Print JSON instead of text");
+  std::vector<int64_t> history_delete;
+  history
+      ->add_option("--delete", history_delete,
+                   "Delete these runs (with their target and layer results) instead of listing; nothing is deleted "
+                   "when one of them is not in the store")
+      ->excludes("--model");
 
   std::string batch_manifest, batch_shard, batch_out, merge_other;
   bool batch_quiet = false;
@@ -1716,6 +1747,7 @@ int Main(int argc, char** argv) {
   if (run->parsed() && run_threads > 0) omp_set_num_threads(run_threads);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
+  if (history->parsed() && !history_delete.empty()) return RunHistoryDelete(history_delete, history_db, json);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (report->parsed()) return RunReportCommand(report_run, report_in, history_db, report_format, report_out);
   if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, diff_flags);

@@ -507,6 +507,32 @@ Result<json> RunStore::LoadRun(int64_t run_id) const {
   });
 }
 
+Status RunStore::DeleteRun(int64_t run_id) {
+  return Guarded(path_, "deleting run " + std::to_string(run_id), [&]() -> Status {
+    WriteTransaction t(*db_);
+    SQLite::Statement exists(*db_, "SELECT count(*) FROM runs WHERE id = ?");
+    exists.bind(1, run_id);
+    exists.executeStep();
+    if (exists.getColumn(0).getInt() == 0) {
+      return NotFound("run " + std::to_string(run_id) + " is not in " + path_.string());
+    }
+    // The schema cascades these deletes, but only on a connection with foreign_keys on: deleting the
+    // children first leaves no orphan rows whatever the connection's setting.
+    SQLite::Statement layers(*db_, R"sql(
+      DELETE FROM layer_results WHERE target_result_id IN (SELECT id FROM target_results WHERE run_id = ?))sql");
+    layers.bind(1, run_id);
+    layers.exec();
+    SQLite::Statement targets(*db_, "DELETE FROM target_results WHERE run_id = ?");
+    targets.bind(1, run_id);
+    targets.exec();
+    SQLite::Statement run(*db_, "DELETE FROM runs WHERE id = ?");
+    run.bind(1, run_id);
+    run.exec();
+    t.Commit();
+    return Status();
+  });
+}
+
 Result<MergeStats> RunStore::MergeFrom(const RunStore& other) {
   auto runs = other.ListRuns();
   if (!runs.ok()) return runs.status();

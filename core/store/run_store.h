@@ -88,6 +88,11 @@ class RunStore {
   // Newest first; only runs of the model with this sha256 when given.
   Result<std::vector<RunSummary>> ListRuns(const std::optional<std::string>& model_sha256 = std::nullopt) const;
 
+  // Removes a run with its target and layer results, in one transaction; the model, machine and
+  // device rows stay (other runs share them, and a later run of the model reuses them). kNotFound
+  // naming the run id when the store has no such run.
+  Status DeleteRun(int64_t run_id);
+
   // Copies every run of `other` this store lacks (runs are identified by their uid, so merging the
   // same shard twice adds nothing), each with its targets and layers, status, times and source.
   Result<MergeStats> MergeFrom(const RunStore& other);

@@ -12,7 +12,9 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "core/store/run_store.h"
 #include "core/tensor/npy.h"
 #include "nlohmann/json.hpp"
 #include "onnx/onnx_pb.h"
@@ -595,6 +597,56 @@ TEST(CliStoreTest, ProfileRecordsTheRunAndHistoryListsIt) {
   EXPECT_EQ(std::filesystem::file_size(empty), 0u);
   std::filesystem::remove(empty);
   std::filesystem::remove(json_path);
+}
+
+// history --delete: the run leaves the listing with its targets, the others stay; an id the store does
+// not have is an input error that names it and deletes nothing, even beside a good id.
+TEST(CliStoreTest, HistoryDeleteRemovesTheRunAndRefusesAnUnknownId) {
+  const std::string db = TempStore("delete");
+  std::vector<int64_t> ids;
+  {
+    auto store = chipfit::RunStore::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const nlohmann::json model = {{"path", "models/cnn.onnx"}, {"sha256", std::string(64, 'c')}};
+    const nlohmann::json machine = {{"hostname", "cli-test"}};
+    for (int i = 0; i < 3; ++i) {
+      auto id = (*store)->BeginRun(model, machine, nlohmann::json::object(), "chipfit profile", "test");
+      ASSERT_TRUE(id.ok()) << id.status().ToString();
+      ASSERT_TRUE((*store)->AddTarget(*id, {{"target", "cpu:fp32"}, {"status", "ok"}}).ok());
+      ASSERT_TRUE((*store)->FinishRun(*id, "ok").ok());
+      ids.push_back(*id);
+    }
+  }
+  const std::string middle = std::to_string(ids[1]);
+  Outcome deleted = RunCli("history --db " + db + " --delete " + middle);
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out;
+  EXPECT_NE(deleted.out.find("deleted run " + middle + " from " + db), std::string::npos) << deleted.out;
+  nlohmann::json history = History(db);
+  ASSERT_EQ(history["runs"].size(), 2u) << history.dump();
+  EXPECT_EQ(history["runs"][0]["run_id"], ids[2]);
+  EXPECT_EQ(history["runs"][1]["run_id"], ids[0]);
+
+  Outcome again = RunCli("history --db " + db + " --delete " + middle);
+  EXPECT_EQ(again.exit_code, 2) << again.out;
+  EXPECT_NE(again.out.find("run " + middle + " is not in " + db), std::string::npos) << again.out;
+  // One unknown id among good ones: nothing is deleted.
+  Outcome mixed = RunCli("history --db " + db + " --delete " + std::to_string(ids[0]) + " 999");
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
+  EXPECT_NE(mixed.out.find("run 999 is not in"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("nothing was deleted"), std::string::npos) << mixed.out;
+  EXPECT_EQ(History(db)["runs"].size(), 2u);
+
+  Outcome as_json = RunCli("history --db " + db + " --delete " + std::to_string(ids[0]) + " --json", true);
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.out;
+  const nlohmann::json report = nlohmann::json::parse(as_json.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << as_json.out;
+  EXPECT_EQ(report["deleted"], nlohmann::json::array({ids[0]}));
+  history = History(db);
+  ASSERT_EQ(history["runs"].size(), 1u);
+  EXPECT_EQ(history["runs"][0]["run_id"], ids[2]);
+
+  EXPECT_EQ(RunCli("history --db " + db + " --delete notanumber").exit_code, 2);
+  EXPECT_EQ(RunCli("history --db /nonexistent/chipfit.db --delete 1").exit_code, 2);
 }
 
 TEST(CliStoreTest, TwoProfilesIntoOneStoreAtOnceBothSucceed) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "core/store/run_diff.h"
 #include "core/store/run_store.h"
@@ -251,6 +252,54 @@ TEST(RunStoreTest, MergeCopiesMissingRunsOnce) {
   }
   EXPECT_EQ((*(*b)->LoadRun(4))["status"], "incomplete");
   EXPECT_EQ((*(*b)->LoadRun(2))["recommendation"]["best"], "cpu:fp32");
+}
+
+// Deleting a run takes its targets and layers with it and nothing else: the other runs keep theirs,
+// the model and machine rows stay for them, and a second delete of the same id says it is not there.
+TEST(RunStoreTest, DeleteRunRemovesItsTargetsAndLayersOnly) {
+  const fs::path path = TempDb("delete");
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto run = (*store)->BeginRun(kModel, kMachine, kRun, "run " + std::to_string(i), "test");
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE((*store)->AddTarget(*run, Target("cpu:fp32", 1.0 + i)).ok());
+    ASSERT_TRUE((*store)->AddTarget(*run, Target("cpu:int8", 0.5 + i)).ok());
+    ASSERT_TRUE((*store)->FinishRun(*run, "ok").ok());
+    ids.push_back(*run);
+  }
+  const json first_before = *(*store)->LoadRun(ids[0]);
+  const json last_before = *(*store)->LoadRun(ids[2]);
+
+  const Status deleted = (*store)->DeleteRun(ids[1]);
+  ASSERT_TRUE(deleted.ok()) << deleted.ToString();
+
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].id, ids[2]);
+  EXPECT_EQ((*runs)[1].id, ids[0]);
+  const auto gone = (*store)->LoadRun(ids[1]);
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*(*store)->LoadRun(ids[0]), first_before);
+  EXPECT_EQ(*(*store)->LoadRun(ids[2]), last_before);
+
+  // Rows, not only what LoadRun shows: two runs × two targets × three layers left, no orphans.
+  SQLite::Database db(path.string());
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM target_results").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM layer_results").getInt(), 12);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM layer_results WHERE target_result_id NOT IN "
+                          "(SELECT id FROM target_results)")
+                .getInt(),
+            0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM models").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM machines").getInt(), 1);
+
+  const Status again = (*store)->DeleteRun(ids[1]);
+  EXPECT_EQ(again.code(), StatusCode::kNotFound);
+  EXPECT_NE(again.message().find("run " + std::to_string(ids[1]) + " is not in"), std::string::npos) << again.message();
+  EXPECT_EQ((*store)->ListRuns()->size(), 2u);
 }
 
 // The front end that made a run is stored with it, listed, loaded and carried by a merge; runs of a
