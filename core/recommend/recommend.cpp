@@ -1,12 +1,15 @@
 // Limits, ranking, Pareto frontier, rejection reasons and the summary paragraph.
 #include "core/recommend/recommend.h"
 
+#include "chipfit/data_dir.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <system_error>
 
 namespace chipfit {
 namespace {
@@ -188,11 +191,13 @@ const CostEntry* CostTable::Find(const std::string& kind, const std::string& dev
 }
 
 std::filesystem::path DefaultCostTablePath() {
+  // A build reads the source tree's table; an installed chipfit, where that tree is absent, its own
+  // copy under CHIPFIT_DATA_DIR (share/chipfit, cmake/Packaging.cmake).
 #ifdef CHIPFIT_COST_TABLE
-  return CHIPFIT_COST_TABLE;
-#else
-  return "resources/costs/default.yaml";
+  std::error_code error;
+  if (std::filesystem::exists(CHIPFIT_COST_TABLE, error)) return CHIPFIT_COST_TABLE;
 #endif
+  return std::filesystem::path(CHIPFIT_DATA_DIR) / "costs/default.yaml";
 }
 
 Result<CostTable> LoadCostTable(const std::filesystem::path& path) {

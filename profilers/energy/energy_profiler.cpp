@@ -1,11 +1,21 @@
 // Per-layer energy from the layers' FLOPs and bytes at their device and precision.
 #include "profilers/energy/energy_profiler.h"
 
+#include "chipfit/data_dir.h"
+
 #include <fmt/format.h>
+
+#include <filesystem>
+#include <system_error>
 
 namespace chipfit {
 
-std::string DefaultEnergyTablePath() { return CHIPFIT_ENERGY_TABLE; }
+std::string DefaultEnergyTablePath() {
+  // The source tree's table in a build; the installed copy (CHIPFIT_DATA_DIR) where that tree is absent.
+  std::error_code error;
+  if (std::filesystem::exists(CHIPFIT_ENERGY_TABLE, error)) return CHIPFIT_ENERGY_TABLE;
+  return std::string(CHIPFIT_DATA_DIR) + "/energy/coefficients.json";
+}
 
 void AttributeTargetEnergy(const EnergyModel& model, const std::optional<EnergyMeasurement>& measured,
                            TargetResult& result, double static_units) {
