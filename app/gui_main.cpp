@@ -10,12 +10,16 @@
 namespace {
 
 constexpr char kUsage[] =
-    "Usage: chipfit-gui [--db FILE] [--shape NAME=1x3x224x224 ...] [MODEL.onnx] [Qt options]\n"
+    "Usage: chipfit-gui [--db FILE] [--shape NAME=1x3x224x224 ...] [--run ID] [--page NAME] [MODEL.onnx]\n"
+    "                   [Qt options]\n"
     "Opens the chipfit workbench window, with MODEL open when given. For headless profiling and reports use\n"
     "`chipfit` (chipfit --help); both record runs in the same store.\n"
     "\n"
     "  --db FILE      run store (SQLite) to record runs in (default: the one `chipfit` uses)\n"
     "  --shape NAME=DIMS  bind an input's dynamic dims, as in the CLI (repeatable; editable on the Model page)\n"
+    "  --run ID       open stored run ID (chipfit history lists them) on the Layers page\n"
+    "  --page NAME    start on page NAME (model, targets, run, layers, graph, compare, recommend, history,\n"
+    "                 devices)\n"
     "  -h, --help     show this help and exit\n"
     "  -v, --version  show the version and exit\n";
 
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
   std::filesystem::path db;
   QString model;
   QStringList shapes;
+  qint64 run_id = -1;
+  QString page;
   const QStringList args = QApplication::arguments();
   for (qsizetype i = 1; i < args.size(); ++i) {
     if (args[i] == QLatin1String("--db") && i + 1 < args.size()) {
@@ -56,6 +62,16 @@ int main(int argc, char** argv) {
       shapes << args[++i];
     } else if (args[i].startsWith(QLatin1String("--shape="))) {
       shapes << args[i].mid(8);
+    } else if (args[i] == QLatin1String("--run") && i + 1 < args.size()) {
+      bool ok = false;
+      run_id = args[++i].toLongLong(&ok);
+      if (!ok || run_id <= 0) {
+        std::fprintf(stderr, "chipfit-gui: --run needs a run id (chipfit history lists them), not '%s'\n",
+                     args[i].toLocal8Bit().constData());
+        return 2;
+      }
+    } else if (args[i] == QLatin1String("--page") && i + 1 < args.size()) {
+      page = args[++i];
     } else if (args[i].startsWith(QLatin1Char('-'))) {
       std::fprintf(stderr, "chipfit-gui: unknown option '%s'\n%s", args[i].toLocal8Bit().constData(), kUsage);
       return 2;
@@ -71,5 +87,10 @@ int main(int argc, char** argv) {
   chipfit::MainWindow window(&chipfit::DiscoverDevices, nullptr, db);
   window.show();
   if (!model.isEmpty()) window.openModel(model, shapes);
+  if (run_id > 0) window.openStoredRun(run_id, page.isEmpty());
+  if (!page.isEmpty() && !window.showPageNamed(page)) {
+    std::fprintf(stderr, "chipfit-gui: no page '%s'\n%s", page.toLocal8Bit().constData(), kUsage);
+    return 2;
+  }
   return QApplication::exec();
 }

@@ -16,7 +16,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QSettings>
+#include <QShowEvent>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QThread>
@@ -28,10 +31,18 @@
 #include <vector>
 
 #include "chipfit/version.h"
+#include "core/quant/calibration.h"
 #include "core/store/run_store.h"
+#include "profilers/profile_json.h"
 #include "profilers/session/model_analysis.h"
+#include "views/models/layer_selection.h"
+#include "views/pages/compare_page.h"
 #include "views/pages/devices_page.h"
+#include "views/pages/graph_page.h"
+#include "views/pages/history_page.h"
+#include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
+#include "views/pages/recommend_page.h"
 #include "views/pages/run_page.h"
 #include "views/pages/targets_page.h"
 
@@ -76,6 +87,12 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
       targets_page_(new TargetsPage(this)),
       run_page_(new RunPage(discover, this)),
       devices_page_(new DevicesPage(this)),
+      selection_(new LayerSelection(this)),
+      layers_page_(new LayersPage(selection_, this)),
+      graph_page_(new GraphPage(selection_, this)),
+      compare_page_(new ComparePage(selection_, this)),
+      recommend_page_(new RecommendPage(this)),
+      history_page_(new HistoryPage(db_, this)),
       machine_label_(new QLabel(this)),
       device_count_label_(new QLabel(tr("Discovering devices…"), this)),
       store_label_(new QLabel(this)) {
@@ -93,11 +110,15 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
   navigation_->setMaximumWidth(180);
   navigation_->setSelectionMode(QAbstractItemView::SingleSelection);
   pages_->setObjectName(QStringLiteral("pages"));
-  // Only pages that work are listed: Layers, Compare, Recommend and History join the list when they
-  // do something, rather than sitting there as placeholders.
+  // In the order of the work: set up, run, analyse, decide, look back; Ctrl+1 … Ctrl+9 go to them.
   addPage(tr("Model"), model_page_);
   addPage(tr("Targets"), targets_page_);
   addPage(tr("Run"), run_page_);
+  addPage(tr("Layers"), layers_page_);
+  addPage(tr("Graph"), graph_page_);
+  addPage(tr("Compare"), compare_page_);
+  addPage(tr("Recommend"), recommend_page_);
+  addPage(tr("History"), history_page_);
   addPage(tr("Devices"), devices_page_);
   connect(navigation_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
   navigation_->setCurrentRow(0);
@@ -125,6 +146,25 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
   connect(run_page_, &RunPage::runFailed, this,
           [this](const QString& message) { showError(tr("The run stopped"), message); });
 
+  connect(run_page_, &RunPage::runFinished, this, &MainWindow::onRunFinished);
+  connect(history_page_, &HistoryPage::openRun, this, [this](std::shared_ptr<const RunResult> run) {
+    showRun(std::move(run));
+    showPage(layers_page_);
+  });
+  connect(history_page_, &HistoryPage::compareRuns, this,
+          [this](std::shared_ptr<const RunResult> a, std::shared_ptr<const RunResult> b) {
+            showRun(b);
+            compare_page_->setRuns(std::move(a), std::move(b));
+            showPage(compare_page_);
+          });
+  connect(history_page_, &HistoryPage::rerunRequested, this,
+          [this](const std::shared_ptr<const RunResult>& run) { rerun(run); });
+  connect(history_page_, &HistoryPage::failed, this,
+          [this](const QString& message) { showError(tr("The run store"), message); });
+  connect(layers_page_, &LayersPage::whatIfRequested, this, [this](const QString& target, const QStringList& nodes) {
+    if (current_run_) rerun(current_run_, target, nodes);
+  });
+
   createMenus();
   updateActions();
   startDiscovery(std::move(discover));
@@ -133,11 +173,18 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
 
 bool MainWindow::isDiscovering() const { return devices_page_->isDiscovering(); }
 
-QString MainWindow::aboutText() {
-  return tr("<h3>chipfit %1</h3>"
-            "<p>Model profiling and hardware selection workbench.</p>"
-            "<p>Revision %2, Qt %3</p>")
-      .arg(QStringLiteral(CHIPFIT_VERSION), QStringLiteral(CHIPFIT_GIT_REVISION), QString::fromLatin1(qVersion()));
+QString MainWindow::aboutText(const QStringList& versions) {
+  QString text = tr("<h3>chipfit %1</h3>"
+                    "<p>Model profiling and hardware selection workbench.</p>"
+                    "<p>Revision %2, Qt %3 (built with %4)</p>")
+                     .arg(QStringLiteral(CHIPFIT_VERSION), QStringLiteral(CHIPFIT_GIT_REVISION),
+                          QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
+  if (!versions.isEmpty()) {
+    text += tr("<p>Found on this machine:<br>%1</p>").arg(versions.join(QStringLiteral("<br>")));
+  } else {
+    text += tr("<p>Device libraries: discovery has not finished (or found none).</p>");
+  }
+  return text;
 }
 
 void MainWindow::addPage(const QString& title, QWidget* page) {
@@ -162,6 +209,13 @@ void MainWindow::createMenus() {
   recent_menu_ = file_menu->addMenu(tr("Open &recent"));
   recent_menu_->setObjectName(QStringLiteral("recentMenu"));
   rebuildRecentMenu();
+  export_action_ = file_menu->addAction(tr("&Export report…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export the report"), QString(),
+                                                      tr("HTML (*.html);;PDF (*.pdf);;CSV (*.csv);;JSON (*.json)"));
+    if (!path.isEmpty()) exportReport(path);
+  });
+  export_action_->setObjectName(QStringLiteral("exportAction"));
+  export_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   file_menu->addSeparator();
   QAction* quit = file_menu->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
   quit->setObjectName(QStringLiteral("quitAction"));
@@ -176,9 +230,44 @@ void MainWindow::createMenus() {
   cancel_action_->setObjectName(QStringLiteral("cancelAction"));
   cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
 
+  QMenu* view_menu = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < pages_->count() && i < 9; ++i) {
+    QAction* go =
+        view_menu->addAction(navigation_->item(i)->text(), this, [this, i] { navigation_->setCurrentRow(i); });
+    go->setObjectName(QStringLiteral("page%1Action").arg(i + 1));
+    go->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  }
+  view_menu->addSeparator();
+  QAction* find = view_menu->addAction(tr("&Find layer"), this, [this] {
+    showPage(layers_page_);
+    if (auto* search = layers_page_->findChild<QWidget*>(QStringLiteral("layerSearch"))) search->setFocus();
+  });
+  find->setObjectName(QStringLiteral("findAction"));
+  find->setShortcut(QKeySequence::Find);
+  QAction* refresh = view_menu->addAction(tr("&Refresh history"), history_page_, &HistoryPage::refresh);
+  refresh->setObjectName(QStringLiteral("refreshHistoryAction"));
+  refresh->setShortcut(QKeySequence::Refresh);
+
   QMenu* help_menu = menuBar()->addMenu(tr("&Help"));
-  QAction* about = help_menu->addAction(tr("&About chipfit"), this,
-                                        [this] { QMessageBox::about(this, tr("About chipfit"), aboutText()); });
+  QAction* keys = help_menu->addAction(tr("&Keyboard shortcuts"), this, [this] {
+    auto* box = new QMessageBox(
+        QMessageBox::Information, tr("Keyboard shortcuts"),
+        QStringLiteral("<table>") +
+            shortcutList()
+                .replaceInStrings(QStringLiteral("\t"), QStringLiteral("</b></td><td>"))
+                .replaceInStrings(QRegularExpression(QStringLiteral("^")), QStringLiteral("<tr><td><b>"))
+                .join(QStringLiteral("</td></tr>")) +
+            QStringLiteral("</td></tr></table>"),
+        QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("shortcutsDialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
+  keys->setObjectName(QStringLiteral("shortcutsAction"));
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+  QAction* about = help_menu->addAction(tr("&About chipfit"), this, [this] {
+    QMessageBox::about(this, tr("About chipfit"), aboutText(device_versions_));
+  });
   about->setObjectName(QStringLiteral("aboutAction"));
   about->setMenuRole(QAction::AboutRole);
 }
@@ -192,6 +281,7 @@ void MainWindow::updateActions() {
   model_page_->setEnabled(!running);
   run_action_->setEnabled(!running && !model_path_.isEmpty() && targets_page_->hasCheckedTargets());
   cancel_action_->setEnabled(running);
+  export_action_->setEnabled(current_run_ != nullptr);
 }
 
 void MainWindow::openModel(const QString& path, const QStringList& shapes) {
@@ -208,7 +298,186 @@ void MainWindow::onModelLoaded(const QString& path, const QString& sha256, const
     targets_page_->setModelKey(sha256);
     rememberRecent(path);
   }
+  // The graph and the layer details read the model's nodes (with the shapes of this binding).
+  graph_page_->setModel(model_page_->analysis());
+  layers_page_->setAnalysis(model_page_->analysis());
   updateActions();
+}
+
+void MainWindow::showRun(std::shared_ptr<const RunResult> run) {
+  if (!run) return;
+  current_run_ = std::move(run);
+  layers_page_->setRun(current_run_);
+  graph_page_->setRun(current_run_);
+  compare_page_->setRuns(current_run_, current_run_);
+  recommend_page_->setRun(current_run_);
+  // A stored run of another model (or shapes): open that model too, without leaving the page the user
+  // is on, so the graph and the details show its nodes. A file that moved since is said on the Model page.
+  QStringList shapes;
+  for (const auto& [name, dims] : current_run_->inputs.shapes) shapes << QString::fromStdString(name + "=" + dims);
+  const QString path = QString::fromStdString(current_run_->model.path);
+  const bool same_model =
+      QFileInfo(path).absoluteFilePath() == QFileInfo(model_path_).absoluteFilePath() && shapes == model_shapes_;
+  if (!same_model && !run_page_->isRunning() && QFileInfo::exists(path)) model_page_->openModel(path, shapes);
+  updateActions();
+}
+
+void MainWindow::onRunFinished(std::shared_ptr<const RunResult> run) {
+  history_page_->refresh();
+  const std::shared_ptr<const RunResult> base = std::exchange(what_if_base_, nullptr);
+  showRun(run);
+  if (base) {
+    // What-if: the old result beside the new one.
+    compare_page_->setRuns(base, run);
+    compare_page_->setTargets(what_if_target_, what_if_target_);
+    showPage(compare_page_);
+  }
+}
+
+bool MainWindow::rerun(const std::shared_ptr<const RunResult>& run, const QString& target,
+                       const QStringList& keep_fp32) {
+  if (!run || run_page_->isRunning()) return false;
+  const QString path = QString::fromStdString(run->model.path);
+  if (!QFileInfo::exists(path)) {
+    showError(tr("Cannot re-run"), tr("The model of run %1 is no longer at %2.")
+                                       .arg(run->run_id ? QString::number(*run->run_id) : QString(), path));
+    return false;
+  }
+  ProfileOptions options;
+  const RunSettings& s = run->settings;
+  options.warmup = s.warmup;
+  options.iterations = s.iterations;
+  options.min_time_s = s.min_time_s;
+  options.threads = s.threads;
+  options.reference = s.reference;
+  if (const auto method = ParseCalibrationMethod(s.calibration)) options.calibration = *method;
+  std::vector<std::string> names;
+  if (!target.isEmpty()) {
+    names.push_back(target.toStdString());
+  } else if (s.targets == "all") {
+    options.all_targets = true;
+  } else {
+    for (const auto& t : run->targets) names.push_back(t->target.ToString());
+  }
+  for (const std::string& name : names) {
+    auto parsed = ParseTarget(name);
+    if (!parsed.ok()) {
+      showError(tr("Cannot re-run"), QString::fromStdString(parsed.status().message()));
+      return false;
+    }
+    options.targets.push_back(*parsed);
+  }
+  options.targets_text = target.isEmpty() ? s.targets : target.toStdString();
+  for (const auto& [name, dims] : run->inputs.shapes) options.shapes.push_back(name + "=" + dims);
+  if (run->inputs.source.rfind("data ", 0) == 0) options.data_dir = run->inputs.source.substr(5);
+  for (const QString& node : keep_fp32) options.keep_fp32.push_back(node.toStdString());
+  options.store = true;
+  options.db = db_;
+  options.source = "gui";
+  options.stop_source = "Cancel";
+  options.command = "chipfit-gui " + path.toStdString() +
+                    (keep_fp32.isEmpty() ? "" : " (what-if: keep in fp32 " + keep_fp32.join(",").toStdString() + ")");
+  what_if_base_ = keep_fp32.isEmpty() ? nullptr : run;
+  what_if_target_ = target;
+  showPage(run_page_);
+  if (!run_page_->start(path, options)) {
+    what_if_base_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::openStoredRun(qint64 run_id, bool show_layers) {
+  auto error = std::make_shared<QString>();
+  auto load = [db = db_, run_id, error]() -> std::shared_ptr<const RunResult> {
+    auto store = RunStore::Open(db);
+    if (!store.ok()) {
+      *error = QString::fromStdString(store.status().message());
+      return nullptr;
+    }
+    auto json = (*store)->LoadRun(run_id);
+    if (!json.ok()) {
+      *error = QString::fromStdString(json.status().message());
+      return nullptr;
+    }
+    auto run = RunResultFromJson(*json);
+    if (!run.ok()) {
+      *error = QString::fromStdString(run.status().message());
+      return nullptr;
+    }
+    return std::make_shared<const RunResult>(std::move(*run));
+  };
+  stored_run_watcher_.disconnect(this);
+  connect(&stored_run_watcher_, &QFutureWatcher<std::shared_ptr<const RunResult>>::finished, this,
+          [this, run_id, error, show_layers] {
+            std::shared_ptr<const RunResult> run = stored_run_watcher_.result();
+            if (!run) {
+              showError(tr("Cannot open run %1").arg(run_id),
+                        tr("%1\n\nstore: %2").arg(*error, QString::fromStdString(db_.string())));
+              return;
+            }
+            showRun(std::move(run));
+            if (show_layers) showPage(layers_page_);
+          });
+  stored_run_watcher_.setFuture(QtConcurrent::run(std::move(load)));
+}
+
+bool MainWindow::showPageNamed(const QString& title) {
+  for (int i = 0; i < navigation_->count(); ++i) {
+    if (navigation_->item(i)->text().compare(title, Qt::CaseInsensitive) == 0) {
+      navigation_->setCurrentRow(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool MainWindow::exportReport(const QString& path) {
+  QString error;
+  if (recommend_page_->exportReport(path, &error)) {
+    statusBar()->showMessage(tr("Report written to %1").arg(path), 5000);
+    return true;
+  }
+  showError(tr("Cannot export the report"), error);
+  return false;
+}
+
+QStringList MainWindow::shortcutList() const {
+  QStringList out;
+  for (const QAction* action : findChildren<QAction*>()) {
+    if (action->shortcut().isEmpty()) continue;
+    out << action->shortcut().toString(QKeySequence::NativeText) + QStringLiteral("\t") +
+               QString(action->text()).remove(QChar('&'));
+  }
+  out << tr("Ctrl+Wheel\tZoom the graph") << tr("Delete\tDelete the selected runs (History)");
+  return out;
+}
+
+void MainWindow::restoreLayout() {
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  for (QSplitter* splitter : findChildren<QSplitter*>()) {
+    if (splitter->objectName().isEmpty()) continue;
+    splitter->restoreState(settings.value(QStringLiteral("splitters/") + splitter->objectName()).toByteArray());
+  }
+}
+
+void MainWindow::saveLayout() const {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  for (const QSplitter* splitter : findChildren<QSplitter*>()) {
+    if (!splitter->objectName().isEmpty())
+      settings.setValue(QStringLiteral("splitters/") + splitter->objectName(), splitter->saveState());
+  }
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  // Once, before the first paint: the size and splitters the user left.
+  if (!layout_restored_) {
+    layout_restored_ = true;
+    restoreLayout();
+  }
+  QMainWindow::showEvent(event);
 }
 
 bool MainWindow::runProfile() {
@@ -289,6 +558,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   // The run's worker stops after its current kernel (RunPage's runner joins it); the run is then
   // stored as cancelled, never left looking like a finished one.
   run_page_->cancel();
+  saveLayout();
   QMainWindow::closeEvent(event);
 }
 
@@ -327,6 +597,14 @@ void MainWindow::onDiscoveryFinished() {
       }
       for (const PrecisionSupport& p : info.precisions) {
         if (p.support.ok) targets.push_back({info.kind, info.index, p.precision});
+      }
+      if (!info.runtime_version.empty() || !info.driver_version.empty()) {
+        device_versions_ << QStringLiteral("%1: %2 — %3%4")
+                                .arg(QString::fromStdString(info.Id()), QString::fromStdString(info.name),
+                                     QString::fromStdString(info.runtime_version),
+                                     info.driver_version.empty()
+                                         ? QString()
+                                         : tr(", driver %1").arg(QString::fromStdString(info.driver_version)));
       }
     }
   }

@@ -21,8 +21,14 @@ class QStackedWidget;
 
 namespace chipfit {
 
+class ComparePage;
 class DevicesPage;
+class GraphPage;
+class HistoryPage;
+class LayerSelection;
+class LayersPage;
 class ModelPage;
+class RecommendPage;
 class RunPage;
 class TargetsPage;
 
@@ -48,6 +54,14 @@ class MainWindow : public QMainWindow {
   ModelPage* modelPage() const { return model_page_; }
   TargetsPage* targetsPage() const { return targets_page_; }
   RunPage* runPage() const { return run_page_; }
+  LayersPage* layersPage() const { return layers_page_; }
+  GraphPage* graphPage() const { return graph_page_; }
+  ComparePage* comparePage() const { return compare_page_; }
+  RecommendPage* recommendPage() const { return recommend_page_; }
+  HistoryPage* historyPage() const { return history_page_; }
+  LayerSelection* selection() const { return selection_; }
+  // The run the analysis pages show (the last finished or the one opened from History), or null.
+  const std::shared_ptr<const RunResult>& currentRun() const { return current_run_; }
   bool isDiscovering() const;
   const std::filesystem::path& storePath() const { return db_; }
   QString modelPath() const { return model_path_; }
@@ -60,9 +74,27 @@ class MainWindow : public QMainWindow {
   // Stops a run after its current kernel (Esc); the run is stored `cancelled`.
   void cancelRun();
   void showPage(QWidget* page);
+  // Shows `run` on Layers, Graph, Compare (its targets side by side) and Recommend; opens its model
+  // (when the file is there and nothing runs) so the graph and the layer details have its nodes.
+  void showRun(std::shared_ptr<const RunResult> run);
+  // Profiles `run`'s model again with its settings (targets, shapes, iterations, threads …); with
+  // `target` and `keep_fp32`, only that target with those nodes in fp32 (What-if), compared with the
+  // old result when it finishes. False when it cannot start.
+  bool rerun(const std::shared_ptr<const RunResult>& run, const QString& target = {},
+             const QStringList& keep_fp32 = {});
+  // Loads stored run `run_id` off the GUI thread and shows it (on Layers when `show_layers`; `chipfit-gui
+  // --run ID`); a run that is not there gives a dialog naming the id and the store.
+  void openStoredRun(qint64 run_id, bool show_layers = true);
+  // Shows the page whose navigation title is `title` (case-insensitive); false when there is none.
+  bool showPageNamed(const QString& title);
+  // Writes the Recommend page's report (format from the suffix); false and a dialog on failure.
+  bool exportReport(const QString& path);
+  // Every action with a shortcut, as Help › Keyboard shortcuts lists them: "Ctrl+O\tOpen model…".
+  QStringList shortcutList() const;
 
-  // The About box's text: version and revision baked in at build time.
-  static QString aboutText();
+  // The About box's text: version and revision baked in at build time, Qt's version, and the
+  // `versions` of the libraries and drivers discovery found ("oneDNN 3.0.0 (cpu)").
+  static QString aboutText(const QStringList& versions = {});
 
  signals:
   void devicesDiscovered(int device_count);
@@ -73,6 +105,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   void addPage(const QString& title, QWidget* page);
@@ -85,6 +118,9 @@ class MainWindow : public QMainWindow {
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void updateActions();
+  void onRunFinished(std::shared_ptr<const RunResult> run);
+  void restoreLayout();
+  void saveLayout() const;
 
   std::filesystem::path db_;
   QListWidget* navigation_;
@@ -93,6 +129,18 @@ class MainWindow : public QMainWindow {
   TargetsPage* targets_page_;
   RunPage* run_page_;
   DevicesPage* devices_page_;
+  LayerSelection* selection_;
+  LayersPage* layers_page_;
+  GraphPage* graph_page_;
+  ComparePage* compare_page_;
+  RecommendPage* recommend_page_;
+  HistoryPage* history_page_;
+  std::shared_ptr<const RunResult> current_run_;
+  // A What-if run in flight: the run and target it answers, compared with it when it finishes.
+  std::shared_ptr<const RunResult> what_if_base_;
+  QString what_if_target_;
+  QStringList device_versions_;  // "oneDNN 3.0 (cpu)", for Help › About
+  bool layout_restored_ = false;
   QLabel* machine_label_;
   QLabel* device_count_label_;
   QLabel* store_label_;
@@ -100,10 +148,13 @@ class MainWindow : public QMainWindow {
   QAction* open_action_ = nullptr;
   QAction* run_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
+  QAction* export_action_ = nullptr;
   QString model_path_;  // the model the pages show (after a successful analysis)
   QStringList model_shapes_;
   QFutureWatcher<DiscoveredDevices> discovery_watcher_;
   QFutureWatcher<QString> store_watcher_;
+  QFutureWatcher<std::shared_ptr<const RunResult>> stored_run_watcher_;
+  QString stored_run_error_;
 };
 
 }  // namespace chipfit

@@ -26,8 +26,13 @@ PACKAGES=(
   # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
   # (fonts-dejavu-core: the charts' and reports' typeface, also on a machine with no fonts at all)
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core
+  # the Graph page's node layout (Graphviz dot through libgvc/libcgraph)
+  libgraphviz-dev
   # the GUI interaction tests run once more in a real X window (xvfb-run needs xauth)
   xvfb xauth
+  # the Debian package (README "Install as a desktop app"): CPack's DEB generator runs dpkg-shlibdeps
+  # (dpkg-dev) on the ELF files it finds with file(1)
+  dpkg-dev file
 )
 
 check_only=0

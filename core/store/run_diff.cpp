@@ -172,13 +172,10 @@ json DiffLayers(const json& la, const json& lb, const DiffOptions& o, int& regre
     row["b_ms"] = Opt(b50);
     bool regression = false;
     if (a50 && b50 && *a50 > 0) {
-      const double ratio = *b50 / *a50;
-      const double spread =
-          (a90 ? std::max(0.0, *a90 - *a50) : 0.0) / *a50 + (b90 ? std::max(0.0, *b90 - *b50) : 0.0) / *b50;
-      const double threshold = std::max(o.min_layer_change, spread);
-      row["ratio"] = ratio;
-      row["threshold"] = threshold;
-      regression = ratio > 1 + threshold && std::max(*a50, *b50) >= o.min_layer_ms;
+      const LayerChange change = CompareLayerTimes(*a50, a90.value_or(*a50), *b50, b90.value_or(*b50), o);
+      row["ratio"] = change.ratio;
+      row["threshold"] = change.threshold;
+      regression = change.regressed;
     }
     const auto sa = Num(a.value("drift", json(nullptr)), "sqnr_db"),
                sb = Num(l.value("drift", json(nullptr)), "sqnr_db");
@@ -315,6 +312,20 @@ json DiffRuns(const json& a, const json& b, const DiffOptions& o) {
   out["inconclusive"] = inconclusive;
   out["improvements"] = improvements;
   return out;
+}
+
+std::string RatioVerdict(const RatioInterval& r, double min_change) { return Verdict(r, min_change); }
+
+LayerChange CompareLayerTimes(double a50, double a90, double b50, double b90, const DiffOptions& o) {
+  LayerChange change;
+  if (!(a50 > 0) || !(b50 > 0)) return change;
+  change.ratio = b50 / a50;
+  const double spread = std::max(0.0, a90 - a50) / a50 + std::max(0.0, b90 - b50) / b50;
+  change.threshold = std::max(o.min_layer_change, spread);
+  const bool big_enough = std::max(a50, b50) >= o.min_layer_ms;
+  change.regressed = big_enough && change.ratio > 1 + change.threshold;
+  change.improved = big_enough && change.ratio < 1 / (1 + change.threshold);
+  return change;
 }
 
 RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,

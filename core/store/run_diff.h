@@ -55,6 +55,19 @@ inline constexpr int kBootstrapBlocks = 16;
 RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
                                    int resamples, uint64_t seed, SampleOrder order_a = {}, SampleOrder order_b = {});
 
+// The verdict on a ratio interval by the rules of DiffOptions: regressed | improved | unchanged |
+// inconclusive.
+std::string RatioVerdict(const RatioInterval& r, double min_change);
+
+// One layer's change from A to B (p50 and p90 in ms of each): the ratio, the threshold it must pass
+// (min_layer_change, or both runs' p90 − p50 spread when larger) and whether it did, either way. Layers
+// under min_layer_ms in both are never flagged (dispatch noise).
+struct LayerChange {
+  double ratio = 1, threshold = 0;
+  bool regressed = false, improved = false;
+};
+LayerChange CompareLayerTimes(double a50, double a90, double b50, double b90, const DiffOptions& options = {});
+
 // What differs between two runs that changes what their timings mean: model file (sha256), bound
 // input shapes, threads, machine (host and devices), inputs (data or seeded random), int8
 // calibration. Empty when the runs are comparable. Settings an older run did not record are not

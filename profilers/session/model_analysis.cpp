@@ -3,6 +3,8 @@
 
 #include <exception>
 #include <map>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "core/graph/onnx_import.h"
@@ -53,6 +55,34 @@ std::map<std::string, std::string> DescribeValues(const Graph& graph, const std:
   return described;
 }
 
+// An attribute as a user reads it in Netron: "strides=[2, 2]", "mode=nearest"; long lists cut short.
+std::string DescribeAttribute(const std::string& name, const Attribute& a) {
+  constexpr size_t kMaxItems = 16;
+  const auto list = [](const auto& items, auto format) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size() && i < kMaxItems; ++i) out += (i > 0 ? ", " : "") + format(items[i]);
+    if (items.size() > kMaxItems) out += ", … (" + std::to_string(items.size()) + " in all)";
+    return out + "]";
+  };
+  const auto number = [](double v) {
+    std::ostringstream text;
+    text << v;
+    return text.str();
+  };
+  switch (a.kind) {
+    case Attribute::Kind::kInt: return name + "=" + std::to_string(a.i);
+    case Attribute::Kind::kFloat: return name + "=" + number(a.f);
+    case Attribute::Kind::kString: return name + "=" + a.s;
+    case Attribute::Kind::kInts: return name + "=" + list(a.ints, [](int64_t v) { return std::to_string(v); });
+    case Attribute::Kind::kFloats: return name + "=" + list(a.floats, number);
+    case Attribute::Kind::kStrings: return name + "=" + list(a.strings, [](const std::string& v) { return v; });
+    case Attribute::Kind::kTensor: return name + "=tensor";
+    case Attribute::Kind::kGraph:
+      return name + "=graph" + (a.graph ? " (" + std::to_string(a.graph->nodes.size()) + " nodes)" : std::string());
+  }
+  return name;
+}
+
 // `computed`: values whose shapes a compile worked out, over what the file declares.
 std::vector<NodeRow> NodeRows(const Graph& graph, const std::vector<ValueDesc>& computed) {
   const auto described = DescribeValues(graph, computed);
@@ -73,6 +103,7 @@ std::vector<NodeRow> NodeRows(const Graph& graph, const std::vector<ValueDesc>& 
     for (const auto& output : node.outputs) {
       if (!output.empty()) row.outputs.push_back(label(output));
     }
+    for (const auto& [attr, value] : node.attributes) row.attributes.push_back(DescribeAttribute(attr, value));
     rows.push_back(std::move(row));
   }
   return rows;

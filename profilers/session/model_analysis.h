@@ -21,6 +21,7 @@ struct NodeRow {
   std::string op;  // "Conv", or "domain::Op" outside ai.onnx
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  std::vector<std::string> attributes{};  // "kernel_shape=[3, 3]", in name order
 };
 
 // Where a target's device would run the model: the nodes it refuses, each with the device's reason.

@@ -4,18 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractButton>
+#include <QChartView>
+#include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -28,10 +33,19 @@
 
 #include "app/mainwindow.h"
 #include "core/store/run_store.h"
+#include "profilers/session/profile_session.h"
+#include "views/charts/run_charts.h"
+#include "views/models/layer_selection.h"
+#include "views/models/layer_table_model.h"
 #include "views/models/model_inputs_model.h"
 #include "views/models/run_progress_model.h"
 #include "views/models/target_matrix_model.h"
+#include "views/pages/compare_page.h"
+#include "views/pages/graph_page.h"
+#include "views/pages/history_page.h"
+#include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
+#include "views/pages/recommend_page.h"
 #include "views/pages/run_page.h"
 #include "views/pages/targets_page.h"
 
@@ -280,6 +294,80 @@ TEST_F(GuiInteractionTest, ScreenshotOfEveryPageIsNotBlank) {
     }
     EXPECT_GE(colours.size(), 16u) << name.toStdString() << " page looks blank";
   }
+}
+
+// The workbench's done-when, as a person coming back to a stored run: History › Open, the slowest
+// layer of cls on cpu:int8 found in the Layers table, seen on the roofline and in the graph, int8
+// compared with fp32 layer by layer, a latency limit set on Recommend and the report exported —
+// nothing through the CLI.
+TEST_F(GuiInteractionTest, StoredRunFromHistoryToExportedReport) {
+  {
+    auto first = OpenWindow();
+    BindClsInput(*first);
+    TickOnly(*first, {kCpuFp32, kCpuInt8}, 10, 0.2);
+    QSignalSpy finished(first->runPage(), &RunPage::runFinished);
+    ASSERT_TRUE(first->runProfile());
+    ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  }
+  // A new window on the same store, as after a restart.
+  MainWindow window(&DiscoverDevices, nullptr, db_);
+  window.resize(1280, 800);
+  window.show();
+  window.showPage(window.historyPage());
+  HistoryPage* history = window.historyPage();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !history->isListing() && history->table()->model()->rowCount() > 0; },
+                              kLoadTimeoutMs));
+  history->table()->selectRow(0);
+  history->openSelected();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window.currentRun() != nullptr; }, kLoadTimeoutMs));
+  auto* pages = window.findChild<QStackedWidget*>(QStringLiteral("pages"));
+  EXPECT_EQ(pages->currentWidget(), window.layersPage());
+
+  // Layers: sort by cpu:int8 p50, slowest first, and select the top row.
+  LayersPage* layers = window.layersPage();
+  const int int8 = layers->model()->targetIndex(QStringLiteral("cpu:int8"));
+  ASSERT_GE(int8, 0);
+  layers->table()->sortByColumn(LayerTableModel::column(int8, LayerTableModel::kP50), Qt::DescendingOrder);
+  layers->table()->selectRow(0);
+  const QString slowest = layers->proxy()->index(0, 0).data(LayerTableModel::KeyRole).toString();
+  ASSERT_FALSE(slowest.isEmpty());
+  EXPECT_EQ(window.selection()->current(), slowest);
+  // The slowest int8 layer in the whole run's table is the top of the int8 time chart too.
+  layers->setChartTarget(QStringLiteral("cpu:int8"));
+  layers->charts()->setCurrentIndex(1);  // Roofline of the cpu
+  EXPECT_TRUE(charts::HighlightedNodes(*layers->chartViews()[1]->chart()).contains(slowest))
+      << slowest.toStdString() << " is not marked on the roofline";
+  // The graph: the model opened with the run; the node is highlighted once laid out.
+  GraphPage* graph = window.graphPage();
+  window.showPage(graph);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return graph->isLaidOut(); }, kLoadTimeoutMs)) << graph->statusText().toStdString();
+  ASSERT_NE(graph->itemFor(slowest), nullptr);
+  EXPECT_TRUE(graph->itemFor(slowest)->isHighlighted());
+
+  // Compare int8 with fp32 layer by layer: the selected layer's row is selected there too.
+  ComparePage* compare = window.comparePage();
+  window.showPage(compare);
+  compare->setTargets(QStringLiteral("cpu:fp32"), QStringLiteral("cpu:int8"));
+  EXPECT_GT(compare->model()->rowCount(), 50);
+  const QModelIndexList compared = compare->table()->selectionModel()->selectedRows();
+  ASSERT_FALSE(compared.isEmpty());
+  EXPECT_EQ(compared.front().data(CompareModel::NodeRole).toString(), slowest);
+
+  // Recommend: a latency limit below every target rejects them all; the report carries it.
+  RecommendPage* recommend = window.recommendPage();
+  window.showPage(recommend);
+  RecommendSettings settings = recommend->settings();
+  settings.limits.max_latency_ms = 1e-3;
+  settings.limits.latency_stat = "p50";
+  settings.limits.latency_stat_given = true;
+  recommend->setSettings(settings);
+  EXPECT_TRUE(recommend->recommendation()["ranked"].empty()) << recommend->recommendation().dump();
+  const QString report = dir_.filePath(QStringLiteral("cls.html"));
+  ASSERT_TRUE(window.exportReport(report));
+  std::ifstream in(report.toStdString());
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find(slowest.toStdString()), std::string::npos);
+  EXPECT_NE(html.find("0.001"), std::string::npos) << "the report does not state the limit";
 }
 
 }  // namespace

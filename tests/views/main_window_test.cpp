@@ -105,7 +105,8 @@ TEST(MainWindowTest, ListsOnlyPagesThatWorkAndHasQuitAndAbout) {
   ASSERT_NE(navigation, nullptr);
   QStringList titles;
   for (int i = 0; i < navigation->count(); ++i) titles << navigation->item(i)->text();
-  EXPECT_EQ(titles, (QStringList{"Model", "Targets", "Run", "Devices"}));
+  EXPECT_EQ(titles,
+            (QStringList{"Model", "Targets", "Run", "Layers", "Graph", "Compare", "Recommend", "History", "Devices"}));
   const auto* pages = window.findChild<QStackedWidget*>(QStringLiteral("pages"));
   ASSERT_NE(pages, nullptr);
   EXPECT_EQ(pages->currentWidget(), window.modelPage());

@@ -19,12 +19,15 @@
 #include <QPainter>
 #include <QRegularExpression>
 #include <QScatterSeries>
+#include <QSet>
 #include <QSvgGenerator>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <list>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "views/charts/formats.h"
 
@@ -236,30 +239,48 @@ std::string OutputNode(const LayerResult& layer) {
   return layer.onnx_nodes.empty() ? layer.name : layer.onnx_nodes.back();
 }
 
+// The property a series or bar set keeps its points' nodes in: one entry per point, the nodes joined
+// by '\n' (a QStringList property needs no extra metatype).
+constexpr char kNodesProperty[] = "chipfit_nodes";
+const QColor kSelectedColor(0xFF, 0x3B, 0x30);
+
+QString JoinNodes(const LayerResult& layer) {
+  QStringList nodes;
+  if (layer.onnx_nodes.empty()) nodes << Q(layer.name);
+  for (const std::string& n : layer.onnx_nodes) nodes << Q(n);
+  return nodes.join(QChar('\n'));
+}
+
+void TagNodes(QObject* series_or_set, const QStringList& joined) {
+  series_or_set->setProperty(kNodesProperty, joined);
+  if (auto* xy = qobject_cast<QXYSeries*>(series_or_set)) xy->setSelectedColor(kSelectedColor);
+  if (auto* set = qobject_cast<QBarSet*>(series_or_set)) set->setSelectedColor(kSelectedColor);
+}
+
 // Every ok target's ONNX nodes in one order that keeps each target's execution order: a node the
 // order lacks goes right after the node the target ran before it. Targets fuse differently, so no
 // single target's layer list names every node.
 std::vector<std::string> MergedNodeOrder(const RunResult& run) {
-  std::vector<std::string> order;
+  // A list with an index into it: linear in the layers, so a 5,000-node model draws at once.
+  std::list<std::string> order;
+  std::unordered_map<std::string, std::list<std::string>::iterator> where;
   for (const auto& t : run.targets) {
     if (t->status != "ok") continue;
-    std::optional<size_t> previous;  // where this target's previous node sits in `order`
+    auto previous = order.end();  // where this target's previous node sits in `order`
     for (const LayerResult& layer : t->layers) {
       const std::vector<std::string> nodes =
           layer.onnx_nodes.empty() ? std::vector<std::string>{layer.name} : layer.onnx_nodes;
       for (const std::string& node : nodes) {
-        const auto found = std::find(order.begin(), order.end(), node);
-        if (found != order.end()) {
-          previous = static_cast<size_t>(found - order.begin());
+        if (const auto found = where.find(node); found != where.end()) {
+          previous = found->second;
           continue;
         }
-        const size_t at = previous ? *previous + 1 : 0;
-        order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), node);
-        previous = at;
+        previous = order.insert(previous == order.end() ? order.begin() : std::next(previous), node);
+        where.emplace(node, previous);
       }
     }
   }
-  return order;
+  return {order.begin(), order.end()};
 }
 
 }  // namespace
@@ -271,7 +292,7 @@ QColor TargetColor(const RunResult& run, const std::string& target) {
   return kTargetPalette[std::hash<std::string>{}(target) % std::size(kTargetPalette)];
 }
 
-std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n) {
+std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n, int label_chars) {
   const std::string name = target.target.ToString();
   const std::vector<LayerRow> all = LayersByTime(target);
   const size_t shown = std::min(all.size(), static_cast<size_t>(std::max(top_n, 1)));
@@ -297,13 +318,17 @@ std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult&
   QStringList categories;
   std::set<QString> seen;
   // Bar categories run bottom to top: append the fastest first so the slowest is on top.
+  QStringList bar_nodes;
   for (size_t k = shown; k-- > 0;) {
     const LayerRow& r = all[k];
-    QString label = Elide(Q(r.layer->name), 30) + " (" + Elide(Q(r.layer->op), 18) + ")";
+    QString label = label_chars > 0 ? Elide(Q(r.layer->name), label_chars)
+                                    : Elide(Q(r.layer->name), 30) + " (" + Elide(Q(r.layer->op), 18) + ")";
     if (!seen.insert(label).second) label += QStringLiteral(" #%1").arg(r.index);  // categories must be unique
     categories.append(label);
     set->append(r.p50 * scale);
+    bar_nodes << JoinNodes(*r.layer);
   }
+  TagNodes(set, bar_nodes);
   auto* series = new QHorizontalBarSeries;
   series->append(set);
   series->setBarWidth(0.72);
@@ -528,7 +553,12 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
     scatter->setColor(color);
     scatter->setBorderColor(color.darker(140));
     scatter->setMarkerSize(9);
-    for (const auto& p : pts) scatter->append(p.first);
+    QStringList point_nodes;
+    for (const auto& p : pts) {
+      scatter->append(p.first);
+      point_nodes << JoinNodes(*p.second);
+    }
+    TagNodes(scatter, point_nodes);
     chart->addSeries(scatter);
     scatter->attachAxis(x);
     scatter->attachAxis(y);
@@ -653,6 +683,7 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
     points->setBorderColor(color);
     points->setMarkerSize(7);
     QLineSeries* segment = nullptr;
+    QStringList point_nodes;
     for (int i = 0; i <= last; ++i) {
       const auto it = line.by_node.find(columns[i]);
       if (it == line.by_node.end()) {
@@ -661,6 +692,7 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
       }
       const QPointF pt(i, it->second >= kExactSqnrDb ? exact_y : it->second);
       points->append(pt);
+      point_nodes << Q(columns[i]);
       if (segment == nullptr) {
         segment = new QLineSeries;
         QPen p(color);
@@ -671,6 +703,7 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run) {
       }
       segment->append(pt);
     }
+    TagNodes(points, point_nodes);
     attach(points);
   }
   return chart;
@@ -749,6 +782,230 @@ std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers) {
   AddHorizontalBarAxes(*chart, series, categories, max_total * scale * 1.05,
                        QStringLiteral("energy per inference (%1), split by layer").arg(unit));
   return chart;
+}
+
+std::unique_ptr<QChart> CrossTargetRooflineChart(const RunResult& run, const std::string& device_id, int top_n) {
+  // The device's ok targets in precision order: the order a node's points are joined in.
+  static const std::map<std::string, int> kRank = {{"fp32", 0}, {"tf32", 1}, {"fp16", 2}, {"bf16", 3}, {"int8", 4}};
+  std::vector<const TargetResult*> targets;
+  for (const auto& t : run.targets) {
+    if (t->status == "ok" && t->target.DeviceId() == device_id) targets.push_back(t.get());
+  }
+  const auto rank = [&](const TargetResult* t) {
+    const auto it = kRank.find(std::string(PrecisionName(t->target.precision)));
+    return it == kRank.end() ? 9 : it->second;
+  };
+  std::stable_sort(targets.begin(), targets.end(),
+                   [&](const TargetResult* a, const TargetResult* b) { return rank(a) < rank(b); });
+  // Compute kernels by their first ONNX node (the node that does the work: a Conv fused with its
+  // activation is named after the Conv on every target).
+  std::map<std::string, double> slowest;
+  std::vector<std::map<std::string, const LayerResult*>> kernels(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    for (const LayerResult& l : targets[i]->layers) {
+      if (l.flops <= 0 || !(Finite(l.gflops_per_s).value_or(0) > 0) ||
+          !(Finite(l.arithmetic_intensity).value_or(0) > 0))
+        continue;
+      kernels[i].emplace(l.name, &l);
+      slowest[l.name] = std::max(slowest[l.name], Finite(l.time_p50_ms).value_or(0));
+    }
+  }
+  std::vector<std::pair<double, std::string>> by_time;
+  for (const auto& [node, ms] : slowest) by_time.push_back({ms, node});
+  std::sort(by_time.begin(), by_time.end(), std::greater<>());
+  if (by_time.size() > static_cast<size_t>(std::max(top_n, 1))) by_time.resize(static_cast<size_t>(std::max(top_n, 1)));
+
+  auto chart = NewChart(Q("Cross-target roofline — " + device_id + ": the " + std::to_string(by_time.size()) +
+                          " slowest layers on each precision, joined"));
+  if (targets.size() < 2 || by_time.empty()) {
+    chart->setTitle(
+        Q("Cross-target roofline — " + device_id +
+          (targets.size() < 2 ? ": needs two or more precisions on this device" : ": no layer with FLOPs")));
+    chart->legend()->hide();
+    return chart;
+  }
+  double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
+  for (const auto& [ms, node] : by_time) {
+    for (const auto& by_node : kernels) {
+      const auto it = by_node.find(node);
+      if (it == by_node.end()) continue;
+      x_lo = std::min(x_lo, it->second->arithmetic_intensity);
+      x_hi = std::max(x_hi, it->second->arithmetic_intensity);
+      y_lo = std::min(y_lo, it->second->gflops_per_s);
+      y_hi = std::max(y_hi, it->second->gflops_per_s);
+    }
+  }
+  for (const TargetResult* t : targets) {
+    if (!t->ceilings) continue;
+    const auto peak = t->ceilings->peak_gflops.find(t->target.precision);
+    if (peak != t->ceilings->peak_gflops.end() && Finite(peak->second).value_or(0) > 0)
+      y_hi = std::max(y_hi, peak->second);
+  }
+  x_lo = Floor10(x_lo / 1.5);
+  x_hi = Ceil10(x_hi * 1.5);
+  y_lo = Floor10(y_lo / 1.5);
+  y_hi = Ceil10(y_hi * 1.5);
+  auto* x = new QLogValueAxis;
+  x->setBase(10);
+  x->setRange(x_lo * 0.999, x_hi * 1.001);
+  x->setLabelFormat(QStringLiteral("%g"));
+  StyleAxis(x, QStringLiteral("arithmetic intensity (FLOP/byte)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  auto* y = new QLogValueAxis;
+  y->setBase(10);
+  y->setRange(y_lo * 0.999, y_hi * 1.001);
+  y->setLabelFormat(QStringLiteral("%g"));
+  StyleAxis(y, QStringLiteral("achieved GFLOP/s (p50)"));
+  chart->addAxis(y, Qt::AlignLeft);
+  const auto attach = [&](QXYSeries* series) {
+    chart->addSeries(series);
+    series->attachAxis(x);
+    series->attachAxis(y);
+  };
+  // Each target's measured compute peak as a dashed line in its colour.
+  for (const TargetResult* t : targets) {
+    if (!t->ceilings) continue;
+    const auto peak = t->ceilings->peak_gflops.find(t->target.precision);
+    if (peak == t->ceilings->peak_gflops.end() || !(Finite(peak->second).value_or(0) > 0)) continue;
+    auto* roof = new QLineSeries;
+    QPen pen(TargetColor(run, t->target.ToString()));
+    pen.setStyle(Qt::DashLine);
+    roof->setPen(pen);
+    roof->append(x_lo, peak->second);
+    roof->append(x_hi, peak->second);
+    attach(roof);
+    for (QLegendMarker* marker : chart->legend()->markers(roof)) marker->setVisible(false);
+  }
+  // The moves: one thin line per node through its targets, in precision order.
+  for (const auto& [ms, node] : by_time) {
+    auto* path = new QLineSeries;
+    QPen pen(QColor(0x90, 0x90, 0x90));
+    pen.setWidthF(1.0);
+    path->setPen(pen);
+    for (const auto& by_node : kernels) {
+      const auto it = by_node.find(node);
+      if (it != by_node.end()) path->append(it->second->arithmetic_intensity, it->second->gflops_per_s);
+    }
+    attach(path);
+    for (QLegendMarker* marker : chart->legend()->markers(path)) marker->setVisible(false);
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string name = targets[i]->target.ToString();
+    auto* points = new QScatterSeries;
+    points->setName(Q(name));
+    points->setColor(TargetColor(run, name));
+    points->setBorderColor(TargetColor(run, name).darker(140));
+    points->setMarkerSize(9);
+    QStringList point_nodes;
+    for (const auto& [ms, node] : by_time) {
+      const auto it = kernels[i].find(node);
+      if (it == kernels[i].end()) continue;
+      points->append(it->second->arithmetic_intensity, it->second->gflops_per_s);
+      point_nodes << JoinNodes(*it->second);
+    }
+    TagNodes(points, point_nodes);
+    attach(points);
+  }
+  return chart;
+}
+
+std::vector<QStringList> NodesOfPoints(const QObject* series_or_set) {
+  std::vector<QStringList> out;
+  for (const QString& joined : series_or_set->property(kNodesProperty).toStringList()) {
+    out.push_back(joined.split(QChar('\n')));
+  }
+  return out;
+}
+
+void SetNodesOfPoints(QObject* series_or_set, const std::vector<QStringList>& nodes) {
+  QStringList joined;
+  for (const QStringList& n : nodes) joined << n.join(QChar('\n'));
+  TagNodes(series_or_set, joined);
+}
+
+namespace {
+
+QList<int> MatchingIndexes(const QObject* tagged, const QSet<QString>& want) {
+  QList<int> indexes;
+  const std::vector<QStringList> nodes = NodesOfPoints(tagged);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (std::any_of(nodes[i].begin(), nodes[i].end(), [&](const QString& n) { return want.contains(n); }))
+      indexes << static_cast<int>(i);
+  }
+  return indexes;
+}
+
+}  // namespace
+
+void HighlightNodes(QChart& chart, const QStringList& nodes) {
+  const QSet<QString> want(nodes.begin(), nodes.end());
+  for (QAbstractSeries* series : chart.series()) {
+    if (auto* xy = qobject_cast<QXYSeries*>(series)) {
+      if (!xy->property(kNodesProperty).isValid()) continue;
+      const QList<int> picked = MatchingIndexes(xy, want);
+      xy->deselectAllPoints();
+      // Larger as well as recoloured: a red marker among orange ones is easy to miss.
+      xy->clearPointsConfiguration(QXYSeries::PointConfiguration::Size);
+      if (!picked.isEmpty()) xy->selectPoints(picked);
+      if (auto* scatter = qobject_cast<QScatterSeries*>(xy)) {
+        for (int i : picked)
+          xy->setPointConfiguration(i, QXYSeries::PointConfiguration::Size, scatter->markerSize() * 1.8);
+      }
+    } else if (auto* bars = qobject_cast<QAbstractBarSeries*>(series)) {
+      for (QBarSet* set : bars->barSets()) {
+        if (!set->property(kNodesProperty).isValid()) continue;
+        const QList<int> picked = MatchingIndexes(set, want);
+        set->deselectAllBars();
+        if (!picked.isEmpty()) set->selectBars(picked);
+      }
+    }
+  }
+}
+
+QStringList HighlightedNodes(const QChart& chart) {
+  QStringList out;
+  const auto add = [&out](const QStringList& nodes) {
+    for (const QString& n : nodes) {
+      if (!out.contains(n)) out << n;
+    }
+  };
+  for (QAbstractSeries* series : chart.series()) {
+    if (auto* xy = qobject_cast<QXYSeries*>(series)) {
+      const std::vector<QStringList> nodes = NodesOfPoints(xy);
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (xy->isPointSelected(static_cast<int>(i))) add(nodes[i]);
+      }
+    } else if (auto* bars = qobject_cast<QAbstractBarSeries*>(series)) {
+      for (QBarSet* set : bars->barSets()) {
+        const std::vector<QStringList> nodes = NodesOfPoints(set);
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          if (set->isBarSelected(static_cast<int>(i))) add(nodes[i]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+QStringList NodesNear(const QXYSeries& series, QPointF value) {
+  const std::vector<QStringList> nodes = NodesOfPoints(&series);
+  const QList<QPointF> points = series.points();
+  // On log axes (the rooflines) distance is measured in decades, else in data units.
+  bool log_axes = false;
+  for (const QAbstractAxis* axis : const_cast<QXYSeries&>(series).attachedAxes())
+    log_axes = log_axes || axis->type() == QAbstractAxis::AxisTypeLogValue;
+  const auto coordinate = [log_axes](double v) { return log_axes ? std::log10(std::max(v, 1e-12)) : v; };
+  int best = -1;
+  double best_distance = INFINITY;
+  for (int i = 0; i < points.size() && i < static_cast<int>(nodes.size()); ++i) {
+    const double distance = std::hypot(coordinate(points[i].x()) - coordinate(value.x()),
+                                       coordinate(points[i].y()) - coordinate(value.y()));
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = i;
+    }
+  }
+  return best < 0 ? QStringList() : nodes[static_cast<size_t>(best)];
 }
 
 std::vector<RunChart> BuildRunCharts(const RunResult& run) {

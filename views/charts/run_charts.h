@@ -12,6 +12,8 @@
 #include <QImage>
 #include <QSize>
 #include <QString>
+#include <QStringList>
+#include <QXYSeries>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +24,9 @@ namespace chipfit::charts {
 
 // (a) One target's top_n layers by p50 device time, as horizontal bars, slowest on top, in µs when
 // every shown layer is under a millisecond. A target without layers gives a chart that says so.
-std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n = 10);
+// `label_chars`: the longest bar label; a narrow chart (the GUI's) passes fewer and gets node names only.
+std::unique_ptr<QChart> LayerTimeChart(const RunResult& run, const TargetResult& target, int top_n = 10,
+                                       int label_chars = 0);
 
 // (b) Roofline of one device (log-log): every layer with FLOPs of every ok target that ran on it
 // (x: arithmetic intensity in FLOP/byte, y: achieved GFLOP/s), with the measured ceilings of each
@@ -46,6 +50,26 @@ std::unique_ptr<QChart> DriftChart(const RunResult& run);
 // its source ("estimated", "measured:<sensor>"); the title says when every value is an estimate.
 // One unit, the report's: J from 1 J, mJ from 1 mJ, else µJ.
 std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers = 4);
+
+// (e) Cross-target roofline of one device: the top_n slowest ONNX nodes (by their slowest target), each
+// drawn on every ok target of the device at its kernel's (intensity, GFLOP/s), the points of one node
+// joined in precision order (fp32 → tf32 → fp16 → bf16 → int8), so the move a precision buys is
+// visible. Points carry their nodes for linked selection.
+std::unique_ptr<QChart> CrossTargetRooflineChart(const RunResult& run, const std::string& device_id, int top_n = 12);
+
+// Linked selection. Every bar and scatter point a chart draws for a layer carries the ONNX nodes it
+// stands for; these find them and mark the selected ones (QXYSeries/QBarSet selection, drawn in the
+// selection colour and larger).
+// The nodes of each point (QXYSeries) or bar (QBarSet), in point order; empty for other series.
+std::vector<QStringList> NodesOfPoints(const QObject* series_or_set);
+// Gives a series' points (or a set's bars) their nodes, for charts built outside this file.
+void SetNodesOfPoints(QObject* series_or_set, const std::vector<QStringList>& nodes);
+// Marks the points and bars whose nodes meet `nodes`; unmarks the rest.
+void HighlightNodes(QChart& chart, const QStringList& nodes);
+// The nodes of every marked point and bar (what a test checks after a selection).
+QStringList HighlightedNodes(const QChart& chart);
+// The nodes of the point of `series` nearest to `value` (what a click on it means), or none.
+QStringList NodesNear(const QXYSeries& series, QPointF value);
 
 // A target's colour ("cpu:int8"), the same in every chart of a run (by its index in run.targets).
 QColor TargetColor(const RunResult& run, const std::string& target);
