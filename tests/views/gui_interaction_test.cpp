@@ -370,5 +370,42 @@ TEST_F(GuiInteractionTest, StoredRunFromHistoryToExportedReport) {
   EXPECT_NE(html.find("0.001"), std::string::npos) << "the report does not state the limit";
 }
 
+// What-if from the Layers page: the worst-drifting int8 layers kept in fp32, only cpu:int8 profiled
+// again, and the new result beside the old one on Compare.
+TEST_F(GuiInteractionTest, WhatIfKeepsLayersInFp32AndComparesWithTheOldResult) {
+  auto window = OpenWindow();
+  BindClsInput(*window);
+  TickOnly(*window, {kCpuFp32, kCpuInt8}, 10, 0.2);
+  QSignalSpy finished(window->runPage(), &RunPage::runFinished);
+  ASSERT_TRUE(window->runProfile());
+  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  const std::shared_ptr<const RunResult> before = window->currentRun();
+  ASSERT_NE(before, nullptr);
+  const QStringList nodes = window->layersPage()->whatIfNodes(QStringLiteral("cpu:int8"), 2);
+  ASSERT_FALSE(nodes.isEmpty()) << "no int8 layer under 30 dB to keep";
+  emit window->layersPage()->whatIfRequested(QStringLiteral("cpu:int8"), nodes);
+  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  const std::shared_ptr<const RunResult> after = window->currentRun();
+  ASSERT_NE(after, before);
+  ASSERT_EQ(after->targets.size(), 1u);  // only the target asked about
+  EXPECT_EQ(after->targets.front()->target.ToString(), "cpu:int8");
+  EXPECT_NE(after->command.find("keep in fp32"), std::string::npos) << after->command;
+  // The kept nodes ran in fp32 in the new run.
+  for (const LayerResult& layer : after->targets.front()->layers) {
+    for (const std::string& node : layer.onnx_nodes) {
+      if (nodes.contains(QString::fromStdString(node)) && layer.op != "Reorder" && layer.op != "Copy") {
+        EXPECT_EQ(layer.precision, "fp32") << node;
+      }
+    }
+  }
+  auto* pages = window->findChild<QStackedWidget*>(QStringLiteral("pages"));
+  EXPECT_EQ(pages->currentWidget(), window->comparePage());
+  EXPECT_EQ(window->comparePage()->model()->a().run, before);
+  EXPECT_EQ(window->comparePage()->model()->b().run, after);
+  EXPECT_EQ(window->comparePage()->model()->a().target, QStringLiteral("cpu:int8"));
+  EXPECT_EQ(window->comparePage()->model()->b().target, QStringLiteral("cpu:int8"));
+  EXPECT_GT(window->comparePage()->model()->totals().placement_changes, 0);
+}
+
 }  // namespace
 }  // namespace chipfit

@@ -276,6 +276,7 @@ void LayersPage::fillTargetCombos() {
   QStringList targets;
   for (int i = 0; i < model_->targetCount(); ++i) targets << model_->targetName(i);
   for (QComboBox* combo : {drift_target_, slower_a_, slower_b_, chart_target_}) {
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "opencl:0:fp32" whole, not "opencl:0"
     const QString keep = combo->currentText();
     combo->clear();
     combo->addItems(targets);
@@ -332,8 +333,11 @@ QStringList LayersPage::whatIfNodes(const QString& target, int count) const {
   std::vector<std::pair<double, int>> worst;
   const auto& rows = model_->table().rows;
   for (size_t r = 0; r < rows.size(); ++r) {
-    const double db = rows[r].cells[static_cast<size_t>(t)].sqnr_db;
-    if (std::isfinite(db) && db < 30) worst.push_back({db, static_cast<int>(r)});
+    const LayerCell& cell = rows[r].cells[static_cast<size_t>(t)];
+    // Only layers computed below fp32 can gain: a layer that already ran in fp32 (the last MatMul of
+    // a classifier often does) only shows the drift of the layers before it.
+    if (cell.precision == QStringLiteral("fp32")) continue;
+    if (std::isfinite(cell.sqnr_db) && cell.sqnr_db < 30) worst.push_back({cell.sqnr_db, static_cast<int>(r)});
   }
   std::sort(worst.begin(), worst.end());
   for (size_t i = 0; i < worst.size() && static_cast<int>(nodes.size()) < count; ++i) {

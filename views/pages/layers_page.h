@@ -50,7 +50,7 @@ class LayersPage : public QWidget {
   // The chart target (time chart) and device (rooflines) the combos select.
   void setChartTarget(const QString& target);
   // The nodes a what-if run would keep in fp32 on `target`: the selected rows when any, else the
-  // `count` rows with the lowest drift SQNR under 30 dB.
+  // `count` rows computed below fp32 with the lowest drift SQNR under 30 dB.
   QStringList whatIfNodes(const QString& target, int count) const;
 
  signals:
