@@ -219,7 +219,9 @@ void MainWindow::createMenus() {
   file_menu->addSeparator();
   QAction* quit = file_menu->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
   quit->setObjectName(QStringLiteral("quitAction"));
-  quit->setShortcut(QKeySequence::Quit);
+  // Not every platform theme has a Quit key (the offscreen one has none): Ctrl+Q then.
+  quit->setShortcut(QKeySequence(QKeySequence::Quit).isEmpty() ? QKeySequence(Qt::CTRL | Qt::Key_Q)
+                                                               : QKeySequence(QKeySequence::Quit));
   quit->setMenuRole(QAction::QuitRole);
 
   QMenu* run_menu = menuBar()->addMenu(tr("&Run"));

@@ -122,6 +122,19 @@ TEST(MainWindowTest, ListsOnlyPagesThatWorkAndHasQuitAndAbout) {
   ASSERT_NE(run, nullptr);
   EXPECT_FALSE(run->isEnabled());
   EXPECT_TRUE(MainWindow::aboutText().contains(QStringLiteral(CHIPFIT_VERSION)));
+  EXPECT_TRUE(
+      MainWindow::aboutText({QStringLiteral("cpu: EPYC — oneDNN 3.0.0")}).contains(QStringLiteral("oneDNN 3.0.0")));
+  // Every main action has a shortcut, and Help › Keyboard shortcuts lists them.
+  const QStringList shortcuts = window.shortcutList();
+  for (const char* action : {"openAction", "runAction", "cancelAction", "exportAction", "findAction", "quitAction",
+                             "shortcutsAction", "page1Action", "page9Action"}) {
+    const auto* a = window.findChild<QAction*>(QString::fromLatin1(action));
+    ASSERT_NE(a, nullptr) << action;
+    ASSERT_FALSE(a->shortcut().isEmpty()) << action;
+    const QString line =
+        a->shortcut().toString(QKeySequence::NativeText) + QChar('\t') + QString(a->text()).remove(QChar('&'));
+    EXPECT_TRUE(shortcuts.contains(line)) << line.toStdString();
+  }
 
   QSignalSpy discovered(&window, &MainWindow::devicesDiscovered);
   ASSERT_TRUE(discovered.wait(kDiscoveryTimeoutMs));  // let the worker finish before the window goes
