@@ -7,6 +7,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScatterSeries>
@@ -144,6 +145,28 @@ TEST_F(LayersPageTest, WhatIfAsksForTheWorstDriftingLayersOnTheDriftTarget) {
   // The synthetic int8 drifts most at the end of the model.
   EXPECT_TRUE(nodes.contains(QStringLiteral("n39")) || nodes.contains(QStringLiteral("n38")))
       << nodes.join(",").toStdString();
+}
+
+TEST(LayersPage, SaysWhenPerLayerTimesAreNotToBeTakenAsTheyAre) {
+  LayerSelection selection;
+  LayersPage page(&selection);
+  auto run = SyntheticRun(10, 2);
+  auto busy = std::make_shared<TargetResult>(*run->targets[1]);
+  busy->latency.machine_busy = true;
+  busy->latency.other_cpu_share = 0.34;
+  busy->instrumentation_overhead = 40;
+  run->targets[1] = busy;
+  page.setRun(run);
+  auto* summary = page.findChild<QLabel*>(QStringLiteral("layersSummary"));
+  ASSERT_NE(summary, nullptr);
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("cpu:bf16 was timed while other processes used 34 %")))
+      << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("add up to 40.0×"))) << summary->text().toStdString();
+  EXPECT_FALSE(summary->text().contains(QStringLiteral("cpu:fp32 was timed")));
+  // A filter keeps the warnings.
+  page.proxy()->setOpFilter(QStringLiteral("Conv"));
+  page.findChild<QLineEdit*>(QStringLiteral("layerSearch"))->setText(QStringLiteral("n"));
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("was timed while")));
 }
 
 TEST_F(LayersPageTest, ScreenshotOfEachTabIsNotBlank) {

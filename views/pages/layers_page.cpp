@@ -65,6 +65,7 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   table_->horizontalHeader()->setDefaultSectionSize(86);
   table_->horizontalHeader()->setHighlightSections(false);
   summary_->setObjectName(QStringLiteral("layersSummary"));
+  summary_->setTextFormat(Qt::RichText);
   summary_->setWordWrap(true);
 
   auto* bar = new QWidget(this);
@@ -254,7 +255,7 @@ void LayersPage::applyFilters() {
   proxy_->setDriftBelow(drift_on_->isChecked() ? drift_target_->currentIndex() : -1, drift_db_->value());
   proxy_->setSlowerThan(slower_on_->isChecked() ? slower_a_->currentIndex() : -1,
                         slower_on_->isChecked() ? slower_b_->currentIndex() : -1, slower_factor_->value());
-  summary_->setText(tr("%1 of %2 rows shown").arg(proxy_->rowCount()).arg(model_->rowCount()));
+  summary_->setText(run_text_ + tr("%1 of %2 rows shown").arg(proxy_->rowCount()).arg(model_->rowCount()) + run_notes_);
 }
 
 void LayersPage::fillTargetCombos() {
@@ -302,13 +303,31 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
   const int p50 = model_->targetCount() > 0 ? LayerTableModel::column(0, LayerTableModel::kP50) : 0;
   table_->sortByColumn(p50, Qt::DescendingOrder);
   table_->setColumnWidth(LayerTableModel::kNameColumn, 200);
-  const auto& r = this->run();
-  if (r) {
-    summary_->setText(tr("Run %1 of %2: %3 rows on %4 targets; %5")
-                          .arg(r->run_id ? QString::number(*r->run_id) : tr("(not stored)"), Q(r->model.path),
-                               QString::number(model_->rowCount()), QString::number(model_->targetCount()),
-                               summary_->text()));
+  run_text_.clear();
+  run_notes_.clear();
+  if (const auto& r = this->run()) {
+    run_text_ = tr("Run %1 of %2: %3 rows on %4 targets; ")
+                    .arg(r->run_id ? QString::number(*r->run_id) : tr("(not stored)"), Q(r->model.path).toHtmlEscaped(),
+                         QString::number(model_->rowCount()), QString::number(model_->targetCount()));
+    // Per-layer times a user should not take as they are: said where they are shown.
+    for (const auto& t : model_->table().targets) {
+      const QString name = Q(t->target.ToString());
+      if (t->latency.machine_busy) {
+        run_notes_ += tr("<br><b>%1 was timed while other processes used %2 % of the CPUs</b>: its times may be "
+                         "inflated.")
+                          .arg(name)
+                          .arg(t->latency.other_cpu_share.value_or(0) * 100, 0, 'f', 0);
+      }
+      if (t->instrumentation_overhead > 2) {
+        run_notes_ +=
+            tr("<br><b>%1's layer times add up to %2× its end-to-end latency</b>: the per-layer pass was "
+               "slowed (timers, or a busy machine); compare its layers with each other, not with the latency.")
+                .arg(name)
+                .arg(t->instrumentation_overhead, 0, 'f', 1);
+      }
+    }
   }
+  applyFilters();
   rebuildCharts();
   onSelectionChanged(selection_->nodes(), nullptr);
 }

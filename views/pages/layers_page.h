@@ -95,7 +95,8 @@ class LayersPage : public QWidget {
   QComboBox* heat_measure_;
   QSpinBox* what_if_count_;
   QPushButton* what_if_;
-  bool syncing_ = false;  // applying a selection from elsewhere: no echo back
+  QString run_text_, run_notes_;  // the summary's run line and its warnings (busy machine, slowed layers)
+  bool syncing_ = false;          // applying a selection from elsewhere: no echo back
 };
 
 }  // namespace chipfit
