@@ -121,6 +121,7 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
   addPage(tr("History"), history_page_);
   addPage(tr("Devices"), devices_page_);
   connect(navigation_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
+  connect(pages_, &QStackedWidget::currentChanged, this, [this](int index) { refreshPage(pages_->widget(index)); });
   navigation_->setCurrentRow(0);
 
   auto* central = new QWidget(this);
@@ -154,6 +155,7 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
   connect(history_page_, &HistoryPage::compareRuns, this,
           [this](std::shared_ptr<const RunResult> a, std::shared_ptr<const RunResult> b) {
             showRun(b);
+            stale_pages_.removeOne(compare_page_);
             compare_page_->setRuns(std::move(a), std::move(b));
             showPage(compare_page_);
           });
@@ -309,10 +311,8 @@ void MainWindow::onModelLoaded(const QString& path, const QString& sha256, const
 void MainWindow::showRun(std::shared_ptr<const RunResult> run) {
   if (!run) return;
   current_run_ = std::move(run);
-  layers_page_->setRun(current_run_);
-  graph_page_->setRun(current_run_);
-  compare_page_->setRuns(current_run_, current_run_);
-  recommend_page_->setRun(current_run_);
+  stale_pages_ = {layers_page_, graph_page_, compare_page_, recommend_page_};
+  refreshPage(pages_->currentWidget());
   // A stored run of another model (or shapes): open that model too, without leaving the page the user
   // is on, so the graph and the details show its nodes. A file that moved since is said on the Model page.
   QStringList shapes;
@@ -324,12 +324,26 @@ void MainWindow::showRun(std::shared_ptr<const RunResult> run) {
   updateActions();
 }
 
+void MainWindow::refreshPage(QWidget* page) {
+  if (!stale_pages_.removeOne(page)) return;
+  if (page == layers_page_) {
+    layers_page_->setRun(current_run_);
+  } else if (page == graph_page_) {
+    graph_page_->setRun(current_run_);
+  } else if (page == compare_page_) {
+    compare_page_->setRuns(current_run_, current_run_);
+  } else if (page == recommend_page_) {
+    recommend_page_->setRun(current_run_);
+  }
+}
+
 void MainWindow::onRunFinished(std::shared_ptr<const RunResult> run) {
   history_page_->refresh();
   const std::shared_ptr<const RunResult> base = std::exchange(what_if_base_, nullptr);
   showRun(run);
   if (base) {
     // What-if: the old result beside the new one.
+    stale_pages_.removeOne(compare_page_);
     compare_page_->setRuns(base, run);
     compare_page_->setTargets(what_if_target_, what_if_target_);
     showPage(compare_page_);
@@ -435,6 +449,7 @@ bool MainWindow::showPageNamed(const QString& title) {
 }
 
 bool MainWindow::exportReport(const QString& path) {
+  refreshPage(recommend_page_);  // the report of the current run, even when Recommend was never shown
   QString error;
   if (recommend_page_->exportReport(path, &error)) {
     statusBar()->showMessage(tr("Report written to %1").arg(path), 5000);

@@ -119,6 +119,9 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void updateActions();
   void onRunFinished(std::shared_ptr<const RunResult> run);
+  // Hands the current run to `page` if it has not had it yet. Pages get a new run only when shown, so
+  // a run's end (or a History open) costs the GUI thread one page's tables and charts, not four.
+  void refreshPage(QWidget* page);
   void restoreLayout();
   void saveLayout() const;
 
@@ -136,6 +139,7 @@ class MainWindow : public QMainWindow {
   RecommendPage* recommend_page_;
   HistoryPage* history_page_;
   std::shared_ptr<const RunResult> current_run_;
+  QList<QWidget*> stale_pages_;  // analysis pages that have not been given current_run_ yet
   // A What-if run in flight: the run and target it answers, compared with it when it finishes.
   std::shared_ptr<const RunResult> what_if_base_;
   QString what_if_target_;

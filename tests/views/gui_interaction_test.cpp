@@ -381,6 +381,7 @@ TEST_F(GuiInteractionTest, WhatIfKeepsLayersInFp32AndComparesWithTheOldResult) {
   ASSERT_TRUE(finished.wait(kRunTimeoutMs));
   const std::shared_ptr<const RunResult> before = window->currentRun();
   ASSERT_NE(before, nullptr);
+  window->showPage(window->layersPage());  // where a user asks for it
   const QStringList nodes = window->layersPage()->whatIfNodes(QStringLiteral("cpu:int8"), 2);
   ASSERT_FALSE(nodes.isEmpty()) << "no int8 layer under 30 dB to keep";
   emit window->layersPage()->whatIfRequested(QStringLiteral("cpu:int8"), nodes);
