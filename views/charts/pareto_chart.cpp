@@ -29,15 +29,6 @@ using nlohmann::json;
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
 
-// The same fonts as the other run charts, so the chart reads as one of them in a report or beside them on a page.
-QFont ChartFont(qreal point_size, bool bold = false) {
-  QFont font = QApplication::font();
-  font.setFamily(QFontInfo(font).family());
-  font.setPointSizeF(point_size);
-  font.setBold(bold);
-  return font;
-}
-
 const QColor kRejectedColor(0x9A, 0xA0, 0xA6);
 const QColor kFrontierColor(0x33, 0x33, 0x33);
 

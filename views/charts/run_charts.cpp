@@ -50,16 +50,6 @@ const QColor kOtherColor(0xB8, 0xBE, 0xC6);
 
 constexpr double kDriftThresholdDb = 30.0;
 
-QFont ChartFont(qreal point_size, bool bold = false) {
-  QFont font = QApplication::font();
-  // The family the font resolves to ("DejaVu Sans"), not an alias ("Sans Serif") that an SVG viewer
-  // would not know.
-  font.setFamily(QFontInfo(font).family());
-  font.setPointSizeF(point_size);
-  font.setBold(bold);
-  return font;
-}
-
 std::unique_ptr<QChart> NewChart(const QString& title) {
   auto chart = std::make_unique<QChart>();
   chart->setAnimationOptions(QChart::NoAnimation);
@@ -284,6 +274,16 @@ std::vector<std::string> MergedNodeOrder(const RunResult& run) {
 }
 
 }  // namespace
+
+QFont ChartFont(qreal point_size, bool bold) {
+  QFont font = QApplication::font();
+  // The family the font resolves to ("DejaVu Sans"), not an alias ("Sans Serif") that an SVG viewer
+  // would not know.
+  font.setFamily(QFontInfo(font).family());
+  font.setPointSizeF(point_size);
+  font.setBold(bold);
+  return font;
+}
 
 QColor TargetColor(const RunResult& run, const std::string& target) {
   for (size_t i = 0; i < run.targets.size(); ++i) {

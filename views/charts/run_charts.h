@@ -9,6 +9,7 @@
 #include <QByteArray>
 #include <QChart>
 #include <QColor>
+#include <QFont>
 #include <QImage>
 #include <QSize>
 #include <QString>
@@ -70,6 +71,10 @@ void HighlightNodes(QChart& chart, const QStringList& nodes);
 QStringList HighlightedNodes(const QChart& chart);
 // The nodes of the point of `series` nearest to `value` (what a click on it means), or none.
 QStringList NodesNear(const QXYSeries& series, QPointF value);
+
+// The application font at `point_size`, resolved to a real family name (an SVG viewer does not know
+// "Sans Serif"): every chart of a run, the Pareto chart included, uses it.
+QFont ChartFont(qreal point_size, bool bold = false);
 
 // A target's colour ("cpu:int8"), the same in every chart of a run (by its index in run.targets).
 QColor TargetColor(const RunResult& run, const std::string& target);
