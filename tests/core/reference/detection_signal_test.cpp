@@ -287,5 +287,153 @@ TEST(GridSampleTest, ModeNamesAndRankFollowTheOpset) {
   ExpectError(Grid(), {k2x2, F32({1, 1, 1, 3}, {0, 0, 0})}, 16, StatusCode::kInvalidArgument, "grid must be");
 }
 
+// ----------------------------------------------------------------------------------------------------------------
+// DFT
+
+const Tensor kSignal = F32({1, 4, 1}, {1, 2, 3, 4});
+
+TEST(DftTest, RealInputGivesTheFullSpectrum) {
+  // DFT of [1, 2, 3, 4]: 10, -2+2i, -2, -2-2i.
+  const Tensor y = RunOne(MakeNode("DFT", 1), {kSignal}, 17);
+  ExpectShape(y, {1, 4, 2});
+  ExpectNear(y, {10, 0, -2, 2, -2, 0, -2, -2});
+}
+
+TEST(DftTest, OnesidedKeepsHalfTheBins) {
+  const Tensor y = RunOne(MakeNode("DFT", 1, 1, {{"onesided", IntAttr(1)}}), {kSignal}, 17);
+  ExpectShape(y, {1, 3, 2});
+  ExpectNear(y, {10, 0, -2, 2, -2, 0});
+}
+
+TEST(DftTest, InverseUndoesTheTransform) {
+  const Tensor spectrum = F32({1, 4, 2}, {10, 0, -2, 2, -2, 0, -2, -2});
+  const Tensor y = RunOne(MakeNode("DFT", 1, 1, {{"inverse", IntAttr(1)}}), {spectrum}, 17);
+  ExpectNear(y, {1, 0, 2, 0, 3, 0, 4, 0});
+}
+
+TEST(DftTest, DftLengthTruncatesOrPads) {
+  ExpectNear(RunOne(MakeNode("DFT", 2), {kSignal, ScalarI64(2)}, 17), {3, 0, -1, 0});
+  // [1, 0] padded to 4 points has a flat spectrum.
+  const Tensor y = RunOne(MakeNode("DFT", 2), {F32({1, 2, 1}, {1, 0}), ScalarI64(4)}, 17);
+  ExpectShape(y, {1, 4, 2});
+  ExpectNear(y, {1, 0, 1, 0, 1, 0, 1, 0});
+}
+
+TEST(DftTest, ComplexInput) {
+  // [1+i, 1-i] → [2, 2i].
+  ExpectNear(RunOne(MakeNode("DFT", 1), {F32({1, 2, 2}, {1, 1, 1, -1})}, 17), {2, 0, 0, 2});
+}
+
+TEST(DftTest, AxisIsAnAttributeThenAnInput) {
+  // [[1, 2], [3, 4]] transformed along axis 0: [[4, 6], [-2, -2]].
+  const Tensor x = F32({2, 2, 1}, {1, 2, 3, 4});
+  const std::vector<float> expected = {4, 0, 6, 0, -2, 0, -2, 0};
+  ExpectNear(RunOne(MakeNode("DFT", 1, 1, {{"axis", IntAttr(0)}}), {x}, 17), expected);
+  Node v20 = MakeNode("DFT", 3);
+  v20.inputs[1] = "";
+  ExpectNear(RunOne(v20, {x, Tensor(), ScalarI64(0)}, 20), expected);
+  // Opset 20 defaults to axis -2, the last signal axis: [[3, -1], [7, -1]].
+  ExpectNear(RunOne(MakeNode("DFT", 1), {x}, 20), {3, 0, -1, 0, 7, 0, -1, 0});
+}
+
+TEST(DftTest, RejectsBadAxisAndOnesidedCombinations) {
+  ExpectError(MakeNode("DFT", 1, 1, {{"axis", IntAttr(-1)}}), {kSignal}, 17, StatusCode::kInvalidArgument,
+              "axis -1 is outside");
+  ExpectError(MakeNode("DFT", 1, 1, {{"onesided", IntAttr(1)}, {"inverse", IntAttr(1)}}), {kSignal}, 17,
+              StatusCode::kUnsupported, "onesided=1 with inverse=1");
+  ExpectError(MakeNode("DFT", 1, 1, {{"onesided", IntAttr(1)}}), {F32({1, 2, 2}, {1, 1, 1, -1})}, 17,
+              StatusCode::kInvalidArgument, "needs a real input");
+  ExpectError(MakeNode("DFT", 2), {kSignal, ScalarI64(0)}, 17, StatusCode::kInvalidArgument,
+              "dft_length must be positive");
+}
+
+TEST(DftTest, OutputShapeNeedsDftLengthsValue) {
+  bool missing = false;
+  const Status s = InferOnly(MakeNode("DFT", 2), {kSignal, ScalarI64(2)}, {1}, 17, &missing);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(missing);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// STFT
+
+TEST(StftTest, FramesWithStepAndOnesidedBins) {
+  Node node = MakeNode("STFT", 4);
+  node.inputs[2] = "";
+  // Frames [1, 2] and [3, 4]: spectra [3, -1] and [7, -1].
+  const Tensor y = RunOne(node, {kSignal, ScalarI64(2), Tensor(), ScalarI64(2)}, 17);
+  ExpectShape(y, {1, 2, 2, 2});
+  ExpectNear(y, {3, 0, -1, 0, 7, 0, -1, 0});
+}
+
+TEST(StftTest, WindowWeighsEachFrame) {
+  // Frames [0.5, 2] and [1.5, 4].
+  const Tensor y = RunOne(MakeNode("STFT", 3), {kSignal, ScalarI64(2), F32({2}, {0.5f, 1})}, 17);
+  ExpectShape(y, {1, 2, 2, 2});
+  ExpectNear(y, {2.5f, 0, -1.5f, 0, 5.5f, 0, -2.5f, 0});
+}
+
+TEST(StftTest, TwoSidedKeepsEveryBin) {
+  const Tensor y =
+      RunOne(MakeNode("STFT", 3, 1, {{"onesided", IntAttr(0)}}), {kSignal, ScalarI64(1), F32({3}, {1, 1, 1})}, 17);
+  ExpectShape(y, {1, 2, 3, 2});
+  // [1, 2, 3]: 6, -1.5 + 0.866i, -1.5 - 0.866i.
+  ExpectNear(y, {6, 0, -1.5f, 0.8660254f, -1.5f, -0.8660254f, 9, 0, -1.5f, 0.8660254f, -1.5f, -0.8660254f});
+}
+
+TEST(StftTest, RejectsMismatchedWindowAndLongFrames) {
+  ExpectError(MakeNode("STFT", 4), {kSignal, ScalarI64(1), F32({2}, {1, 1}), ScalarI64(3)}, 17,
+              StatusCode::kInvalidArgument, "window has 2 points but frame_length is 3");
+  Node node = MakeNode("STFT", 4);
+  node.inputs[2] = "";
+  ExpectError(node, {kSignal, ScalarI64(1), Tensor(), ScalarI64(5)}, 17, StatusCode::kInvalidArgument,
+              "frame length 5 is outside [1, 4]");
+  ExpectError(MakeNode("STFT", 3), {kSignal, ScalarI64(0), F32({2}, {1, 1})}, 17, StatusCode::kInvalidArgument,
+              "frame_step must be positive");
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Windows, MelWeightMatrix
+
+TEST(WindowTest, HannPeriodicAndSymmetric) {
+  ExpectNear(RunOne(MakeNode("HannWindow", 1), {ScalarI64(4)}, 17), {0, 0.5f, 1, 0.5f});
+  ExpectNear(RunOne(MakeNode("HannWindow", 1, 1, {{"periodic", IntAttr(0)}}), {ScalarI64(4)}, 17),
+             {0, 0.75f, 0.75f, 0});
+}
+
+TEST(WindowTest, HammingAndBlackman) {
+  const float a0 = 25.0f / 46, a1 = 21.0f / 46;
+  ExpectNear(RunOne(MakeNode("HammingWindow", 1), {ScalarI64(4)}, 17), {a0 - a1, a0, 1, a0});
+  ExpectNear(RunOne(MakeNode("BlackmanWindow", 1), {ScalarI64(4)}, 17), {0, 0.34f, 1, 0.34f}, 1e-6f);
+}
+
+TEST(WindowTest, OutputDatatypeAndOnePointWindow) {
+  const Tensor y = RunOne(MakeNode("HannWindow", 1, 1, {{"output_datatype", IntAttr(11)}}), {ScalarI64(2)}, 17);
+  ASSERT_EQ(y.dtype(), DType::kF64);
+  EXPECT_EQ(Values<double>(y), (std::vector<double>{0.0, 1.0}));
+  ExpectNear(RunOne(MakeNode("HannWindow", 1, 1, {{"periodic", IntAttr(0)}}), {ScalarI64(1)}, 17), {1.0f});
+  ExpectError(MakeNode("BlackmanWindow", 1), {ScalarI64(-1)}, 17, StatusCode::kInvalidArgument, "size must be >= 0");
+  ExpectError(MakeNode("HannWindow", 1, 1, {{"output_datatype", IntAttr(8)}}), {ScalarI64(2)}, 17,
+              StatusCode::kInvalidArgument, "output_datatype 8");
+}
+
+double HzToMel(double hz) { return 2595 * std::log10(1 + hz / 700); }
+double MelToHz(double mel) { return 700 * (std::pow(10.0, mel / 2595) - 1); }
+
+TEST(MelWeightMatrixTest, OneTriangleOverTheDftBins) {
+  // Edges every mel(1000 Hz): 0, 1000 and ~3428 Hz fall in bins floor(17 * hz / 16000) = 0, 1, 3.
+  const auto upper = static_cast<float>(MelToHz(3 * HzToMel(1000)));
+  const Tensor y = RunOne(MakeNode("MelWeightMatrix", 5),
+                          {ScalarI64(1), ScalarI64(16), ScalarI64(16000), ScalarF32(0), ScalarF32(upper)}, 17);
+  ExpectShape(y, {9, 1});
+  ExpectNear(y, {0, 1, 0.5f, 0, 0, 0, 0, 0, 0});
+}
+
+TEST(MelWeightMatrixTest, RejectsEdgesPastTheLastBin) {
+  ExpectError(MakeNode("MelWeightMatrix", 5),
+              {ScalarI64(1), ScalarI64(16), ScalarI64(16000), ScalarF32(0), ScalarF32(100000)}, 17,
+              StatusCode::kInvalidArgument, "falls outside the 9 DFT bins");
+}
+
 }  // namespace
 }  // namespace chipfit::testing
