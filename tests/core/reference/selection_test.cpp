@@ -1,6 +1,309 @@
-// Reference Compress, Unique, ReverseSequence, MaxUnpool, Shrink, random ops, BatchNormalization training mode: each against hand-computed or formula results.
+// Reference Compress, Unique, ReverseSequence, MaxUnpool, Shrink, random ops and BatchNormalization training
+// mode: each against hand-computed or formula results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/reference/reference_kernels.h"
+#include "core/runtime/kernel.h"
 #include "tests/core/reference/ref_test_util.h"
 
 namespace chipfit::testing {
-namespace {}  // namespace
+namespace {
+
+using Attrs = std::map<std::string, Attribute>;
+
+// Inside TEST bodies a bare Run() would name testing::Test::Run.
+std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+  return chipfit::testing::Run(node, inputs, opset);
+}
+Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+  std::vector<Tensor> out = RunAll(node, inputs, opset);
+  return out.empty() ? Tensor() : out[0];
+}
+
+// The run fails with `code`, the message names the node and contains `text`.
+void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text,
+                 int64_t opset = 17) {
+  const Status status = RunNodeOnReference(node, opset, inputs).status();
+  EXPECT_EQ(status.code(), code) << status.ToString();
+  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
+}
+
+Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
+Tensor I64(Shape shape, std::vector<int64_t> values) {
+  return MakeTensor<int64_t>(std::move(shape), std::move(values));
+}
+Tensor Bools(std::vector<bool> values) {
+  Tensor t(DType::kBool, {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i];
+  return t;
+}
+
+ValueInfo Info(DType dtype, Shape shape, const Tensor* value = nullptr) {
+  ValueInfo info;
+  info.dtype = dtype;
+  info.shape = std::move(shape);
+  info.value = value;
+  return info;
+}
+
+void ExpectShape(const Tensor& t, const Shape& shape) { EXPECT_EQ(t.shape(), shape) << DescribeTensor(t); }
+
+// ----------------------------------------------------------------------------------------------------------------
+// Compress
+
+const Tensor k3x2 = F32({3, 2}, {1, 2, 3, 4, 5, 6});
+
+TEST(CompressTest, AxisZeroKeepsTheSelectedRows) {
+  const Tensor y = RunOne(MakeNode("Compress", 2, 1, {{"axis", IntAttr(0)}}), {k3x2, Bools({false, true, true})});
+  ExpectShape(y, {2, 2});
+  ExpectNear(y, {3, 4, 5, 6});
+}
+
+TEST(CompressTest, NegativeAxisSelectsColumns) {
+  const Tensor y = RunOne(MakeNode("Compress", 2, 1, {{"axis", IntAttr(-1)}}), {k3x2, Bools({false, true})});
+  ExpectShape(y, {3, 1});
+  ExpectNear(y, {2, 4, 6});
+}
+
+TEST(CompressTest, WithoutAxisFlattensAndAShortConditionDropsTheTail) {
+  const Tensor y = RunOne(MakeNode("Compress", 2), {k3x2, Bools({true, false, true})}, 9);
+  ExpectShape(y, {2});
+  ExpectNear(y, {1, 3});
+}
+
+TEST(CompressTest, NothingSelectedGivesAnEmptyAxis) {
+  const Tensor y = RunOne(MakeNode("Compress", 2, 1, {{"axis", IntAttr(1)}}), {k3x2, Bools({false, false})});
+  ExpectShape(y, {3, 0});
+}
+
+TEST(CompressTest, IntegerDataIsCopiedExactly) {
+  const int64_t big = (int64_t{1} << 62) + 1;
+  const Tensor y = RunOne(MakeNode("Compress", 2), {I64({2}, {big, 7}), Bools({true, false})});
+  EXPECT_EQ(Values<int64_t>(y), std::vector<int64_t>{big});
+}
+
+TEST(CompressTest, ATrueEntryPastTheAxisIsAnError) {
+  ExpectError(MakeNode("Compress", 2, 1, {{"axis", IntAttr(0)}}), {k3x2, Bools({false, false, false, true})},
+              StatusCode::kInvalidArgument, "selects index 3");
+}
+
+TEST(CompressTest, AConditionThatIsNotBoolIsAnError) {
+  ExpectError(MakeNode("Compress", 2), {k3x2, I64({2}, {1, 0})}, StatusCode::kInvalidArgument, "must be bool");
+}
+
+TEST(CompressTest, ShapeFunctionAsksForTheConditionsValues) {
+  const Node node = MakeNode("Compress", 2, 1, {{"axis", IntAttr(0)}});
+  const ValueInfo x = Info(DType::kF32, {3, 2});
+  const ValueInfo condition = Info(DType::kBool, {3});
+  InferContext ctx(node, 11, {&x, &condition});
+  const Status status = FindReferenceOp("Compress", "")->infer(ctx);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
+  EXPECT_TRUE(ctx.value_missing());
+}
+
+TEST(CompressTest, ShapeFunctionKeepsUnknownDimsOfTheData) {
+  const Node node = MakeNode("Compress", 2, 1, {{"axis", IntAttr(1)}});
+  const Tensor c = Bools({true, false, true});
+  const ValueInfo x = Info(DType::kF32, {-1, 3});
+  const ValueInfo condition = Info(DType::kBool, {3}, &c);
+  InferContext ctx(node, 11, {&x, &condition});
+  ASSERT_TRUE(FindReferenceOp("Compress", "")->infer(ctx).ok());
+  EXPECT_EQ(ctx.outputs()[0].shape, (Shape{-1, 2}));
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Unique
+
+TEST(UniqueTest, SortedFlattenedGivesAllFourOutputs) {
+  const std::vector<Tensor> out = RunAll(MakeNode("Unique", 1, 4), {F32({2, 3}, {2, 1, 1, 3, 4, 3})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  ExpectShape(out[0], {4});
+  ExpectNear(out[0], {1, 2, 3, 4});
+  EXPECT_EQ(Values<int64_t>(out[1]), (std::vector<int64_t>{1, 0, 3, 4}));        // first occurrences
+  EXPECT_EQ(Values<int64_t>(out[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));  // per input element
+  EXPECT_EQ(Values<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+}
+
+TEST(UniqueTest, UnsortedKeepsTheOrderOfFirstOccurrence) {
+  const Node node = MakeNode("Unique", 1, 4, {{"sorted", IntAttr(0)}});
+  const std::vector<Tensor> out = RunAll(node, {F32({6}, {2, 1, 1, 3, 4, 3})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  ExpectNear(out[0], {2, 1, 3, 4});
+  EXPECT_EQ(Values<int64_t>(out[1]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(Values<int64_t>(out[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(Values<int64_t>(out[3]), (std::vector<int64_t>{1, 2, 2, 1}));
+}
+
+TEST(UniqueTest, AxisComparesWholeSlicesLexicographically) {
+  // Rows [1 0], [0 5], [1 0]: two unique rows, [0 5] sorts first.
+  const std::vector<Tensor> out =
+      RunAll(MakeNode("Unique", 1, 4, {{"axis", IntAttr(0)}}), {F32({3, 2}, {1, 0, 0, 5, 1, 0})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  ExpectShape(out[0], {2, 2});
+  ExpectNear(out[0], {0, 5, 1, 0});
+  EXPECT_EQ(Values<int64_t>(out[1]), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(Values<int64_t>(out[2]), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(Values<int64_t>(out[3]), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(UniqueTest, NegativeAxisSelectsColumns) {
+  // Columns [1 3], [2 4], [1 3].
+  const std::vector<Tensor> out =
+      RunAll(MakeNode("Unique", 1, 4, {{"axis", IntAttr(-1)}}), {F32({2, 3}, {1, 2, 1, 3, 4, 3})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  ExpectShape(out[0], {2, 2});
+  ExpectNear(out[0], {1, 2, 3, 4});
+  EXPECT_EQ(Values<int64_t>(out[2]), (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(UniqueTest, OmittedOptionalOutputsAreSkipped) {
+  Node node = MakeNode("Unique", 1, 4);
+  node.outputs[1] = "";
+  node.outputs[2] = "";
+  const std::vector<Tensor> out = RunAll(node, {I64({4}, {7, -1, 7, 7})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(Values<int64_t>(out[0]), (std::vector<int64_t>{-1, 7}));
+  EXPECT_FALSE(out[1].defined());
+  EXPECT_FALSE(out[2].defined());
+  EXPECT_EQ(Values<int64_t>(out[3]), (std::vector<int64_t>{1, 3}));
+}
+
+TEST(UniqueTest, NaNsCollapseIntoOneValueSortedLast) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Tensor> out = RunAll(MakeNode("Unique", 1, 4), {F32({4}, {nan, 1, nan, 0})}, 11);
+  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(out[0].numel(), 3);
+  EXPECT_EQ(out[0].data<float>()[0], 0.0f);
+  EXPECT_EQ(out[0].data<float>()[1], 1.0f);
+  EXPECT_TRUE(std::isnan(out[0].data<float>()[2]));
+  EXPECT_EQ(Values<int64_t>(out[3]), (std::vector<int64_t>{1, 1, 2}));
+}
+
+TEST(UniqueTest, SortedMustBeZeroOrOne) {
+  ExpectError(MakeNode("Unique", 1, 1, {{"sorted", IntAttr(2)}}), {F32({2}, {1, 2})}, StatusCode::kInvalidArgument,
+              "sorted 2", 11);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// ReverseSequence
+
+TEST(ReverseSequenceTest, DefaultAxesReverseAlongTimeForEachBatchColumn) {
+  // time_axis 0, batch_axis 1: x[t][b] = 10 * t + b, lengths 3, 1, 0.
+  const Tensor x = F32({3, 3}, {0, 1, 2, 10, 11, 12, 20, 21, 22});
+  const Tensor y = RunOne(MakeNode("ReverseSequence", 2), {x, I64({3}, {3, 1, 0})}, 10);
+  ExpectNear(y, {20, 1, 2, 10, 11, 12, 0, 21, 22});
+}
+
+TEST(ReverseSequenceTest, BatchAxisZeroReversesRowsAndCarriesInnerDims) {
+  // batch_axis 0, time_axis 1, each step a pair: row 0 reversed over 2 steps, row 1 untouched.
+  const Node node = MakeNode("ReverseSequence", 2, 1, {{"batch_axis", IntAttr(0)}, {"time_axis", IntAttr(1)}});
+  const Tensor x = F32({2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  const Tensor y = RunOne(node, {x, I64({2}, {2, 1})}, 10);
+  ExpectShape(y, {2, 3, 2});
+  ExpectNear(y, {3, 4, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12});
+}
+
+TEST(ReverseSequenceTest, ALengthPastTheTimeAxisIsAnError) {
+  ExpectError(MakeNode("ReverseSequence", 2), {F32({2, 2}, {1, 2, 3, 4}), I64({2}, {1, 3})},
+              StatusCode::kInvalidArgument, "sequence_lens[1] = 3", 10);
+}
+
+TEST(ReverseSequenceTest, EqualAxesAreAnError) {
+  const Node node = MakeNode("ReverseSequence", 2, 1, {{"batch_axis", IntAttr(0)}});
+  ExpectError(node, {F32({2, 2}, {1, 2, 3, 4}), I64({2}, {1, 1})}, StatusCode::kInvalidArgument, "batch_axis 0", 10);
+}
+
+TEST(ReverseSequenceTest, OneLengthPerBatchIsRequired) {
+  ExpectError(MakeNode("ReverseSequence", 2), {F32({2, 3}, {1, 2, 3, 4, 5, 6}), I64({2}, {1, 1})},
+              StatusCode::kInvalidArgument, "one length per batch", 10);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// MaxUnpool
+
+const Attrs kPool2x2 = {{"kernel_shape", IntsAttr({2, 2})}, {"strides", IntsAttr({2, 2})}};
+
+TEST(MaxUnpoolTest, ScattersEachValueToItsIndexInTheInferredShape) {
+  const Tensor y =
+      RunOne(MakeNode("MaxUnpool", 2, 1, kPool2x2), {F32({1, 1, 1, 2}, {5, 6}), I64({1, 1, 1, 2}, {5, 2})}, 11);
+  ExpectShape(y, {1, 1, 2, 4});
+  ExpectNear(y, {0, 0, 6, 0, 0, 5, 0, 0});
+}
+
+TEST(MaxUnpoolTest, UndoesMaxPoolIndices) {
+  // MaxPool (2x2, stride 2) of this 2x4 input gives values 9, 8 at flat indices 4, 3.
+  const Node pool = MakeNode("MaxPool", 1, 2, kPool2x2);
+  const std::vector<Tensor> pooled = RunAll(pool, {F32({1, 1, 2, 4}, {1, 2, 3, 8, 9, 0, 7, 4})});
+  ASSERT_EQ(pooled.size(), 2u);
+  const Tensor y = RunOne(MakeNode("MaxUnpool", 2, 1, kPool2x2), {pooled[0], pooled[1]}, 11);
+  ExpectNear(y, {0, 0, 0, 8, 9, 0, 0, 0});
+}
+
+TEST(MaxUnpoolTest, OutputShapeInputSetsTheShapeAndIndicesAddressIt) {
+  // A 3x3 MaxPool input gives a 1x1 pool; output_shape restores 3x3, index 8 is its last element.
+  const Tensor y = RunOne(MakeNode("MaxUnpool", 3, 1, kPool2x2),
+                          {F32({1, 1, 1, 1}, {7}), I64({1, 1, 1, 1}, {8}), I64({4}, {1, 1, 3, 3})}, 11);
+  ExpectShape(y, {1, 1, 3, 3});
+  ExpectNear(y, {0, 0, 0, 0, 0, 0, 0, 0, 7});
+}
+
+TEST(MaxUnpoolTest, PadsShrinkTheInferredShape) {
+  Attrs attrs = kPool2x2;
+  attrs["pads"] = IntsAttr({0, 1, 0, 1});
+  const Tensor y =
+      RunOne(MakeNode("MaxUnpool", 2, 1, attrs), {F32({1, 1, 1, 2}, {5, 6}), I64({1, 1, 1, 2}, {0, 1})}, 11);
+  ExpectShape(y, {1, 1, 2, 2});
+  ExpectNear(y, {5, 6, 0, 0});
+}
+
+TEST(MaxUnpoolTest, AnIndexOutsideTheOutputIsAnError) {
+  ExpectError(MakeNode("MaxUnpool", 2, 1, kPool2x2), {F32({1, 1, 1, 1}, {5}), I64({1, 1, 1, 1}, {4})},
+              StatusCode::kInvalidArgument, "index 4 at I[0]", 11);
+}
+
+TEST(MaxUnpoolTest, OutputShapeMustMatchTheRank) {
+  ExpectError(MakeNode("MaxUnpool", 3, 1, kPool2x2), {F32({1, 1, 1, 1}, {5}), I64({1, 1, 1, 1}, {0}), I64({2}, {2, 2})},
+              StatusCode::kInvalidArgument, "output_shape [2, 2]", 11);
+}
+
+TEST(MaxUnpoolTest, KernelShapeIsRequired) {
+  ExpectError(MakeNode("MaxUnpool", 2), {F32({1, 1, 1, 1}, {5}), I64({1, 1, 1, 1}, {0})}, StatusCode::kInvalidArgument,
+              "kernel_shape", 11);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Shrink
+
+const Tensor kShrinkInput = F32({5}, {-2, -1, 0, 1, 2});
+
+TEST(ShrinkTest, DefaultsZeroTheBandAndKeepTheRest) {
+  // lambd 0.5, bias 0: hard shrink.
+  ExpectNear(RunOne(MakeNode("Shrink", 1), {F32({4}, {-0.6f, -0.5f, 0.5f, 0.7f})}, 9), {-0.6f, 0, 0, 0.7f});
+}
+
+TEST(ShrinkTest, SoftShrinkMovesValuesTowardZeroByBias) {
+  const Node node = MakeNode("Shrink", 1, 1, {{"lambd", FloatAttr(1.5f)}, {"bias", FloatAttr(1.5f)}});
+  ExpectNear(RunOne(node, {kShrinkInput}, 9), {-0.5f, 0, 0, 0, 0.5f});
+}
+
+TEST(ShrinkTest, IntegerInputsTruncateTheResult) {
+  const Node node = MakeNode("Shrink", 1, 1, {{"lambd", FloatAttr(1.0f)}, {"bias", FloatAttr(0.5f)}});
+  const Tensor y = RunOne(node, {MakeTensor<int32_t>({4}, {-3, -1, 1, 3})}, 9);
+  EXPECT_EQ(Values<int32_t>(y), (std::vector<int32_t>{-2, 0, 0, 2}));  // -2.5 and 2.5 truncate toward zero
+}
+
+TEST(ShrinkTest, BoolIsNotNumeric) {
+  ExpectError(MakeNode("Shrink", 1), {Bools({true})}, StatusCode::kUnsupported, "numeric", 9);
+}
+
+}  // namespace
 }  // namespace chipfit::testing
