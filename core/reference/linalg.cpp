@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <numeric>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -263,35 +263,65 @@ bool HasLabel(const std::vector<int>& labels, int label) {
   return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
-// Contracts the operands pairwise, left to right, keeping only the labels that the output or a later
-// operand still needs: "ij,jk,kl->il" then costs I*J*K + I*K*L, not I*J*K*L.
+// The labels that the output or any operand other than a and b still needs.
+template <typename Acc>
+std::vector<int> NeededLabels(const std::vector<Operand<Acc>>& ops, const std::vector<int>& output, size_t a,
+                              size_t b) {
+  std::vector<int> needed = output;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (k != a && k != b) needed.insert(needed.end(), ops[k].labels.begin(), ops[k].labels.end());
+  }
+  return needed;
+}
+
+// Distinct labels of `lists`, in order of first appearance, that are in `needed` (all when null).
+std::vector<int> DistinctLabels(std::initializer_list<const std::vector<int>*> lists, const std::vector<int>* needed) {
+  std::vector<int> out;
+  for (const std::vector<int>* labels : lists) {
+    for (int label : *labels) {
+      if ((needed == nullptr || HasLabel(*needed, label)) && !HasLabel(out, label)) out.push_back(label);
+    }
+  }
+  return out;
+}
+
+// Contracts two operands at a time, each time the pair whose loop is smallest, keeping only the
+// labels still needed: "ij,jk,kl->il" then costs I*J*K + I*K*L, never the I*J*K*L of one loop over
+// every label (the greedy order of opt_einsum, without its search).
 template <typename Acc>
 Operand<Acc> EvaluateEinsum(std::vector<Operand<Acc>> ops, const EinsumPlan& plan) {
-  auto needed_after = [&](size_t i) {
-    std::vector<int> needed = plan.output;
-    for (size_t j = i + 1; j < ops.size(); ++j) needed.insert(needed.end(), ops[j].labels.begin(), ops[j].labels.end());
-    return needed;
-  };
-  Operand<Acc> current = std::move(ops[0]);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const std::vector<int> needed = needed_after(i);
-    std::vector<int> keep;
-    auto add = [&](const std::vector<int>& labels) {
-      for (int label : labels) {
-        if (HasLabel(needed, label) && !HasLabel(keep, label)) keep.push_back(label);
-      }
-    };
-    add(current.labels);
-    if (i == 0) {
-      // Diagonals and labels only this operand has shrink it before it meets the next one.
-      if (keep != current.labels) current = Contract<Acc>({&current}, keep, plan.sizes);
-      continue;
+  if (ops.size() > 1) {
+    // Diagonals and labels only one operand has shrink it before it meets the others.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const std::vector<int> needed = NeededLabels(ops, plan.output, i, i);
+      const std::vector<int> keep = DistinctLabels({&ops[i].labels}, &needed);
+      if (keep != ops[i].labels) ops[i] = Contract<Acc>({&ops[i]}, keep, plan.sizes);
     }
-    add(ops[i].labels);
-    current = Contract<Acc>({&current, &ops[i]}, keep, plan.sizes);
   }
-  if (current.labels != plan.output) current = Contract<Acc>({&current}, plan.output, plan.sizes);
-  return current;
+  while (ops.size() > 1) {
+    size_t best_a = 0;
+    size_t best_b = 1;
+    double best_cost = INFINITY;
+    for (size_t a = 0; a < ops.size(); ++a) {
+      for (size_t b = a + 1; b < ops.size(); ++b) {
+        double cost = 1;  // in double: a product of large dims must not overflow
+        for (int label : DistinctLabels({&ops[a].labels, &ops[b].labels}, nullptr)) {
+          cost *= static_cast<double>(plan.sizes[static_cast<size_t>(label)]);
+        }
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_a = a;
+          best_b = b;
+        }
+      }
+    }
+    const std::vector<int> needed = NeededLabels(ops, plan.output, best_a, best_b);
+    const std::vector<int> keep = DistinctLabels({&ops[best_a].labels, &ops[best_b].labels}, &needed);
+    ops[best_a] = Contract<Acc>({&ops[best_a], &ops[best_b]}, keep, plan.sizes);
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(best_b));
+  }
+  if (ops[0].labels != plan.output) ops[0] = Contract<Acc>({&ops[0]}, plan.output, plan.sizes);
+  return std::move(ops[0]);
 }
 
 Status RunEinsum(KernelContext& ctx) {

@@ -256,6 +256,17 @@ TEST(EinsumTest, ThreeOperandChain) {
   ExpectNear(y, {-1, -1});  // (4 - 5), (10 - 11)
 }
 
+TEST(EinsumTest, OperandsThatShareNoLabelStillContractCorrectly) {
+  // "ij,kl,jk->il" is the chain of ThreeOperandChain with the operands out of order.
+  const Tensor c = F32({2, 1}, {1, -1});
+  const Tensor y = RunOne(Einsum("ij,kl,jk->il", 3), {kA2x3, c, kB3x2});
+  ExpectShape(y, {2, 1});
+  ExpectNear(y, {-1, -1});
+  // A diagonal in a later operand: sum_i x_i * m_ii.
+  const Tensor m = F32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  ExpectNear(RunOne(Einsum("i,ii,j->j", 3), {F32({3}, {1, 1, 2}), m, F32({2}, {1, 10})}), {24, 240});
+}
+
 TEST(EinsumTest, IntegersAreExact) {
   const Tensor a = MakeTensor<int32_t>({3}, {100000, -3, 7});
   const Tensor b = MakeTensor<int32_t>({3}, {20000, 5, -2});
