@@ -257,7 +257,11 @@ struct RoiSamples {
   int64_t per_bin = 0;
 };
 
-RoiSamples SampleRoi(const RoiAlignAttrs& a, const double* roi, int64_t height, int64_t width) {
+// Samples per RoI beyond which a run would take hours; only absurd RoIs or sampling_ratio values get there.
+constexpr double kMaxRoiSamples = 1 << 26;
+
+Result<RoiSamples> SampleRoi(const Node& node, const RoiAlignAttrs& a, const double* roi, int64_t height,
+                             int64_t width) {
   // output_half_pixel (and opset 10) keeps the legacy pixel model: no -0.5 shift, RoIs at least 1×1.
   const double offset = a.half_pixel ? 0.5 : 0.0;
   const double start_w = roi[0] * a.spatial_scale - offset, start_h = roi[1] * a.spatial_scale - offset;
@@ -270,10 +274,18 @@ RoiSamples SampleRoi(const RoiAlignAttrs& a, const double* roi, int64_t height, 
   const double bin_h = roi_h / static_cast<double>(a.out_h), bin_w = roi_w / static_cast<double>(a.out_w);
   auto grid = [&](double bin) -> int64_t {
     if (a.sampling_ratio > 0) return a.sampling_ratio;
-    // A malformed (negative, NaN) RoI gets no samples; a huge one is capped to keep the work finite.
-    return bin > 0 ? static_cast<int64_t>(std::ceil(std::min(bin, 1e6))) : 0;
+    // A malformed (negative, NaN) RoI gets no samples; the cap only keeps the cast defined, the
+    // sample count check below refuses such RoIs.
+    return bin > 0 ? static_cast<int64_t>(std::ceil(std::min(bin, kMaxRoiSamples))) : 0;
   };
   const int64_t grid_h = grid(bin_h), grid_w = grid(bin_w);
+  const double total = static_cast<double>(grid_h) * static_cast<double>(grid_w) * static_cast<double>(a.out_h) *
+                       static_cast<double>(a.out_w);
+  if (total > kMaxRoiSamples) {
+    return InvalidArgument(node.Describe() + ": RoI [" + Str(roi[0]) + ", " + Str(roi[1]) + ", " + Str(roi[2]) + ", " +
+                           Str(roi[3]) + "] needs " + Str(total) + " samples (" + std::to_string(grid_h) + "x" +
+                           std::to_string(grid_w) + " per bin); sampling_ratio or the RoI is too large");
+  }
   RoiSamples s;
   s.per_bin = grid_h * grid_w;
   s.taps.reserve(static_cast<size_t>(a.out_h * a.out_w * s.per_bin));
@@ -311,7 +323,7 @@ Status RunRoiAlign(KernelContext& ctx) {
         return ctx.Error("batch_indices[" + std::to_string(r) + "] = " + std::to_string(batch) + " is outside [0, " +
                          std::to_string(batches) + ")");
       }
-      const RoiSamples s = SampleRoi(a, rois.data() + r * 4, height, width);
+      ASSIGN_OR_RETURN(const RoiSamples s, SampleRoi(ctx.node(), a, rois.data() + r * 4, height, width));
       for (int64_t c = 0; c < channels; ++c) {
         const T* plane = in + (batch * channels + c) * height * width;
         T* dst = out + (r * channels + c) * bins;
@@ -490,6 +502,11 @@ Status RunGridSample(KernelContext& ctx) {
   const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
   const int64_t batches = x.dim(0), channels = x.dim(1);
   const int64_t in_plane = NumElements(in_spatial);
+  if (in_plane == 0) {
+    // An empty map: every grid point is outside it. Zeros, whatever the padding (there is no border).
+    std::fill_n(static_cast<char*>(ctx.output(0)->raw_data()), ctx.output(0)->nbytes(), char{0});
+    return Status::Ok();
+  }
   const int64_t out_plane = ctx.output(0)->numel() / std::max<int64_t>(batches * channels, 1);
   const std::vector<int64_t> in_strides = Strides(in_spatial);
   const std::vector<double> g = ToDoubles(grid);

@@ -48,7 +48,8 @@ void Dft(const std::vector<double>& re, const std::vector<double>& im, int64_t o
         double sr = 0, si = 0;
         for (int64_t n = 0; n < used; ++n) {
           const size_t src = static_cast<size_t>((o * in_len + n) * inner + i);
-          const auto m = static_cast<size_t>((k * n) % length);
+          const auto m =
+              static_cast<size_t>(static_cast<uint64_t>(k) * static_cast<uint64_t>(n) % static_cast<uint64_t>(length));
           sr += re[src] * cos_t[m] - im[src] * sin_t[m];
           si += re[src] * sin_t[m] + im[src] * cos_t[m];
         }

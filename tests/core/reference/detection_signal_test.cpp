@@ -205,6 +205,9 @@ TEST(RoiAlignTest, RejectsBadBatchIndexAndMode) {
               StatusCode::kInvalidArgument, "mode must be 'avg' or 'max'");
   ExpectError(Roi({}), {kRamp, F32({1, 5}, {0, 0, 0, 1, 1}), kOneRoiBatch}, 16, StatusCode::kInvalidArgument,
               "rois must be [num_rois, 4]");
+  // A sample count that would run for hours is refused rather than attempted.
+  ExpectError(Roi({{"sampling_ratio", IntAttr(int64_t{1} << 40)}}), {kRamp, F32({1, 4}, {0, 0, 1, 1}), kOneRoiBatch},
+              16, StatusCode::kInvalidArgument, "sampling_ratio or the RoI is too large");
 }
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -265,6 +268,11 @@ TEST(GridSampleTest, Opset20SamplesOneAndThreeSpatialAxes) {
   const Tensor y3 = RunOne(Grid({{"mode", StringAttr("linear")}}), {cube, F32({1, 1, 1, 1, 3}, {0.5f, -0.5f, 0})}, 20);
   ExpectShape(y3, {1, 1, 1, 1, 1});
   ExpectNear(y3, {3.0f});
+}
+
+TEST(GridSampleTest, EmptyMapReadsZeros) {
+  const Tensor y = RunOne(Grid({{"padding_mode", StringAttr("border")}}), {F32({1, 1, 0, 2}, {}), Point(0, 0)}, 16);
+  ExpectNear(y, {0.0f});
 }
 
 TEST(GridSampleTest, ShapeIsKnownWithoutValues) {
