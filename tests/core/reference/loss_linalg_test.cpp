@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/reference/reference_kernels.h"
 #include "tests/core/reference/ref_test_util.h"
 
 namespace chipfit::testing {
@@ -40,6 +41,16 @@ Tensor I64(Shape shape, std::vector<int64_t> values) {
 }
 
 void ExpectShape(const Tensor& t, const Shape& shape) { EXPECT_EQ(t.shape(), shape) << DescribeTensor(t); }
+
+// Runs only the shape function, on dtypes and shapes (dims of -1: known only at run time).
+std::vector<ValueInfo> InferOnly(const Node& node, const std::vector<ValueInfo>& inputs) {
+  std::vector<const ValueInfo*> ptrs;
+  for (const ValueInfo& in : inputs) ptrs.push_back(&in);
+  InferContext ctx(node, 13, ptrs);
+  const Status status = FindReferenceOp(node.op_type, "")->infer(ctx);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return ctx.outputs();
+}
 
 Node Loss(const std::string& op, const std::string& reduction, size_t inputs = 2, size_t outputs = 1) {
   return MakeNode(op, inputs, outputs, {{"reduction", StringAttr(reduction)}});
@@ -125,6 +136,15 @@ TEST(NllLossTest, BadShapesAndAttributesAreNamed) {
               StatusCode::kInvalidArgument, "weight");
   ExpectError(Loss("NegativeLogLikelihoodLoss", "max"), {kLogP, I64({2}, {0, 0})}, StatusCode::kUnsupported,
               "reduction 'max'");
+}
+
+TEST(NllLossTest, ShapeFunctionFillsUnknownDimsFromTheInput) {
+  const std::vector<ValueInfo> out =
+      InferOnly(Loss("NegativeLogLikelihoodLoss", "none"), {{DType::kF16, {4, 3, -1}}, {DType::kI32, {-1, 5}}});
+  EXPECT_EQ(out[0].dtype, DType::kF16);
+  EXPECT_EQ(out[0].shape, (Shape{4, 5}));
+  EXPECT_EQ(InferOnly(Loss("NegativeLogLikelihoodLoss", "sum"), {{DType::kF32, {4, 3}}, {DType::kI64, {4}}})[0].shape,
+            Shape{});
 }
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -279,6 +299,13 @@ TEST(EinsumTest, ZeroLengthSumGivesZeros) {
   const Tensor y = RunOne(Einsum("ij,jk->ik", 2), {F32({2, 0}, {}), F32({0, 2}, {})});
   ExpectShape(y, {2, 2});
   ExpectNear(y, {0, 0, 0, 0});
+}
+
+TEST(EinsumTest, ShapeFunctionKeepsUnknownDimsUnknown) {
+  const std::vector<ValueInfo> out =
+      InferOnly(Einsum("bij,bjk->bki", 2), {{DType::kF64, {-1, 2, 3}}, {DType::kF64, {1, -1, 4}}});
+  EXPECT_EQ(out[0].dtype, DType::kF64);
+  EXPECT_EQ(out[0].shape, (Shape{-1, 4, 2}));
 }
 
 TEST(EinsumTest, BadEquationsAreNamed) {
