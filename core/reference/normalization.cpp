@@ -1,9 +1,10 @@
-// Reference kernels: BatchNormalization (inference), Instance/Layer/Group normalization, LRN,
+// Reference kernels: BatchNormalization (inference and training mode), Instance/Layer/Group normalization, LRN,
 // MeanVarianceNormalization, LpNormalization, and Softmax/LogSoftmax/Hardmax.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/reference/conv_util.h"
@@ -46,14 +47,19 @@ int64_t ChannelCount(const Shape& x) { return x.size() > 1 ? x[1] : 1; }
 // opset < 9 with spatial = 0 keeps one statistic per C x D1 x ... element instead of per channel.
 bool PerActivation(const Node& node, int64_t opset) { return opset < 9 && node.GetInt("spatial", 1) == 0; }
 
+// training_mode (opset 14) normalizes with the batch's own statistics and returns the running
+// statistics updated by momentum. Before opset 14 training was asked for by listing the extra outputs,
+// whose saved mean and variance each runtime defined its own way; those stay unsupported.
+bool TrainingMode(const Node& node, int64_t opset) { return opset >= 14 && node.GetInt("training_mode", 0) != 0; }
+
 Status InferBatchNorm(InferContext& ctx) {
   RETURN_IF_ERROR(RequireInputs(ctx, 5));
   RETURN_IF_ERROR(RequireRank(ctx, 2, "N x C x D1 ..."));
-  // Before opset 14 the extra outputs (running and saved statistics) exist only in training mode.
   size_t outputs = 0;
   for (const std::string& name : ctx.node().outputs) outputs += !name.empty();
-  if (ctx.node().GetInt("training_mode", 0) != 0 || (ctx.opset() < 14 && outputs > 1)) {
-    return Unsupported(ctx.node().Describe() + ": training mode unsupported (only inference: one output Y)");
+  if (ctx.opset() < 14 && outputs > 1) {
+    return Unsupported(ctx.node().Describe() + ": training outputs before opset 14 (mean, var, saved_mean, " +
+                       "saved_var) unsupported; opset 14 and later support training_mode");
   }
   const Shape& x = ctx.input(0)->shape;
   const bool per_activation = PerActivation(ctx.node(), ctx.opset());
@@ -63,17 +69,53 @@ Status InferBatchNorm(InferContext& ctx) {
     RETURN_IF_ERROR(RequireCount(ctx, i, known ? count : -1, per_activation ? "C x D1 x ..." : "one per channel"));
   }
   ctx.SetOutput(0, ctx.input(0)->dtype, x);
+  if (TrainingMode(ctx.node(), ctx.opset())) {
+    ctx.SetOutput(1, ctx.input(3)->dtype, ctx.input(3)->shape);
+    ctx.SetOutput(2, ctx.input(4)->dtype, ctx.input(4)->shape);
+  }
   return Status::Ok();
+}
+
+// Per-channel mean and population variance (what the spec's training formula uses) over N and the
+// spatial dims; two passes, so a large mean does not cancel.
+void BatchStatistics(const std::vector<double>& x, int64_t channels, int64_t plane, std::vector<double>& mean,
+                     std::vector<double>& var) {
+  const int64_t total = static_cast<int64_t>(x.size());
+  const double per_channel = static_cast<double>(total / std::max<int64_t>(channels, 1));
+  mean.assign(static_cast<size_t>(channels), 0.0);
+  var.assign(static_cast<size_t>(channels), 0.0);
+  for (int64_t i = 0; i < total; ++i) mean[static_cast<size_t>(i / plane % channels)] += x[static_cast<size_t>(i)];
+  for (double& m : mean) m /= per_channel;
+  for (int64_t i = 0; i < total; ++i) {
+    const size_t c = static_cast<size_t>(i / plane % channels);
+    const double d = x[static_cast<size_t>(i)] - mean[c];
+    var[c] += d * d;
+  }
+  for (double& v : var) v /= per_channel;
 }
 
 Status RunBatchNorm(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   std::vector<double> y = ToDoubles(x);
-  const std::vector<double> scale = ToDoubles(*ctx.input(1)), bias = ToDoubles(*ctx.input(2)),
-                            mean = ToDoubles(*ctx.input(3)), var = ToDoubles(*ctx.input(4));
+  const std::vector<double> scale = ToDoubles(*ctx.input(1)), bias = ToDoubles(*ctx.input(2));
+  std::vector<double> mean = ToDoubles(*ctx.input(3)), var = ToDoubles(*ctx.input(4));
   const double epsilon = ctx.node().GetFloat("epsilon", 1e-5f);
   const int64_t plane = Product(x.shape(), 2), params = static_cast<int64_t>(scale.size());
   const bool per_activation = PerActivation(ctx.node(), ctx.opset());
+  if (TrainingMode(ctx.node(), ctx.opset())) {
+    if (x.numel() == 0) return ctx.Error("training mode needs a non-empty batch to take statistics from");
+    std::vector<double> batch_mean, batch_var;
+    BatchStatistics(y, params, plane, batch_mean, batch_var);
+    const double momentum = ctx.node().GetFloat("momentum", 0.9f);
+    for (size_t c = 0; c < mean.size(); ++c) {
+      mean[c] = mean[c] * momentum + batch_mean[c] * (1.0 - momentum);
+      var[c] = var[c] * momentum + batch_var[c] * (1.0 - momentum);
+    }
+    if (ctx.output(1) != nullptr) StoreDoubles(mean, ctx.output(1));
+    if (ctx.output(2) != nullptr) StoreDoubles(var, ctx.output(2));
+    mean = std::move(batch_mean);
+    var = std::move(batch_var);
+  }
   for (size_t i = 0; i < y.size(); ++i) {
     const int64_t flat = static_cast<int64_t>(i);
     const size_t p = static_cast<size_t>(per_activation ? flat % params : flat / plane % params);
