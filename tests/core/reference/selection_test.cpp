@@ -305,5 +305,163 @@ TEST(ShrinkTest, BoolIsNotNumeric) {
   ExpectError(MakeNode("Shrink", 1), {Bools({true})}, StatusCode::kUnsupported, "numeric", 9);
 }
 
+// ----------------------------------------------------------------------------------------------------------------
+// BatchNormalization, training mode
+
+// N=1, C=2, D=2: channel 0 holds 1, 3 (mean 2, variance 1), channel 1 holds 10, 10 (mean 10, variance 0).
+const Tensor kBnX = F32({1, 2, 2}, {1, 3, 10, 10});
+const std::vector<Tensor> kBnInputs = {kBnX, F32({2}, {2, 1}), F32({2}, {0, 5}), F32({2}, {4, 0}), F32({2}, {8, 4})};
+const Attrs kBnTraining = {{"training_mode", IntAttr(1)}, {"epsilon", FloatAttr(3)}, {"momentum", FloatAttr(0.75f)}};
+
+TEST(BatchNormTrainingTest, NormalizesWithBatchStatisticsAndUpdatesRunningOnes) {
+  const std::vector<Tensor> out = RunAll(MakeNode("BatchNormalization", 5, 3, kBnTraining), kBnInputs, 15);
+  ASSERT_EQ(out.size(), 3u);
+  ExpectNear(out[0], {-1, 1, 5, 5});  // channel 0: (x - 2) / sqrt(1 + 3) * 2; channel 1: bias only
+  ExpectNear(out[1], {3.5f, 2.5f});   // 4 * 0.75 + 2 * 0.25, 0 * 0.75 + 10 * 0.25
+  ExpectNear(out[2], {6.25f, 3});     // 8 * 0.75 + 1 * 0.25, 4 * 0.75 + 0 * 0.25
+}
+
+TEST(BatchNormTrainingTest, RunningOutputsAreOptional) {
+  Node node = MakeNode("BatchNormalization", 5, 3, kBnTraining);
+  node.outputs[1] = "";
+  node.outputs[2] = "";
+  const std::vector<Tensor> out = RunAll(node, kBnInputs, 14);
+  ASSERT_EQ(out.size(), 3u);
+  ExpectNear(out[0], {-1, 1, 5, 5});
+  EXPECT_FALSE(out[1].defined());
+}
+
+TEST(BatchNormTrainingTest, RunningStatisticsKeepTheirOwnDType) {
+  std::vector<Tensor> inputs = kBnInputs;
+  inputs[3] = MakeTensor<double>({2}, {4, 0});
+  inputs[4] = MakeTensor<double>({2}, {8, 4});
+  const std::vector<Tensor> out = RunAll(MakeNode("BatchNormalization", 5, 3, kBnTraining), inputs, 15);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(Values<double>(out[1]), (std::vector<double>{3.5, 2.5}));
+  EXPECT_EQ(Values<double>(out[2]), (std::vector<double>{6.25, 3}));
+}
+
+TEST(BatchNormTrainingTest, InferenceModeStillUsesTheGivenStatistics) {
+  const Node node = MakeNode("BatchNormalization", 5, 1, {{"epsilon", FloatAttr(0)}});
+  // channel 0: (x - 4) / sqrt(8) * 2; channel 1: (10 - 0) / sqrt(4) + 5
+  ExpectNear(RunOne(node, kBnInputs, 15), {-3 / std::sqrt(2.0f), -1 / std::sqrt(2.0f), 10, 10});
+}
+
+TEST(BatchNormTrainingTest, TrainingOutputsBeforeOpset14AreUnsupported) {
+  ExpectError(MakeNode("BatchNormalization", 5, 5), kBnInputs, StatusCode::kUnsupported, "before opset 14", 9);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// RandomUniform, RandomNormal (+Like), Bernoulli
+
+constexpr int64_t kOnnxInt32 = 6, kOnnxBool = 9, kOnnxFloat16 = 10, kOnnxDouble = 11;
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+double StdDev(const std::vector<double>& v) {
+  const double m = Mean(v);
+  double sum = 0;
+  for (double x : v) sum += (x - m) * (x - m);
+  return std::sqrt(sum / static_cast<double>(v.size()));
+}
+std::vector<double> AsDoubles(const Tensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.GetAsDouble(i));
+  return out;
+}
+
+TEST(RandomTest, UniformFillsTheShapeWithinLowAndHigh) {
+  const Node node =
+      MakeNode("RandomUniform", 0, 1, {{"shape", IntsAttr({100, 50})}, {"low", FloatAttr(-2)}, {"high", FloatAttr(3)}});
+  const Tensor y = RunOne(node, {});
+  EXPECT_EQ(y.dtype(), DType::kF32);
+  ExpectShape(y, {100, 50});
+  const std::vector<double> v = AsDoubles(y);
+  for (double x : v) ASSERT_TRUE(x >= -2 && x < 3) << x;
+  EXPECT_NEAR(Mean(v), 0.5, 0.1);
+  EXPECT_NEAR(StdDev(v), 5 / std::sqrt(12.0), 0.05);
+}
+
+TEST(RandomTest, ASeedGivesTheSameValuesAndAnotherSeedOthers) {
+  auto draw = [](float seed, const std::string& name) {
+    Node node = MakeNode("RandomUniform", 0, 1, {{"shape", IntsAttr({16})}, {"seed", FloatAttr(seed)}});
+    node.name = name;
+    return Values<float>(RunOne(node, {}));
+  };
+  EXPECT_EQ(draw(1, "a"), draw(1, "b"));  // the seed decides, not the node
+  EXPECT_NE(draw(1, "a"), draw(2, "a"));
+}
+
+TEST(RandomTest, WithoutSeedEachNodeDrawsItsOwnRepeatableStream) {
+  auto draw = [](const std::string& name) {
+    Node node = MakeNode("RandomNormal", 0, 1, {{"shape", IntsAttr({16})}});
+    node.name = name;
+    return Values<float>(RunOne(node, {}));
+  };
+  EXPECT_EQ(draw("noise"), draw("noise"));
+  EXPECT_NE(draw("noise"), draw("other_noise"));
+}
+
+TEST(RandomTest, NormalHasTheRequestedMeanAndScale) {
+  const Node node = MakeNode(
+      "RandomNormal", 0, 1,
+      {{"shape", IntsAttr({20001})}, {"mean", FloatAttr(5)}, {"scale", FloatAttr(2)}, {"dtype", IntAttr(kOnnxDouble)}});
+  const Tensor y = RunOne(node, {});
+  EXPECT_EQ(y.dtype(), DType::kF64);
+  const std::vector<double> v = AsDoubles(y);
+  EXPECT_NEAR(Mean(v), 5, 0.05);
+  EXPECT_NEAR(StdDev(v), 2, 0.05);
+}
+
+TEST(RandomTest, LikeOpsTakeTheInputsShapeAndDType) {
+  const Tensor x = MakeTensor<double>({2, 3}, {0, 0, 0, 0, 0, 0});
+  const Tensor u = RunOne(MakeNode("RandomUniformLike", 1), {x});
+  EXPECT_EQ(u.dtype(), DType::kF64);
+  ExpectShape(u, {2, 3});
+  const Tensor n = RunOne(MakeNode("RandomNormalLike", 1, 1, {{"dtype", IntAttr(kOnnxFloat16)}}), {x});
+  EXPECT_EQ(n.dtype(), DType::kF16);
+  ExpectShape(n, {2, 3});
+}
+
+TEST(RandomTest, LikeOfAnIntegerInputNeedsAFloatDType) {
+  ExpectError(MakeNode("RandomUniformLike", 1), {I64({2}, {1, 2})}, StatusCode::kUnsupported, "not a floating type");
+}
+
+TEST(RandomTest, ShapeIsRequiredAndLowMayNotExceedHigh) {
+  ExpectError(MakeNode("RandomNormal", 0), {}, StatusCode::kInvalidArgument, "shape is required");
+  const Node node =
+      MakeNode("RandomUniform", 0, 1, {{"shape", IntsAttr({2})}, {"low", FloatAttr(1)}, {"high", FloatAttr(0)}});
+  ExpectError(node, {}, StatusCode::kInvalidArgument, "must not exceed high");
+}
+
+TEST(BernoulliTest, CertainProbabilitiesGiveCertainResults) {
+  const Tensor y = RunOne(MakeNode("Bernoulli", 1), {F32({4}, {0, 1, 1, 0})}, 15);
+  ExpectNear(y, {0, 1, 1, 0});
+}
+
+TEST(BernoulliTest, OnesAppearWithTheGivenProbabilityInTheRequestedDType) {
+  const Node node = MakeNode("Bernoulli", 1, 1, {{"dtype", IntAttr(kOnnxInt32)}, {"seed", FloatAttr(3)}});
+  const Tensor y = RunOne(node, {F32({10000}, std::vector<float>(10000, 0.3f))}, 15);
+  ASSERT_EQ(y.dtype(), DType::kI32);
+  const std::vector<double> v = AsDoubles(y);
+  for (double x : v) ASSERT_TRUE(x == 0 || x == 1) << x;
+  EXPECT_NEAR(Mean(v), 0.3, 0.02);
+}
+
+TEST(BernoulliTest, BoolOutput) {
+  const Tensor y = RunOne(MakeNode("Bernoulli", 1, 1, {{"dtype", IntAttr(kOnnxBool)}}), {F32({2}, {1, 0})}, 15);
+  ASSERT_EQ(y.dtype(), DType::kBool);
+  EXPECT_TRUE(y.data<bool>()[0]);
+  EXPECT_FALSE(y.data<bool>()[1]);
+}
+
+TEST(BernoulliTest, AProbabilityOutsideZeroToOneIsAnError) {
+  ExpectError(MakeNode("Bernoulli", 1), {F32({2}, {0.5f, 1.5f})}, StatusCode::kInvalidArgument,
+              "probability 1.500000 at flat index 1", 15);
+}
+
 }  // namespace
 }  // namespace chipfit::testing
