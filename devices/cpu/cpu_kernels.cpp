@@ -23,6 +23,12 @@ KernelTable BuildTable() {
     t.Add(op, "", kCpu, kFp32, {"cpu:copy", cpu::CreateCopy});
   }
   t.Add("Transpose", "", kCpu, kFp32, {"onednn:reorder", cpu::CreateTranspose});
+  t.Add("LSTM", "", kCpu, kFp32, {"onednn:lstm", cpu::CreateLstmF32});
+  t.Add("GRU", "", kCpu, kFp32, {"onednn:gru", cpu::CreateGruF32});
+  t.Add("RNN", "", kCpu, kFp32, {"onednn:rnn", cpu::CreateRnnF32});
+  t.Add("LSTM", "", kCpu, Precision::kBf16, {"onednn:lstm:bf16", cpu::CreateLstmBf16});
+  t.Add("GRU", "", kCpu, Precision::kBf16, {"onednn:gru:bf16", cpu::CreateGruBf16});
+  t.Add("RNN", "", kCpu, Precision::kBf16, {"onednn:rnn:bf16", cpu::CreateRnnBf16});
   // --- elementwise, binary, softmax, normalisation, reductions
   for (const char* op : {"Relu",     "LeakyRelu", "Clip",     "Sigmoid",        "HardSigmoid", "HardSwish",  "Tanh",
                          "Elu",      "Selu",      "Celu",     "Gelu",           "Exp",         "Log",        "Sqrt",

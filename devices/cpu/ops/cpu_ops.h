@@ -20,6 +20,15 @@ Result<std::unique_ptr<IKernel>> CreateConvBf16ForTest(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init);
 
+// rnn_cpu.cpp: LSTM, GRU, RNN on oneDNN's RNN primitives. bf16 rounds X, the states and the weights to
+// bf16; the gates accumulate in f32 and the outputs stay f32.
+Result<std::unique_ptr<IKernel>> CreateLstmF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateGruF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateRnnF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateLstmBf16(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateGruBf16(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateRnnBf16(const KernelInit& init);
+
 // --- elementwise, binary, softmax, normalisation, reductions (eltwise/binary/softmax/norm/reduce_cpu.cpp)
 // Most ops have three implementations, tried in this order: an own loop for tensors too small to
 // pay for a oneDNN call ("Small"), oneDNN, and the own loop at any size for what oneDNN refuses.
