@@ -104,6 +104,11 @@ Status RunBatchNorm(KernelContext& ctx) {
   const bool per_activation = PerActivation(ctx.node(), ctx.opset());
   if (TrainingMode(ctx.node(), ctx.opset())) {
     if (x.numel() == 0) return ctx.Error("training mode needs a non-empty batch to take statistics from");
+    if (x.dim(1) != params || static_cast<int64_t>(mean.size()) != params ||
+        static_cast<int64_t>(var.size()) != params) {
+      return ctx.Error("scale, B, input_mean and input_var need one value per channel (" + std::to_string(x.dim(1)) +
+                       ")");
+    }
     std::vector<double> batch_mean, batch_var;
     BatchStatistics(y, params, plane, batch_mean, batch_var);
     const double momentum = ctx.node().GetFloat("momentum", 0.9f);

@@ -280,6 +280,11 @@ Status RunReverseSequence(KernelContext& ctx) {
   ASSIGN_OR_RETURN(SequenceAxes axes, ReadSequenceAxes(ctx.node(), x.shape()));
   const int64_t batches = x.dim(axes.batch), steps = x.dim(axes.time);
   const size_t block = static_cast<size_t>(Product(x.shape(), 2)) * DTypeSize(x.dtype());
+  // Shapes unknown at compile time were not checked by the shape function.
+  if (ctx.input(1)->numel() != batches) {
+    return ctx.Error("sequence_lens has shape " + ShapeToString(ctx.input(1)->shape()) +
+                     " but needs one length per batch (" + std::to_string(batches) + ")");
+  }
   const int64_t* lens = ctx.input(1)->data<int64_t>();
   const auto* src = static_cast<const char*>(x.raw_data());
   auto* dst = static_cast<char*>(ctx.output(0)->raw_data());
