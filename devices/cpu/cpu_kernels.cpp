@@ -73,6 +73,17 @@ KernelTable BuildTable() {
   t.Add("ConvTranspose", "", kCpu, kFp32, {"onednn:deconv", cpu::CreateConvTransposeF32});
   t.Add("Resize", "", kCpu, kFp32, {"onednn:resampling", cpu::CreateResizeF32});
 
+  // --- quantized models: the model fixes these ops' integer types, so every target runs them alike.
+  for (Precision p : {kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16, kInt8}) {
+    t.Add("QLinearConv", "", kCpu, p, {"onednn:qlinearconv", cpu::CreateQLinearConv});
+    t.Add("ConvInteger", "", kCpu, p, {"onednn:convinteger", cpu::CreateConvInteger});
+    t.Add("QLinearMatMul", "", kCpu, p, {"onednn:qlinearmatmul", cpu::CreateQLinearMatMul});
+    t.Add("MatMulInteger", "", kCpu, p, {"onednn:matmulinteger", cpu::CreateMatMulInteger});
+    t.Add("QuantizeLinear", "", kCpu, p, {"cpu:quantize", cpu::CreateQuantizeLinear});
+    t.Add("DequantizeLinear", "", kCpu, p, {"cpu:dequantize", cpu::CreateDequantizeLinear});
+    t.Add("DynamicQuantizeLinear", "", kCpu, p, {"cpu:dynamic-quantize", cpu::CreateDynamicQuantizeLinear});
+  }
+
   return t;
 }
 

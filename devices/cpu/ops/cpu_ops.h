@@ -62,4 +62,13 @@ Result<std::unique_ptr<IKernel>> CreateConcatF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConvTransposeF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateResizeF32(const KernelInit& init);
 
+// --- quantized-model ops (quant_cpu.cpp): integer in, integer out, so listed under every precision.
+Result<std::unique_ptr<IKernel>> CreateQLinearConv(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateConvInteger(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateQLinearMatMul(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateMatMulInteger(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateQuantizeLinear(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateDequantizeLinear(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateDynamicQuantizeLinear(const KernelInit& init);
+
 }  // namespace chipfit::cpu

@@ -1,0 +1,519 @@
+// Quantized-model ops on the CPU: QLinearConv, ConvInteger, QLinearMatMul and MatMulInteger on oneDNN's
+// int8 kernels; QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as OpenMP loops.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/reference/conv_util.h"
+#include "devices/cpu/onednn_util.h"
+#include "devices/cpu/ops/cpu_ops.h"
+
+namespace chipfit::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+const ValueInfo* InputInfo(const KernelInit& init, size_t i) {
+  return i < init.inputs.size() && init.node.HasInput(i) ? init.inputs[i] : nullptr;
+}
+
+bool StaticShape(const ValueInfo* v) {
+  return v != nullptr && std::all_of(v->shape.begin(), v->shape.end(), [](int64_t d) { return d > 0; });
+}
+
+bool IsInt8(DType dtype) { return dtype == DType::kU8 || dtype == DType::kI8; }
+
+// A zero point: a constant, a scalar computed at run time (DynamicQuantizeLinear's), or absent (0).
+struct ZeroPoint {
+  std::vector<int32_t> values = {0};
+  bool runtime = false;
+};
+
+Result<ZeroPoint> ReadZeroPoint(const KernelInit& init, size_t i, const char* name, bool allow_runtime) {
+  ZeroPoint zp;
+  const ValueInfo* v = InputInfo(init, i);
+  if (v == nullptr) return zp;
+  if (v->value == nullptr) {
+    if (!allow_runtime || NumElements(v->shape) != 1) return Unsupported(std::string(name) + " computed at run time");
+    zp.runtime = true;
+    return zp;
+  }
+  zp.values.clear();
+  for (int64_t z : v->value->ToInt64Vector()) zp.values.push_back(static_cast<int32_t>(z));
+  if (zp.values.empty()) zp.values = {0};
+  return zp;
+}
+
+Result<std::vector<float>> ConstantFloats(const KernelInit& init, size_t i, const char* name) {
+  const ValueInfo* v = InputInfo(init, i);
+  if (v == nullptr || v->value == nullptr) return Unsupported(std::string(name) + " computed at run time");
+  if (v->dtype != DType::kF32) return Unsupported(std::string(name) + " is " + std::string(DTypeName(v->dtype)));
+  const Tensor& t = *v->value;
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+// Constant weights minus their zero point (one per group of `per` consecutive elements, or one per
+// column when `column_count` > 0) as s8: oneDNN 2.6's int8 convolutions and matmuls take s8 weights
+// and no weight zero points, so the shift is folded in once, when every shifted value fits.
+Result<std::vector<int8_t>> ShiftedWeights(const Tensor& w, const std::vector<int32_t>& zp, int64_t per,
+                                           int64_t column_count) {
+  const std::vector<int64_t> values = w.ToInt64Vector();
+  std::vector<int8_t> out(values.size());
+  int64_t lo = 0, hi = 0, magnitude = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int64_t group = column_count > 0 ? static_cast<int64_t>(i) % column_count : static_cast<int64_t>(i) / per;
+    const int64_t v = values[i] - zp[zp.size() == 1 ? 0 : static_cast<size_t>(group)];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    magnitude = std::max(magnitude, std::abs(v));
+    out[i] = static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127));
+  }
+  if (lo < -128 || hi > 127) {
+    return Unsupported("weights minus their zero point span [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                       "], beyond s8 (oneDNN 2.6 takes s8 weights without zero points)");
+  }
+  // Without VNNI oneDNN multiplies u8·s8 pairs with vpmaddubsw, whose 16-bit pair sums saturate.
+  if (!HasVnni() && magnitude > 63) {
+    return Unsupported("weights reach " + std::to_string(magnitude) +
+                       " in magnitude; without VNNI oneDNN's 16-bit u8·s8 sums would saturate");
+  }
+  return out;
+}
+
+// Sets a per-run s32 zero point from a run-time u8/s8 scalar.
+int32_t ScalarAsInt32(const Tensor& t) { return static_cast<int32_t>(t.GetAsInt64(0)); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B) and ConvInteger (x, w, x_zp, w_zp).
+
+class IntConvKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool qlinear) {
+    const Node& node = init.node;
+    const size_t w_in = qlinear ? 3 : 1, x_zp_in = 2, w_zp_in = qlinear ? 5 : 3;
+    const ValueInfo* x = InputInfo(init, 0);
+    const ValueInfo* w = InputInfo(init, w_in);
+    if (!StaticShape(x) || !StaticShape(w)) return Unsupported("shapes known only at run time");
+    if (!IsInt8(x->dtype) || !IsInt8(w->dtype)) return Unsupported("x and w must be u8 or s8");
+    if (x->shape.size() != 4 || w->shape.size() != 4) return Unsupported("only 2-D convolutions run on oneDNN here");
+    if (w->value == nullptr) return Unsupported("weights computed at run time");
+    const Shape& xs = x->shape;
+    const Shape& ws = w->shape;
+    const int64_t groups = node.GetInt("group", 1);
+    if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || xs[1] / groups != ws[1]) {
+      return Unsupported("channels do not match the group count");
+    }
+    ASSIGN_OR_RETURN(Window win, ReadWindow(node, {xs[2], xs[3]}, {ws[2], ws[3]}));
+    RETURN_IF_ERROR(ResolveForwardWindow(node, win, false));
+    const int64_t channels = ws[0];
+    const Shape ys = {xs[0], channels, win.out[0], win.out[1]};
+
+    auto kernel = std::unique_ptr<IntConvKernel>(new IntConvKernel());
+    ASSIGN_OR_RETURN(kernel->x_zp_, ReadZeroPoint(init, x_zp_in, "x_zero_point", !qlinear));
+    if (kernel->x_zp_.values.size() != 1) return Unsupported("x_zero_point is not a scalar");
+    ASSIGN_OR_RETURN(const ZeroPoint w_zp, ReadZeroPoint(init, w_zp_in, "w_zero_point", false));
+    const int64_t per = NumElements(ws) / channels;
+    ASSIGN_OR_RETURN(const std::vector<int8_t> w_s8, ShiftedWeights(*w->value, w_zp.values, per, 0));
+    kernel->weight_sums_.assign(static_cast<size_t>(channels), 0);
+    for (size_t i = 0; i < w_s8.size(); ++i) kernel->weight_sums_[i / static_cast<size_t>(per)] += w_s8[i];
+
+    // Requantization: dst = round(x_scale · w_scale[m] / y_scale · acc) + y_zp.
+    std::vector<float> out_scales;
+    dt dst_type = dt::s32;
+    int32_t y_zp = 0;
+    std::vector<int32_t> bias(static_cast<size_t>(channels), 0);
+    if (qlinear) {
+      ASSIGN_OR_RETURN(const std::vector<float> x_scale, ConstantFloats(init, 1, "x_scale"));
+      ASSIGN_OR_RETURN(const std::vector<float> w_scale, ConstantFloats(init, 4, "w_scale"));
+      ASSIGN_OR_RETURN(const std::vector<float> y_scale, ConstantFloats(init, 6, "y_scale"));
+      ASSIGN_OR_RETURN(const ZeroPoint y, ReadZeroPoint(init, 7, "y_zero_point", false));
+      const ValueInfo* y_info = InputInfo(init, 7);
+      if (y_info == nullptr || !IsInt8(y_info->dtype)) return Unsupported("y_zero_point is missing or not u8/s8");
+      if (x_scale.size() != 1 || y_scale.size() != 1 || y.values.size() != 1) {
+        return Unsupported("x_scale, y_scale and y_zero_point must be scalars");
+      }
+      for (int64_t m = 0; m < channels; ++m) {
+        out_scales.push_back(x_scale[0] * w_scale[w_scale.size() == 1 ? 0 : static_cast<size_t>(m)] / y_scale[0]);
+      }
+      dst_type = ToDnnl(y_info->dtype);
+      y_zp = y.values[0];
+      if (const ValueInfo* b = InputInfo(init, 8)) {
+        if (b->value == nullptr || b->dtype != DType::kI32) return Unsupported("B is not a constant int32 vector");
+        for (int64_t m = 0; m < channels; ++m) bias[static_cast<size_t>(m)] = b->value->data<int32_t>()[m];
+      }
+    }
+    kernel->bias_values_ = bias;
+
+    const memory::desc src_md = Describe(xs, ToDnnl(x->dtype), Layout::kChannelsLast);
+    const memory::desc dst_md = Describe(ys, dst_type, Layout::kChannelsLast);
+    const memory::dims w_dims = groups == 1 ? ToDims(ws) : memory::dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+    const memory::desc w_any(w_dims, dt::s8, tag::any);
+    const memory::desc b_md({channels}, dt::s32, tag::a);
+    const bool padded = std::any_of(win.pad_begin.begin(), win.pad_begin.end(), [](int64_t p) { return p != 0; }) ||
+                        std::any_of(win.pad_end.begin(), win.pad_end.end(), [](int64_t p) { return p != 0; });
+    const bool has_x_zp = kernel->x_zp_.runtime || kernel->x_zp_.values[0] != 0;
+
+    // x's zero point: oneDNN's source zero point where it has one (it treats padding as the zero
+    // point, as ONNX does); else, without padding, folded into the bias: Σ(x − z)·w = Σx·w − z·Σw.
+    std::string refusals;
+    dnnl::convolution_forward::primitive_desc pd;
+    bool found = false;
+    for (bool fold : {false, true}) {
+      if (fold && (!has_x_zp || padded)) break;
+      dnnl::primitive_attr attr;
+      if (!out_scales.empty()) attr.set_output_scales(1 << 1, out_scales);
+      if (has_x_zp && !fold) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      if (y_zp != 0) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(y_zp));
+        attr.set_post_ops(ops);
+      }
+      Status status = Guard(node, "int8 convolution", [&] {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             src_md, w_any, b_md, dst_md, {win.strides[0], win.strides[1]},
+                                             {win.dilations[0] - 1, win.dilations[1] - 1},
+                                             {win.pad_begin[0], win.pad_begin[1]}, {win.pad_end[0], win.pad_end[1]});
+        pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+      });
+      if (status.ok() && !IsReferenceImpl(pd.impl_info_str())) {
+        kernel->fold_zero_point_ = fold;
+        found = true;
+        break;
+      }
+      refusals += (refusals.empty() ? "" : "; ") + std::string(fold ? "zero point in the bias: " : "") +
+                  (status.ok() ? "only oneDNN's reference implementation" : status.message());
+    }
+    if (!found) {
+      if (has_x_zp && padded) refusals += "; a padded convolution cannot fold x_zero_point into the bias";
+      return Unsupported(refusals);
+    }
+
+    Status status = Guard(node, "weight reorder", [&] {
+      const memory::desc plain(w_dims, dt::s8, groups == 1 ? tag::oihw : tag::goihw);
+      memory user(plain, Engine(), const_cast<int8_t*>(w_s8.data()));
+      kernel->weights_ = memory(pd.weights_desc(), Engine());
+      dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), pd.weights_desc()))
+          .execute(Stream(), user, kernel->weights_);
+      Stream().wait();
+    });
+    RETURN_IF_ERROR(status);
+    kernel->bias_ = memory(b_md, Engine());
+    kernel->zp_ = memory({{1}, dt::s32, tag::a}, Engine());
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_WEIGHTS] = kernel->weights_;
+    args[DNNL_ARG_BIAS] = kernel->bias_;
+    args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
+    if (has_x_zp && !kernel->fold_zero_point_) args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = kernel->zp_;
+    kernel->conv_ = PrimitiveCall(dnnl::convolution_forward(pd), std::move(args));
+    kernel->x_zp_input_ = x_zp_in;
+    kernel->SetZeroPoint(kernel->x_zp_.values[0]);
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (x_zp_.runtime) SetZeroPoint(ScalarAsInt32(*ctx.input(x_zp_input_)));
+    conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    conv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
+    conv_.Execute();
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override { return i == 0 ? Layout::kChannelsLast : Layout::kPlain; }
+  Layout OutputLayout(size_t) const override { return Layout::kChannelsLast; }
+
+ private:
+  IntConvKernel() = default;
+
+  void SetZeroPoint(int32_t zp) {
+    *static_cast<int32_t*>(zp_.get_data_handle()) = zp;
+    auto* b = static_cast<int32_t*>(bias_.get_data_handle());
+    for (size_t m = 0; m < bias_values_.size(); ++m) {
+      b[m] = bias_values_[m] - (fold_zero_point_ ? zp * weight_sums_[m] : 0);
+    }
+  }
+
+  PrimitiveCall conv_;
+  memory weights_, bias_, zp_;
+  ZeroPoint x_zp_;
+  size_t x_zp_input_ = 2;
+  std::vector<int32_t> bias_values_, weight_sums_;
+  bool fold_zero_point_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) and MatMulInteger (a, b, a_zp, b_zp), for a
+// constant 2-D b: a's batch dims fold into its rows. a's zero point always goes into a per-column bias
+// (Σ(a − z)·b = Σa·b − z·Σb), which holds for every row and needs no oneDNN zero-point support.
+
+class IntMatMulKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool qlinear) {
+    const Node& node = init.node;
+    const size_t b_in = qlinear ? 3 : 1, a_zp_in = 2, b_zp_in = qlinear ? 5 : 3;
+    const ValueInfo* a = InputInfo(init, 0);
+    const ValueInfo* b = InputInfo(init, b_in);
+    if (!StaticShape(a) || !StaticShape(b)) return Unsupported("shapes known only at run time");
+    if (!IsInt8(a->dtype) || !IsInt8(b->dtype)) return Unsupported("a and b must be u8 or s8");
+    if (a->shape.empty()) return Unsupported("a scalar a");
+    if (b->shape.size() != 2) return Unsupported("b of rank " + std::to_string(b->shape.size()) + " (only 2-D b)");
+    if (b->value == nullptr) return Unsupported("b computed at run time (oneDNN 2.6 wants s8 weights it can shift)");
+    const int64_t k = a->shape.back(), n = b->shape[1];
+    if (k != b->shape[0]) return Unsupported("inner dims differ");
+    const int64_t m = NumElements(a->shape) / k;
+
+    auto kernel = std::unique_ptr<IntMatMulKernel>(new IntMatMulKernel());
+    ASSIGN_OR_RETURN(kernel->a_zp_, ReadZeroPoint(init, a_zp_in, "a_zero_point", !qlinear));
+    if (kernel->a_zp_.values.size() != 1) return Unsupported("a_zero_point per row");
+    ASSIGN_OR_RETURN(const ZeroPoint b_zp, ReadZeroPoint(init, b_zp_in, "b_zero_point", false));
+    if (b_zp.values.size() != 1 && static_cast<int64_t>(b_zp.values.size()) != n) {
+      return Unsupported("b_zero_point with batch dims");
+    }
+    ASSIGN_OR_RETURN(const std::vector<int8_t> b_s8, ShiftedWeights(*b->value, b_zp.values, 1, n));
+    kernel->column_sums_.assign(static_cast<size_t>(n), 0);
+    for (size_t i = 0; i < b_s8.size(); ++i) kernel->column_sums_[i % static_cast<size_t>(n)] += b_s8[i];
+
+    std::vector<float> out_scales;
+    dt dst_type = dt::s32;
+    int32_t y_zp = 0;
+    if (qlinear) {
+      ASSIGN_OR_RETURN(const std::vector<float> a_scale, ConstantFloats(init, 1, "a_scale"));
+      ASSIGN_OR_RETURN(const std::vector<float> b_scale, ConstantFloats(init, 4, "b_scale"));
+      ASSIGN_OR_RETURN(const std::vector<float> y_scale, ConstantFloats(init, 6, "y_scale"));
+      ASSIGN_OR_RETURN(const ZeroPoint y, ReadZeroPoint(init, 7, "y_zero_point", false));
+      const ValueInfo* y_info = InputInfo(init, 7);
+      if (y_info == nullptr || !IsInt8(y_info->dtype)) return Unsupported("y_zero_point is missing or not u8/s8");
+      if (a_scale.size() != 1) return Unsupported("a_scale per row");
+      if (y_scale.size() != 1 || y.values.size() != 1) return Unsupported("y_scale and y_zero_point must be scalars");
+      if (b_scale.size() != 1 && static_cast<int64_t>(b_scale.size()) != n) {
+        return Unsupported("b_scale with batch dims");
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        out_scales.push_back(a_scale[0] * b_scale[b_scale.size() == 1 ? 0 : static_cast<size_t>(j)] / y_scale[0]);
+      }
+      dst_type = ToDnnl(y_info->dtype);
+      y_zp = y.values[0];
+    }
+
+    const memory::desc src_md({m, k}, ToDnnl(a->dtype), tag::ab);
+    const memory::desc w_any({k, n}, dt::s8, tag::any);
+    const memory::desc bias_md({1, n}, dt::s32, tag::ab);
+    const memory::desc dst_md({m, n}, dst_type, tag::ab);
+    dnnl::primitive_attr attr;
+    if (!out_scales.empty()) attr.set_output_scales(1 << 1, out_scales);
+    if (y_zp != 0) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(y_zp));
+      attr.set_post_ops(ops);
+    }
+    dnnl::matmul::primitive_desc pd;
+    RETURN_IF_ERROR(Guard(node, "int8 matmul", [&] {
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, w_any, bias_md, dst_md), attr, Engine());
+    }));
+    if (IsReferenceImpl(pd.impl_info_str())) {
+      return Unsupported(std::string("only oneDNN's reference implementation (") + pd.impl_info_str() + ")");
+    }
+    RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
+      const memory::desc plain({k, n}, dt::s8, tag::ab);
+      memory user(plain, Engine(), const_cast<int8_t*>(b_s8.data()));
+      kernel->weights_ = memory(pd.weights_desc(), Engine());
+      dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), pd.weights_desc()))
+          .execute(Stream(), user, kernel->weights_);
+      Stream().wait();
+    }));
+    kernel->bias_ = memory(bias_md, Engine());
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(src_md, Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_WEIGHTS] = kernel->weights_;
+    args[DNNL_ARG_BIAS] = kernel->bias_;
+    args[DNNL_ARG_DST] = memory(dst_md, Engine(), DNNL_MEMORY_NONE);
+    kernel->matmul_ = PrimitiveCall(dnnl::matmul(pd), std::move(args));
+    kernel->SetZeroPoint(kernel->a_zp_.values[0]);
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (a_zp_.runtime) SetZeroPoint(ScalarAsInt32(*ctx.input(2)));
+    matmul_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    matmul_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
+    matmul_.Execute();
+    return Status();
+  }
+
+ private:
+  IntMatMulKernel() = default;
+
+  void SetZeroPoint(int32_t zp) {
+    auto* b = static_cast<int32_t*>(bias_.get_data_handle());
+    for (size_t j = 0; j < column_sums_.size(); ++j) b[j] = -zp * column_sums_[j];
+  }
+
+  PrimitiveCall matmul_;
+  memory weights_, bias_;
+  ZeroPoint a_zp_;
+  std::vector<int32_t> column_sums_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// QuantizeLinear / DequantizeLinear (f32 x or y, f32 scale, u8/s8) and DynamicQuantizeLinear: loops that
+// compute exactly what the reference does. Per-tensor parameters make them elementwise, so they read and
+// write whatever order the producer wrote; per-axis ones need plain order.
+
+template <typename Q>
+void Quantize(const float* x, int64_t n, const float* scale, const int32_t* zp, bool per_tensor, int64_t axis_dim,
+              int64_t inner, Q* y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = per_tensor ? 0 : i / inner % axis_dim;
+    const float v = std::nearbyint(x[i] / scale[c]) + static_cast<float>(zp[c]);
+    // NaN becomes 0, as the reference's saturating conversion makes it.
+    y[i] = std::isnan(v) ? Q{0}
+                         : static_cast<Q>(std::clamp(v, static_cast<float>(std::numeric_limits<Q>::lowest()),
+                                                     static_cast<float>(std::numeric_limits<Q>::max())));
+  }
+}
+
+template <typename Q>
+void Dequantize(const Q* x, int64_t n, const float* scale, const int32_t* zp, bool per_tensor, int64_t axis_dim,
+                int64_t inner, float* y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = per_tensor ? 0 : i / inner % axis_dim;
+    y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp[c]) * scale[c];
+  }
+}
+
+class LinearQuantKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool quantize) {
+    const Node& node = init.node;
+    const ValueInfo* x = InputInfo(init, 0);
+    const ValueInfo* scale = InputInfo(init, 1);
+    if (!StaticShape(x)) return Unsupported("shapes known only at run time");
+    if (scale == nullptr || scale->dtype != DType::kF32) return Unsupported("x_scale or y_scale is not f32");
+    if (init.opset >= 21 && node.GetInt("block_size", 0) != 0) return Unsupported("blocked quantization");
+    auto kernel = std::unique_ptr<LinearQuantKernel>(new LinearQuantKernel());
+    kernel->quantize_ = quantize;
+    if (quantize) {
+      if (x->dtype != DType::kF32) return Unsupported(std::string(DTypeName(x->dtype)) + " x");
+      const ValueInfo* zp = InputInfo(init, 2);
+      const int64_t output_dtype = init.opset >= 21 ? node.GetInt("output_dtype", 0) : 0;
+      kernel->q_dtype_ = zp != nullptr ? zp->dtype : (output_dtype == 3 ? DType::kI8 : DType::kU8);
+      if (output_dtype != 0 && output_dtype != 2 && output_dtype != 3) return Unsupported("output_dtype not u8/s8");
+    } else {
+      kernel->q_dtype_ = x->dtype;
+    }
+    if (!IsInt8(kernel->q_dtype_)) return Unsupported(std::string(DTypeName(kernel->q_dtype_)) + " quantized values");
+    if (StaticShape(scale) && NumElements(scale->shape) > 1) {
+      ASSIGN_OR_RETURN(const int64_t axis,
+                       NormalizeAxis(node.GetInt("axis", 1), static_cast<int64_t>(x->shape.size()), node));
+      kernel->per_tensor_ = false;
+      kernel->axis_dim_ = x->shape[static_cast<size_t>(axis)];
+      kernel->inner_ = Product(x->shape, static_cast<size_t>(axis) + 1);
+      if (NumElements(scale->shape) != kernel->axis_dim_) return Unsupported("scale does not match the axis");
+    } else if (!scale->shape.empty() && NumElements(scale->shape) != 1) {
+      return Unsupported("scale shape known only at run time");
+    }
+    kernel->layout_ = kernel->per_tensor_ ? x->layout : Layout::kPlain;
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& scale = *ctx.input(1);
+    const size_t count = static_cast<size_t>(scale.numel());
+    zp_.assign(count, 0);
+    if (const Tensor* zp = ctx.input(2); zp != nullptr && zp->defined()) {
+      if (static_cast<size_t>(zp->numel()) != count) return ctx.Error("zero point and scale differ in size");
+      for (size_t c = 0; c < count; ++c) zp_[c] = static_cast<int32_t>(zp->GetAsInt64(static_cast<int64_t>(c)));
+    }
+    const float* s = scale.data<float>();
+    const bool u8 = q_dtype_ == DType::kU8;
+    if (quantize_) {
+      Tensor& y = *ctx.output(0);
+      if (u8) Quantize(x.data<float>(), x.numel(), s, zp_.data(), per_tensor_, axis_dim_, inner_, y.data<uint8_t>());
+      if (!u8) Quantize(x.data<float>(), x.numel(), s, zp_.data(), per_tensor_, axis_dim_, inner_, y.data<int8_t>());
+    } else {
+      float* y = ctx.output(0)->data<float>();
+      if (u8) Dequantize(x.data<uint8_t>(), x.numel(), s, zp_.data(), per_tensor_, axis_dim_, inner_, y);
+      if (!u8) Dequantize(x.data<int8_t>(), x.numel(), s, zp_.data(), per_tensor_, axis_dim_, inner_, y);
+    }
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override { return i == 0 ? layout_ : Layout::kPlain; }
+  Layout OutputLayout(size_t) const override { return layout_; }
+
+ private:
+  LinearQuantKernel() = default;
+  bool quantize_ = true;
+  bool per_tensor_ = true;
+  int64_t axis_dim_ = 1, inner_ = 1;
+  DType q_dtype_ = DType::kU8;
+  Layout layout_ = Layout::kPlain;
+  std::vector<int32_t> zp_;
+};
+
+class DynamicQuantizeKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
+    const ValueInfo* x = InputInfo(init, 0);
+    if (x == nullptr || x->dtype != DType::kF32) return Unsupported("x is not f32");
+    auto kernel = std::unique_ptr<DynamicQuantizeKernel>(new DynamicQuantizeKernel());
+    kernel->layout_ = x->layout;  // elementwise with one range: any order will do
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    const float* x = ctx.input(0)->data<float>();
+    const int64_t n = ctx.input(0)->numel();
+    float lo = 0.0f, hi = 0.0f;
+    bool finite = true;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(&& : finite)
+    for (int64_t i = 0; i < n; ++i) {
+      finite = finite && std::isfinite(x[i]);
+      lo = std::min(lo, x[i]);
+      hi = std::max(hi, x[i]);
+    }
+    if (!finite) return ctx.Error("x holds inf or NaN, which leaves the quantization range undefined");
+    // The reference's formulas, in the same float operations, so both give the same bytes.
+    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    const int32_t zp = static_cast<int32_t>(zero_point);
+    Quantize(x, n, &scale, &zp, true, 1, 1, ctx.output(0)->data<uint8_t>());
+    ctx.output(1)->data<float>()[0] = scale;
+    ctx.output(2)->data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override { return i == 0 ? layout_ : Layout::kPlain; }
+  Layout OutputLayout(size_t i) const override { return i == 0 ? layout_ : Layout::kPlain; }
+
+ private:
+  DynamicQuantizeKernel() = default;
+  Layout layout_ = Layout::kPlain;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateQLinearConv(const KernelInit& init) { return IntConvKernel::Create(init, true); }
+Result<std::unique_ptr<IKernel>> CreateConvInteger(const KernelInit& init) {
+  return IntConvKernel::Create(init, false);
+}
+Result<std::unique_ptr<IKernel>> CreateQLinearMatMul(const KernelInit& init) {
+  return IntMatMulKernel::Create(init, true);
+}
+Result<std::unique_ptr<IKernel>> CreateMatMulInteger(const KernelInit& init) {
+  return IntMatMulKernel::Create(init, false);
+}
+Result<std::unique_ptr<IKernel>> CreateQuantizeLinear(const KernelInit& init) {
+  return LinearQuantKernel::Create(init, true);
+}
+Result<std::unique_ptr<IKernel>> CreateDequantizeLinear(const KernelInit& init) {
+  return LinearQuantKernel::Create(init, false);
+}
+Result<std::unique_ptr<IKernel>> CreateDynamicQuantizeLinear(const KernelInit& init) {
+  return DynamicQuantizeKernel::Create(init);
+}
+
+}  // namespace chipfit::cpu
