@@ -91,6 +91,10 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
     if (l.observed_start_ms && l.observed_ms) {
       layers.back()["observed"] = {{"start_ms", *l.observed_start_ms}, {"time_ms", *l.observed_ms}};
     }
+    if (!l.parent.empty()) {
+      layers.back()["parent"] = l.parent;
+      layers.back()["iterations"] = l.iterations;
+    }
   }
   const bool measured = p.status == "ok";
   nlohmann::json latency = nullptr;
@@ -208,6 +212,10 @@ LayerResult LayerFromJson(const json& l) {
   if (const json& o = Member(l, "observed"); o.is_object()) {
     layer.observed_start_ms = GetOptional<double>(o, "start_ms");
     layer.observed_ms = GetOptional<double>(o, "time_ms");
+  }
+  if (l.contains("parent")) {
+    layer.parent = Get<std::string>(l, "parent");
+    layer.iterations = Get<double>(l, "iterations");
   }
   layer.flops = Get<int64_t>(l, "flops");
   layer.bytes_read = Get<int64_t>(l, "bytes_read");

@@ -71,6 +71,11 @@ struct LayerResult {
   double attainable_gflops_per_s = 0;  // roofline: min(peak, intensity × bandwidth); 0 when unknown
   std::optional<DriftStats> drift{};   // absent for kernels whose outputs the reference lacks
   std::optional<EnergyValue> energy{};
+  // Layers inside an If/Loop/Scan body: the control-flow layer that runs them ("" at the top level)
+  // and how many times they ran per inference (a Loop's or Scan's iterations; their times are the
+  // sums over those iterations). A control-flow layer's own time excludes its body's layers.
+  std::string parent{};
+  double iterations = 1;
 };
 
 // One graph output's task metric (profilers/accuracy/task_metrics.h), as the JSON's accuracy.tasks[].

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <fstream>
 #include <queue>
+#include <set>
+
+#include "core/graph/scope.h"
 
 namespace chipfit {
 namespace fs = std::filesystem;
@@ -201,11 +204,17 @@ Result<std::vector<Node>> SortTopologically(std::vector<Node> nodes, const std::
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> consumers(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const std::string& in : nodes[i].inputs) {
+    // A control-flow node also depends on the values its bodies read from this graph.
+    std::vector<std::string> reads = nodes[i].inputs;
+    for (std::string& name : OuterScopeReads(nodes[i])) reads.push_back(std::move(name));
+    std::set<size_t> producers;
+    for (const std::string& in : reads) {
       auto it = producer.find(in);
-      if (in.empty() || it == producer.end()) continue;
-      ++pending[i];
-      consumers[it->second].push_back(i);
+      if (in.empty() || it == producer.end() || it->second == i) continue;
+      if (producers.insert(it->second).second) {
+        ++pending[i];
+        consumers[it->second].push_back(i);
+      }
     }
   }
   // A min-heap on the original index keeps the model's own order wherever it is already valid.

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <set>
 
 #include "core/sha256.h"
@@ -25,6 +26,115 @@ int64_t DefaultOpset(const onnx::ModelProto& proto) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") return opset.version();
   }
   return 0;
+}
+
+// Names a graph reads from enclosing scopes: its nodes' inputs (nested bodies included) and its
+// outputs, less what it defines itself.
+void ProtoOuterReads(const onnx::GraphProto& graph, std::set<std::string>& reads);
+
+void ProtoNodeOuterReads(const onnx::NodeProto& node, std::set<std::string>& reads) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.has_g()) ProtoOuterReads(attr.g(), reads);
+    for (const auto& g : attr.graphs()) ProtoOuterReads(g, reads);
+  }
+}
+
+void ProtoOuterReads(const onnx::GraphProto& graph, std::set<std::string>& reads) {
+  std::set<std::string> defined;
+  for (const auto& in : graph.input()) defined.insert(in.name());
+  for (const auto& init : graph.initializer()) defined.insert(init.name());
+  for (const auto& node : graph.node()) defined.insert(node.output().begin(), node.output().end());
+  std::set<std::string> own;
+  for (const auto& node : graph.node()) {
+    own.insert(node.input().begin(), node.input().end());
+    ProtoNodeOuterReads(node, own);
+  }
+  for (const auto& out : graph.output()) own.insert(out.name());
+  for (const std::string& name : own) {
+    if (!name.empty() && !defined.contains(name)) reads.insert(name);
+  }
+}
+
+// Puts the graph's nodes (and every body's) in an order where each node follows the producers of
+// the values it reads, its bodies' outer reads included, keeping the file's order wherever it is
+// valid. Returns whether anything moved; a cycle is left as it is for the importer to report.
+bool SortProtoNodes(onnx::GraphProto& graph) {
+  bool moved = false;
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) moved |= SortProtoNodes(*attr.mutable_g());
+      for (auto& g : *attr.mutable_graphs()) moved |= SortProtoNodes(g);
+    }
+  }
+  const int n = graph.node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& out : graph.node(i).output()) {
+      if (!out.empty()) producer.emplace(out, i);
+    }
+  }
+  std::vector<std::set<int>> deps(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::set<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
+    ProtoNodeOuterReads(graph.node(i), reads);
+    for (const std::string& name : reads) {
+      auto it = producer.find(name);
+      if (it != producer.end() && it->second != i) deps[static_cast<size_t>(i)].insert(it->second);
+    }
+  }
+  std::vector<int> order;
+  std::vector<bool> placed(static_cast<size_t>(n), false);
+  // Repeatedly take the first node whose producers are all placed: stable, and n is small enough
+  // in practice; stops (leaving the rest in file order) on a cycle.
+  while (static_cast<int>(order.size()) < n) {
+    bool progress = false;
+    for (int i = 0; i < n; ++i) {
+      if (placed[static_cast<size_t>(i)]) continue;
+      bool ready = true;
+      for (int d : deps[static_cast<size_t>(i)]) ready &= placed[static_cast<size_t>(d)];
+      if (!ready) continue;
+      placed[static_cast<size_t>(i)] = true;
+      order.push_back(i);
+      progress = true;
+      break;
+    }
+    if (!progress) return moved;
+  }
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) sorted &= order[static_cast<size_t>(i)] == i;
+  if (sorted) return moved;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i : order) *nodes.Add() = graph.node(i);
+  graph.mutable_node()->Swap(&nodes);
+  return true;
+}
+
+// onnx::checker, with the complaints ONNX Runtime tolerates turned into warnings (their text kept in
+// `notes`): unsorted nodes are sorted and the model checked again; a value whose type has no shape
+// (ONNX Runtime infers it) ends the checker's pass, and chipfit's own import checks the rest.
+Status RunChecker(onnx::ModelProto& proto, const std::string& origin, std::vector<std::string>& notes) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      onnx::checker::check_model(proto);
+      return Status();
+    } catch (const std::exception& e) {
+      const std::string complaint = e.what();
+      if (complaint.find("topologically sorted") != std::string::npos && attempt == 0 &&
+          SortProtoNodes(*proto.mutable_graph())) {
+        notes.push_back("warning: the ONNX checker says \"" + complaint +
+                        "\"; chipfit sorted the nodes, as ONNX Runtime does");
+        continue;
+      }
+      if (complaint.find("Field 'shape' of 'type' is required but missing") != std::string::npos) {
+        notes.push_back("warning: the ONNX checker says \"" + complaint +
+                        "\"; ONNX Runtime accepts values without a declared shape, and so does chipfit "
+                        "(the checker stops at its first complaint: chipfit's import checks the rest)");
+        return Status();
+      }
+      return InvalidArgument("'" + origin + "' fails the ONNX checker: " + complaint);
+    }
+  }
+  return Status();
 }
 
 class FileDescriptor {
@@ -151,13 +261,7 @@ Result<LoadedOnnxModel> CheckOnnxModel(onnx::ModelProto proto, const std::string
     model.notes.push_back("opset " + std::to_string(model.default_opset) + " is newer than libonnx " + "knows (<= " +
                           std::to_string(known) + "): onnx::checker and libonnx shape inference were skipped");
   }
-  if (options.run_checker && libonnx_knows_opset) {
-    try {
-      onnx::checker::check_model(proto);
-    } catch (const std::exception& e) {
-      return InvalidArgument("'" + origin + "' fails the ONNX checker: " + e.what());
-    }
-  }
+  if (options.run_checker && libonnx_knows_opset) RETURN_IF_ERROR(RunChecker(proto, origin, model.notes));
   if (options.infer_shapes && libonnx_knows_opset) {
     try {
       onnx::ShapeInferenceOptions si_options(/*check_type_val=*/true,

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/graph/passes.h"
+#include "core/graph/scope.h"
 #include "core/reference/reference_kernels.h"
 #include "core/runtime/kernel_table.h"
 #include "core/runtime/node_runner.h"
@@ -160,6 +161,17 @@ Status TryImplementations(const CompileState& state, NodeStep& lowered, const In
     refusals += (refusals.empty() ? "" : "; ") + std::string(impl.name) + ": " + created.status().message();
   }
   return Status();
+}
+
+// The name of an input whose rank is not known at compile time ("" when every rank is): a slot
+// without a known shape and without dims (a known rank-0 shape is always fully known).
+std::string InputOfUnknownRank(const Program& program, const Program::Step& step) {
+  for (int id : step.in) {
+    if (id < 0) continue;
+    const Program::Slot& slot = program.slot(id);
+    if (!slot.shape_known && slot.shape.empty()) return slot.name;
+  }
+  return "";
 }
 
 // The target's device refused the node: an error when fallback is disabled, else the CPU device's
@@ -338,10 +350,11 @@ Status AtNode(const Status& status, const Node& node) {
 }
 
 std::string UnsupportedReason(const Node& node) {
-  if (node.op_type == "Loop" || node.op_type == "Scan") {
-    return node.Describe() + ": control flow op " + node.op_type + " is not supported yet (If is)";
-  }
   const std::string domain = node.domain.empty() ? "ai.onnx" : node.domain;
+  if (domain == "ai.onnx.preview.training") {
+    return node.Describe() + ": op " + domain + "::" + node.op_type +
+           " is a training operator; chipfit runs and profiles inference only";
+  }
   return node.Describe() + ": op " + domain + "::" + node.op_type + " is not supported";
 }
 
@@ -379,6 +392,13 @@ void BindGraphInputs(CompileState& state) {
 Status LowerNode(CompileState& state, const Node& node) {
   ASSIGN_OR_RETURN(std::optional<NodeStep> lowered, FoldAndSpecialise(state, node));
   if (!lowered) return Status();
+  if (HasSubgraphs(node)) {
+    // The node itself only steers its bodies from the host; the bodies' nodes are placed on the
+    // target like any other (CompileBodies), so it is neither a device kernel nor a fallback.
+    RETURN_IF_ERROR(InsertReordersAndCopies(state, lowered->step));
+    RETURN_IF_ERROR(CompileBodies(state, *lowered));
+    return AppendStep(state, std::move(*lowered));
+  }
   if (state.target.kind != DeviceKind::kReference) {
     AssignPrecision(state, *lowered);
     RETURN_IF_ERROR(Place(state, *lowered));
@@ -448,6 +468,12 @@ Status Place(CompileState& state, NodeStep& lowered) {
   const InitValues values(state.program, lowered.step);
   DeviceContext* device = options.device.get();
   std::string refusals;
+  if (const std::string unknown = InputOfUnknownRank(state.program, lowered.step); !unknown.empty()) {
+    // Kernels are chosen for a rank; a body input without a declared shape has none yet.
+    info.fallback_reason = "input '" + unknown + "' has a rank known only at run time";
+    state.fallbacks.push_back({node.name, node.op_type, info.fallback_reason});
+    return Status();
+  }
   if (device != nullptr && lowered.step.dynamic) {
     // Device memory is planned at compile time: a kernel there needs its shapes now.
     refusals = "output shapes are only known at run time; " + target.DeviceId() + " kernels need static shapes";
@@ -490,6 +516,75 @@ Status InsertReordersAndCopies(CompileState& state, Program::Step& step) {
   return Status();
 }
 
+Status CompileBodies(CompileState& state, NodeStep& lowered) {
+  Program& program = state.program;
+  Program::Step& step = lowered.step;
+  const Node& node = *step.node;
+  lowered.info.device = state.target.kind == DeviceKind::kReference ? "ref" : "cpu";
+  lowered.info.implementation = "control flow";
+  for (const auto& [attribute, attr] : node.attributes) {
+    if (attr.kind != Attribute::Kind::kGraph || attr.graph == nullptr) continue;
+    const std::string where = node.Describe() + " " + attribute;
+    Graph body = *attr.graph;
+    // A Loop's carried values and a Scan's slices may change shape between iterations: the body
+    // sees its own inputs' shapes when it runs.
+    for (ValueDesc& in : body.inputs) std::fill(in.shape.begin(), in.shape.end(), -1);
+    Program::Step::Body compiled{.graph = attr.graph.get(), .attribute = attribute};
+    for (const std::string& name : OuterScopeReads(*attr.graph)) {
+      auto it = program.ids.find(name);
+      if (it == program.ids.end()) {
+        return InvalidArgument(where + " reads '" + name + "', which no enclosing graph defines before it");
+      }
+      const Program::Slot& slot = program.slot(it->second);
+      if (slot.constant != nullptr && !slot.on_device) {
+        body.initializers[name] = *slot.constant;  // shares the data
+        continue;
+      }
+      if (!step.outer.contains(name)) {
+        ASSIGN_OR_RETURN(int id, SlotOn(state, it->second, false, &node));
+        ASSIGN_OR_RETURN(id, SlotInLayout(state, id, Layout::kPlain, &node));
+        step.outer[name] = id;
+      }
+      const Program::Slot& host = program.slot(step.outer[name]);
+      ValueDesc desc;
+      desc.name = name;
+      desc.dtype = host.dtype;
+      desc.has_shape = host.shape_known || !host.shape.empty();
+      desc.shape = host.shape;
+      desc.dim_params.assign(desc.shape.size(), "");
+      body.inputs.push_back(std::move(desc));
+      compiled.outer_inputs.push_back(name);
+    }
+    auto model = Compile(body, state.target, state.options);
+    if (!model.ok()) return Status(model.status().code(), where + ": " + model.status().message());
+    compiled.model = std::shared_ptr<CompiledModel>(std::move(model).value());
+    step.bodies.push_back(std::move(compiled));
+  }
+  return Status();
+}
+
+void ListBodyKernels(CompileState& state) {
+  for (size_t s = 0; s < state.program.steps.size(); ++s) {
+    Program::Step& step = state.program.steps[s];
+    for (Program::Step::Body& body : step.bodies) {
+      body.kernel_offset = state.kernel_infos.size();
+      const std::string prefix = step.node->name + "/" + body.attribute + "/";
+      const CompiledModel& model = *body.model;
+      for (KernelInfo info : model.kernels()) {
+        info.name = prefix + info.name;
+        for (std::string& onnx : info.onnx_nodes) onnx = prefix + onnx;
+        info.parent = info.parent < 0 ? static_cast<int>(s) : static_cast<int>(body.kernel_offset) + info.parent;
+        state.kernel_infos.push_back(std::move(info));
+      }
+      state.costs.insert(state.costs.end(), model.costs().begin(), model.costs().end());
+      for (Fallback fallback : model.fallbacks()) {
+        fallback.node = prefix + fallback.node;
+        state.fallbacks.push_back(std::move(fallback));
+      }
+    }
+  }
+}
+
 Status AppendStep(CompileState& state, NodeStep lowered) {
   Program& program = state.program;
   Program::Step& step = lowered.step;
@@ -498,6 +593,8 @@ Status AppendStep(CompileState& state, NodeStep lowered) {
   for (int id : step.in) {
     if (id >= 0) program.slot(id).last_use = index;
   }
+  // Values a body reads live until the control-flow step has run, like its own inputs.
+  for (const auto& [name, id] : step.outer) program.slot(id).last_use = index;
   const Target& target = state.target;
   state.stats.dynamic_kernels += step.dynamic ? 1 : 0;
   state.stats.device_kernels +=

@@ -54,6 +54,17 @@ struct Program {
     Copy copy = Copy::kNone;  // a copy the executor inserted: in[0] → out[0] across host and device
     bool on_device = false;   // runs on the device (its timer measures it)
     std::vector<DeviceBuffer> device_in{}, device_out{};  // device kernels: buffers per input/output
+    // Control flow (If, Loop, Scan): each body compiled for the same target, found by the Graph the
+    // node's attribute holds, and the outer-scope values the bodies read (host, plain order).
+    struct Body {
+      const Graph* graph = nullptr;
+      std::string attribute{};                  // "then_branch", "body" …
+      std::shared_ptr<CompiledModel> model{};   // the body with its outer reads as extra inputs
+      std::vector<std::string> outer_inputs{};  // those extra inputs, by name
+      size_t kernel_offset = 0;                 // where its kernels start in the model's kernel list
+    };
+    std::vector<Body> bodies{};
+    std::map<std::string, int> outer{};  // outer-scope value → slot (read when a body runs)
   };
 
   // Declared first: device kernels and buffers below are released before their context.
@@ -173,6 +184,15 @@ Status InsertReordersAndCopies(CompileState& state, Program::Step& step);
 // Adds the step with its KernelInfo and cost: records where and in which order it writes its
 // outputs, and its inputs' last use.
 Status AppendStep(CompileState& state, NodeStep lowered);
+
+// Control-flow nodes: compiles each body for the target, with the outer-scope values it reads as
+// inputs (constants among them as initializers, so a body's weights stay constant), and binds those
+// values to host slots that live until this step has run.
+Status CompileBodies(CompileState& state, NodeStep& lowered);
+
+// Appends every body's kernels, costs and fallbacks to the model's lists (after the main graph's),
+// named by their path ("If_25/then_branch/LSTM_719") with KernelInfo::parent set.
+void ListBodyKernels(CompileState& state);
 
 // Errors naming the nodes no kernel can run (up to ten of them), if there are any.
 Status ReportUnsupported(const CompileState& state);

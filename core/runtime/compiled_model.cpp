@@ -38,6 +38,7 @@ Result<std::unique_ptr<CompiledModel>> Compile(const Graph& graph, const Target&
   RETURN_IF_ERROR(compile::BindGraphOutputs(state));
   compile::PlanMemory(state);
   RETURN_IF_ERROR(compile::AllocateDeviceMemory(state));
+  compile::ListBodyKernels(state);
 
   std::unique_ptr<CompiledModel> model(new CompiledModel());
   model->target_ = target;
@@ -63,7 +64,9 @@ Status BindInputs(const compile::Program& program, const Graph& g, const std::ma
     const std::string expected = std::string(DTypeName(slot.dtype)) + "[" + ShapeToString(slot.shape) + "]";
     if (it == inputs.end()) return InvalidArgument("missing input '" + desc.name + "' (expected " + expected + ")");
     const Tensor& t = it->second;
-    if (t.dtype() != slot.dtype || (slot.shape_known && t.shape() != slot.shape)) {
+    // A body's inputs may leave the dtype open (ONNX Runtime accepts such subgraphs).
+    const bool dtype_ok = t.dtype() == slot.dtype || slot.dtype == DType::kUndefined;
+    if (!dtype_ok || (slot.shape_known && t.shape() != slot.shape)) {
       return InvalidArgument("input '" + desc.name + "' is " + DescribeTensor(t) + ", the model expects " + expected);
     }
     values[static_cast<size_t>(program.ids.at(desc.name))] = t;
@@ -77,6 +80,51 @@ Status BindInputs(const compile::Program& program, const Graph& g, const std::ma
     }
   }
   return Status();
+}
+
+// Kernel events of a control-flow body, renumbered into the enclosing model's kernel list (where
+// the body's kernels follow the main graph's). Drift is compared at the control-flow node's outputs,
+// so a body's kernels hand over none.
+class BodyObserver final : public RunObserver {
+ public:
+  BodyObserver(RunObserver& outer, size_t offset, const std::vector<KernelInfo>& infos)
+      : outer_(outer), offset_(offset), infos_(infos) {}
+  void KernelBegin(size_t index, const KernelInfo&) override { outer_.KernelBegin(offset_ + index, Info(index)); }
+  void KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) override {
+    outer_.KernelEnd(offset_ + index, Info(index), elapsed_ms);
+  }
+
+ private:
+  const KernelInfo& Info(size_t index) const { return infos_[offset_ + index]; }
+  RunObserver& outer_;
+  size_t offset_;
+  const std::vector<KernelInfo>& infos_;
+};
+
+// Runs a control-flow step's body: its own inputs, then the outer-scope values it reads.
+Result<std::vector<Tensor>> RunBody(const compile::Program::Step& step, const Graph& graph,
+                                    const std::vector<Tensor>& inputs, const std::function<const Tensor*(int)>& get,
+                                    RunObserver* observer, const std::vector<KernelInfo>& infos,
+                                    const std::stop_token& stop) {
+  const compile::Program::Step::Body* body = nullptr;
+  for (const auto& b : step.bodies) {
+    if (b.graph == &graph) body = &b;
+  }
+  if (body == nullptr) return Internal(step.node->Describe() + ": a body that was not compiled");
+  if (inputs.size() != graph.inputs.size()) {
+    return InvalidArgument(step.node->Describe() + " " + body->attribute + " takes " +
+                           std::to_string(graph.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  }
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < inputs.size(); ++i) named[graph.inputs[i].name] = inputs[i];
+  for (const std::string& name : body->outer_inputs) {
+    const Tensor* t = get(step.outer.at(name));
+    if (t == nullptr || !t->defined()) return Internal(step.node->Describe() + ": outer value '" + name + "' is gone");
+    named[name] = *t;
+  }
+  if (observer == nullptr) return body->model->Run(named, nullptr, stop);
+  BodyObserver renumbered(*observer, body->kernel_offset, infos);
+  return body->model->Run(named, &renumbered, stop);
 }
 
 // Runs one step under the timer that measures it: the device's own timer (cl_event profiling) for
@@ -146,6 +194,7 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
     return slot.constant != nullptr && !slot.on_device ? slot.constant : &values[static_cast<size_t>(id)];
   };
+  const std::function<const Tensor*(int)> get_by_id = get;
   const ValueLookup lookup = [&](const std::string& name) -> const Tensor* {
     auto it = im.ids.find(name);
     if (it == im.ids.end()) return nullptr;
@@ -197,7 +246,13 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       }
       out_ptrs.push_back(&value);
     }
-    KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, subgraphs);
+    SubgraphRunner body_runner;
+    if (!step.bodies.empty()) {
+      body_runner = [&](const Graph& sub, const std::vector<Tensor>& sub_inputs) {
+        return RunBody(step, sub, sub_inputs, get_by_id, observer, kernel_infos_, stop);
+      };
+    }
+    KernelContext ctx(node, g.opset, in_ptrs, out_ptrs, step.bodies.empty() ? subgraphs : body_runner);
     if (!step.device_in.empty() || !step.device_out.empty()) ctx.SetDeviceBuffers(step.device_in, step.device_out);
     using Copy = Impl::Step::Copy;
     auto execute = [&]() -> Status {
@@ -220,13 +275,16 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       if (observer->WantsOutputs(i)) RETURN_IF_ERROR(ShowOutputs(im, step, out_ptrs, i, info, *observer));
     }
     // Drop run-time allocations as soon as their last reader has run.
-    for (int id : step.in) {
-      if (id < 0) continue;
+    auto release = [&](int id) {
       const Impl::Slot& slot = im.slots[static_cast<size_t>(id)];
       if (slot.kind == Impl::Kind::kIntermediate && !slot.is_output && slot.last_use == static_cast<int>(i)) {
         values[static_cast<size_t>(id)] = Tensor();
       }
+    };
+    for (int id : step.in) {
+      if (id >= 0) release(id);
     }
+    for (const auto& [name, id] : step.outer) release(id);
   }
   if (im.device) RETURN_IF_ERROR(im.device->Finish());
   std::vector<Tensor> outputs;

@@ -20,6 +20,9 @@ struct KernelInfo {
   std::vector<std::string> outputs{};   // value names of the kernel's outputs ("" when omitted)
   std::string precision = "fp32";       // the precision it computes in
   std::string precision_reason{};       // why it runs in another precision than the target's
+  // Nodes inside an If/Loop/Scan body: the index of the control-flow kernel whose body runs it (its
+  // name is then the path "If_25/then_branch/LSTM_719"); -1 for the main graph's kernels.
+  int parent = -1;
 };
 
 class RunObserver {

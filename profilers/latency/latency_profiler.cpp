@@ -13,6 +13,7 @@ namespace chipfit {
 void LatencyProfiler::Begin(const CompiledModel& model) {
   model_ = &model;
   kernel_ms_.assign(model.kernels().size(), {});
+  executions_.assign(model.kernels().size(), 0);
   observed_start_ms_.assign(model.kernels().size(), std::nullopt);
   observed_runs_ = 0;
 }
@@ -23,13 +24,15 @@ void LatencyProfiler::KernelBegin(size_t index, const KernelInfo&) {
     ++observed_runs_;
     run_start_ = now;
   }
-  if (observed_runs_ == 1 && index < observed_start_ms_.size()) {
+  if (observed_runs_ == 1 && index < observed_start_ms_.size() && !observed_start_ms_[index]) {
     observed_start_ms_[index] = std::chrono::duration<double, std::milli>(now - run_start_).count();
   }
 }
 
 void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) {
-  if (index < kernel_ms_.size()) kernel_ms_[index].push_back(elapsed_ms);
+  if (index >= kernel_ms_.size()) return;
+  kernel_ms_[index][observed_runs_] += elapsed_ms;
+  ++executions_[index];
 }
 
 Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult& result) {
@@ -42,6 +45,18 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult&
                     l.outliers ? fmt::format("; {} outlier run(s) above p50 + 10·MAD", l.outliers) : std::string()));
   }
   const auto& kernels = model_->kernels();
+  // A control-flow kernel's time includes its bodies' kernels, which are rows of their own: its row
+  // keeps only its own part, so the rows still add up to the run.
+  std::vector<std::map<int, double>> own_ms = kernel_ms_;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int parent = kernels[i].parent;
+    if (parent < 0 || static_cast<size_t>(parent) >= own_ms.size()) continue;
+    for (const auto& [run, ms] : kernel_ms_[i]) {
+      if (auto it = own_ms[static_cast<size_t>(parent)].find(run); it != own_ms[static_cast<size_t>(parent)].end()) {
+        it->second = std::max(0.0, it->second - ms);
+      }
+    }
+  }
   double sum_p50 = 0;
   result.layers.clear();
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -52,12 +67,18 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult&
                       .device = k.device,
                       .implementation = k.implementation,
                       .precision = k.precision};
-    std::vector<double> times = kernel_ms_[i];
+    std::vector<double> times;
+    for (const auto& [run, ms] : own_ms[i]) times.push_back(ms);
     layer.time_p50_ms = Quantile(times, 0.5);
     layer.time_p90_ms = Quantile(times, 0.9);
-    if (observed_start_ms_[i] && !kernel_ms_[i].empty()) {
+    if (observed_start_ms_[i] && own_ms[i].contains(1)) {
       layer.observed_start_ms = *observed_start_ms_[i];
-      layer.observed_ms = kernel_ms_[i].front();
+      layer.observed_ms = own_ms[i].at(1);
+    }
+    if (k.parent >= 0 && static_cast<size_t>(k.parent) < kernels.size()) {
+      layer.parent = kernels[static_cast<size_t>(k.parent)].name;
+      // Runs in which the body did not run (an If's other branch) are not part of its rows.
+      layer.iterations = kernel_ms_[i].empty() ? 0 : static_cast<double>(executions_[i]) / kernel_ms_[i].size();
     }
     sum_p50 += layer.time_p50_ms;
     result.layers.push_back(std::move(layer));

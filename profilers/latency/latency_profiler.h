@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -19,7 +20,10 @@ class LatencyProfiler final : public Profiler {
 
  private:
   const CompiledModel* model_ = nullptr;
-  std::vector<std::vector<double>> kernel_ms_;
+  // Per kernel, its time in each observed run (summed over a Loop's or Scan's iterations) and how
+  // many times it ran in all.
+  std::vector<std::map<int, double>> kernel_ms_;
+  std::vector<int64_t> executions_;
   // The first observed run's timeline: each kernel's start after the first kernel's.
   std::vector<std::optional<double>> observed_start_ms_;
   int observed_runs_ = 0;

@@ -48,6 +48,45 @@ inline void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
+// A value of any element type; with_shape false leaves its shape (even its rank) undeclared.
+inline void AddTypedValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                          int elem_type, const std::vector<int64_t>& dims, bool with_shape = true) {
+  auto* v = list->Add();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem_type);
+  if (!with_shape) return;
+  auto* shape = t->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// A subgraph attribute (If's branches, a Loop's or Scan's body).
+inline void AddGraphAttr(onnx::NodeProto* node, const std::string& name, const onnx::GraphProto& graph) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = graph;
+}
+
+inline void AddIntsAttr(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// A rank-0 int64 or int32-stored (bool, int8 …) initializer.
+inline void AddScalarInit(onnx::GraphProto* g, const std::string& name, int elem_type, int64_t value) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem_type);
+  if (elem_type == onnx::TensorProto_DataType_INT64) {
+    t->add_int64_data(value);
+  } else {
+    t->add_int32_data(static_cast<int32_t>(value));
+  }
+}
+
 inline onnx::ModelProto NewModel(const std::string& name, int64_t opset = 13) {
   onnx::ModelProto m;
   m.set_ir_version(8);

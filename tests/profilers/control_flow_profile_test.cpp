@@ -1,0 +1,114 @@
+// Profiling inside control flow: a body's nodes are layers of their own, named by their path, placed
+// on the target's device, with Loop iterations counted and summed; the control-flow layer keeps only
+// its own time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/graph/onnx_import.h"
+#include "devices/target_compiler.h"
+#include "profilers/profiler.h"
+#include "tests/core/onnx_builder.h"
+
+namespace chipfit {
+namespace {
+
+using testing::AddGraphAttr;
+using testing::AddNode;
+using testing::AddScalarInit;
+using testing::AddTypedValue;
+using testing::AddValue;
+
+const LayerResult* FindLayer(const TargetResult& result, const std::string& name) {
+  auto it =
+      std::find_if(result.layers.begin(), result.layers.end(), [&](const LayerResult& l) { return l.name == name; });
+  return it == result.layers.end() ? nullptr : &*it;
+}
+
+Result<TargetResult> Profile(const onnx::ModelProto& m, const std::map<std::string, Tensor>& inputs) {
+  ASSIGN_OR_RETURN(LoadedOnnxModel loaded, CheckOnnxModel(m, "control flow profile"));
+  ASSIGN_OR_RETURN(Graph graph, ImportModel(loaded));
+  ASSIGN_OR_RETURN(std::unique_ptr<CompiledModel> model, CompileForTarget(graph, *ParseTarget("cpu:fp32")));
+  const ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 3, .min_time_s = 0, .layer_runs = 3};
+  TargetResult result;
+  RETURN_IF_ERROR(RunProfilePipeline(*model, inputs, settings, {}, result));
+  return result;
+}
+
+Tensor Filled(Shape shape, float v) {
+  Tensor t(DType::kF32, std::move(shape));
+  std::fill(t.data<float>(), t.data<float>() + t.numel(), v);
+  return t;
+}
+
+// y = If(cond) then MatMul(x, w) → Relu else x: the model's work sits in the If.
+TEST(ControlFlowProfileTest, IfBranchNodesAreLayersWithTheirPathOnTheDevice) {
+  onnx::ModelProto m = testing::NewModel("if_work");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {64, 64});
+  AddTypedValue(g->mutable_input(), "cond", onnx::TensorProto_DataType_BOOL, {});
+  AddValue(g->mutable_output(), "y", {64, 64});
+  testing::AddInitializer(g, "w", {64, 64}, [](int64_t i) { return static_cast<float>(i % 5) * 0.1f; });
+  onnx::GraphProto then_branch;
+  then_branch.set_name("then");
+  AddValue(then_branch.mutable_output(), "r", {64, 64});
+  AddNode(&then_branch, "MatMul", {"x", "w"}, {"xw"}, "matmul");
+  AddNode(&then_branch, "Relu", {"xw"}, {"r"}, "relu");
+  onnx::GraphProto else_branch;
+  else_branch.set_name("else");
+  AddValue(else_branch.mutable_output(), "x", {64, 64});
+  auto* node = AddNode(g, "If", {"cond"}, {"y"}, "If_25");
+  AddGraphAttr(node, "then_branch", then_branch);
+  AddGraphAttr(node, "else_branch", else_branch);
+  Tensor cond(DType::kBool, {});
+  cond.data<bool>()[0] = true;
+
+  auto result = Profile(m, {{"x", Filled({64, 64}, 1)}, {"cond", cond}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const LayerResult* matmul = FindLayer(*result, "If_25/then_branch/matmul");
+  ASSERT_NE(matmul, nullptr) << "the branch's MatMul must be a layer of its own";
+  EXPECT_EQ(matmul->parent, "If_25");
+  EXPECT_EQ(matmul->device, "cpu") << "a branch's nodes are placed on the target's device";
+  EXPECT_NE(matmul->implementation, "reference");
+  EXPECT_EQ(matmul->iterations, 1);
+  EXPECT_GT(matmul->time_p50_ms, 0);
+  EXPECT_GT(matmul->flops, 0) << "shapes read from the enclosing graph are known at compile time";
+  const LayerResult* control = FindLayer(*result, "If_25");
+  ASSERT_NE(control, nullptr);
+  EXPECT_TRUE(control->parent.empty());
+  EXPECT_EQ(control->op, "If");
+}
+
+// acc' = acc + x, 4 times: the body's Add runs 4 times per inference and its time is their sum.
+TEST(ControlFlowProfileTest, LoopBodyLayersCountTheirIterations) {
+  onnx::ModelProto m = testing::NewModel("loop_work");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {256});
+  AddValue(g->mutable_input(), "acc0", {256});
+  AddValue(g->mutable_output(), "acc", {256});
+  AddScalarInit(g, "trips", onnx::TensorProto_DataType_INT64, 4);
+  onnx::GraphProto body;
+  body.set_name("body");
+  AddTypedValue(body.mutable_input(), "i", onnx::TensorProto_DataType_INT64, {});
+  AddTypedValue(body.mutable_input(), "c", onnx::TensorProto_DataType_BOOL, {});
+  AddValue(body.mutable_input(), "acc_in", {256});
+  AddTypedValue(body.mutable_output(), "c_out", onnx::TensorProto_DataType_BOOL, {});
+  AddValue(body.mutable_output(), "acc_out", {256});
+  AddNode(&body, "Identity", {"c"}, {"c_out"}, "keep_going");
+  AddNode(&body, "Add", {"acc_in", "x"}, {"acc_out"}, "add");
+  auto* loop = AddNode(g, "Loop", {"trips", "", "acc0"}, {"acc"}, "loop");
+  AddGraphAttr(loop, "body", body);
+
+  auto result = Profile(m, {{"x", Filled({256}, 1)}, {"acc0", Filled({256}, 0)}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const LayerResult* add = FindLayer(*result, "loop/body/add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->parent, "loop");
+  EXPECT_EQ(add->iterations, 4);
+  const LayerResult* control = FindLayer(*result, "loop");
+  ASSERT_NE(control, nullptr);
+  EXPECT_EQ(control->iterations, 1);
+}
+
+}  // namespace
+}  // namespace chipfit
