@@ -221,6 +221,8 @@ Result<RnnPlan> PlanRecurrent(const Node& node, CellKind kind, int64_t opset, co
   const Shape& r = in[kR].shape;
   p.hidden = node.GetInt("hidden_size", r.size() == 3 ? r[2] : -1);
   if (node.Has("hidden_size") && p.hidden <= 0) return err("hidden_size must be positive");
+  // Bounded so that gate counts times hidden_size cannot overflow; no real layer comes near.
+  if (p.hidden > (int64_t{1} << 32)) return err("hidden_size " + std::to_string(p.hidden) + " is too large");
   const int64_t g = GateCount(kind);
   const std::string gates = g == 1 ? "" : std::to_string(g) + "*";
   const int64_t rows = p.hidden < 0 ? -1 : g * p.hidden;
