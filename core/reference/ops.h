@@ -23,6 +23,7 @@ std::vector<OpEntry> DetectionOps();      // detection.cpp: NonMaxSuppression, R
 std::vector<OpEntry> SignalOps();         // signal.cpp: DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix
 std::vector<OpEntry> RecurrentOps();      // rnn.cpp: LSTM, GRU, RNN
 std::vector<OpEntry> QuantizeOps();       // quantize.cpp: Quantize/DequantizeLinear, DynamicQuantize, QLinear*
+std::vector<OpEntry> TextOps();           // text.cpp: TfIdfVectorizer
 std::vector<OpEntry> RandomOps();         // random_ops.cpp: RandomUniform, RandomNormal (+Like), Bernoulli
 std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If
 
