@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/reference/conv_util.h"
+#include "core/reference/ref_util.h"
 #include "devices/cpu/onednn_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 
@@ -356,6 +357,177 @@ class IntMatMulKernel final : public IKernel {
   std::vector<int32_t> column_sums_;
 };
 
+// The general path, for operands and parameters known only at run time (attention's Q·Kᵀ in a QOperator
+// transformer: both sides are activations): oneDNN accumulates a·b' in s32 with b' = b − 128 for u8 b (oneDNN
+// 2.6 has no u8 weights), then one loop adds the zero-point terms and requantizes exactly as the reference:
+// Σ(a − za)(b' + o) = Σa·b' − za·Σb' + o·(Σa − K·za), with o = (u8 b ? 128 : 0) − zb per column.
+
+std::vector<float> AsFloats(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t.GetAsDouble(static_cast<int64_t>(i)));
+  return v;
+}
+
+std::vector<int32_t> ZeroPointValues(const Tensor* t) {
+  if (t == nullptr || !t->defined() || t->numel() == 0) return {0};
+  std::vector<int32_t> v(static_cast<size_t>(t->numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(t->GetAsInt64(static_cast<int64_t>(i)));
+  return v;
+}
+
+class IntMatMulGeneralKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool qlinear) {
+    const Node& node = init.node;
+    const ValueInfo* a = InputInfo(init, 0);
+    const ValueInfo* b = InputInfo(init, qlinear ? 3 : 1);
+    if (!StaticShape(a) || !StaticShape(b)) return Unsupported("shapes known only at run time");
+    if (!IsInt8(a->dtype) || !IsInt8(b->dtype)) return Unsupported("a and b must be u8 or s8");
+    if (a->shape.size() < 2 || b->shape.size() < 2) return Unsupported("1-D a or b");
+    auto kernel = std::unique_ptr<IntMatMulGeneralKernel>(new IntMatMulGeneralKernel());
+    kernel->qlinear_ = qlinear;
+    kernel->b_unsigned_ = b->dtype == DType::kU8;
+    const Shape a_batch(a->shape.begin(), a->shape.end() - 2), b_batch(b->shape.begin(), b->shape.end() - 2);
+    kernel->k_ = a->shape.back();
+    kernel->n_ = b->shape.back();
+    if (kernel->k_ != b->shape[b->shape.size() - 2]) return Unsupported("inner dims differ");
+    const int64_t m = a->shape[a->shape.size() - 2];
+    // A 2-D b is shared by every row of a's batch; otherwise the batch dims must match (no broadcasting).
+    if (b_batch.empty()) {
+      kernel->batches_ = 1;
+      kernel->m_ = NumElements(a->shape) / kernel->k_;
+    } else if (a_batch == b_batch) {
+      kernel->batches_ = NumElements(a_batch);
+      kernel->m_ = m;
+    } else {
+      return Unsupported("batch dims " + ShapeToString(a->shape) + " and " + ShapeToString(b->shape) + " broadcast");
+    }
+    if (qlinear) {
+      const ValueInfo* y_zp = InputInfo(init, 7);
+      if (y_zp == nullptr || !IsInt8(y_zp->dtype)) return Unsupported("y_zero_point is missing or not u8/s8");
+      kernel->y_unsigned_ = y_zp->dtype == DType::kU8;
+    }
+    const int64_t bt = kernel->batches_, rows = kernel->m_, k = kernel->k_, n = kernel->n_;
+    const bool batched = bt > 1;
+    const memory::desc src_md = batched ? memory::desc({bt, rows, k}, ToDnnl(a->dtype), tag::abc)
+                                        : memory::desc({rows, k}, ToDnnl(a->dtype), tag::ab);
+    const memory::desc w_md =
+        batched ? memory::desc({bt, k, n}, dt::s8, tag::abc) : memory::desc({k, n}, dt::s8, tag::ab);
+    const memory::desc dst_md =
+        batched ? memory::desc({bt, rows, n}, dt::s32, tag::abc) : memory::desc({rows, n}, dt::s32, tag::ab);
+    dnnl::matmul::primitive_desc pd;
+    RETURN_IF_ERROR(Guard(node, "int8 matmul", [&] {
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, w_md, dst_md), Engine());
+    }));
+    if (IsReferenceImpl(pd.impl_info_str())) {
+      return Unsupported(std::string("only oneDNN's reference implementation (") + pd.impl_info_str() + ")");
+    }
+    kernel->b_s8_.resize(static_cast<size_t>(bt * k * n));
+    kernel->acc_.resize(static_cast<size_t>(bt * rows * n));
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(src_md, Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_WEIGHTS] = memory(w_md, Engine(), kernel->b_s8_.data());
+    args[DNNL_ARG_DST] = memory(dst_md, Engine(), kernel->acc_.data());
+    kernel->matmul_ = PrimitiveCall(dnnl::matmul(pd), std::move(args));
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(qlinear_ ? 3 : 1);
+    const int64_t rows = batches_ * m_;
+    const int64_t b_cols = batches_ * n_;  // b's columns over its batch, as the zero points count them
+    const std::vector<int32_t> a_zp = ZeroPointValues(ctx.input(2));
+    const std::vector<int32_t> b_zp = ZeroPointValues(ctx.input(qlinear_ ? 5 : 3));
+    const auto valid = [](size_t count, int64_t per_matrix, int64_t all) {
+      return count == 1 || static_cast<int64_t>(count) == per_matrix || static_cast<int64_t>(count) == all;
+    };
+    if (!valid(a_zp.size(), m_, rows) || !valid(b_zp.size(), n_, b_cols)) {
+      return ctx.Error("a zero point is neither a scalar nor one per row of a / column of b");
+    }
+    const int32_t base = b_unsigned_ ? 128 : 0;
+    if (b_unsigned_) {
+      const uint8_t* bp = b.data<uint8_t>();
+      for (size_t i = 0; i < b_s8_.size(); ++i) b_s8_[i] = static_cast<int8_t>(static_cast<int32_t>(bp[i]) - 128);
+    } else {
+      std::memcpy(b_s8_.data(), b.raw_data(), b_s8_.size());
+    }
+    matmul_.SetHandle(DNNL_ARG_SRC, a.raw_data());
+    matmul_.Execute();
+
+    std::vector<int64_t> row_sums(static_cast<size_t>(rows)), col_sums(static_cast<size_t>(b_cols), 0);
+    const bool a_unsigned = a.dtype() == DType::kU8;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < k_; ++i) {
+        sum += a_unsigned ? a.data<uint8_t>()[r * k_ + i] : a.data<int8_t>()[r * k_ + i];
+      }
+      row_sums[static_cast<size_t>(r)] = sum;
+    }
+    for (int64_t bt = 0; bt < batches_; ++bt) {
+      for (int64_t i = 0; i < k_; ++i) {
+        for (int64_t j = 0; j < n_; ++j) col_sums[static_cast<size_t>(bt * n_ + j)] += b_s8_[(bt * k_ + i) * n_ + j];
+      }
+    }
+    std::vector<float> a_scale, b_scale;
+    float y_scale = 1.0f;
+    int32_t y_zp = 0;
+    if (qlinear_) {
+      a_scale = AsFloats(*ctx.input(1));
+      b_scale = AsFloats(*ctx.input(4));
+      const std::vector<float> ys = AsFloats(*ctx.input(6));
+      const std::vector<int32_t> yz = ZeroPointValues(ctx.input(7));
+      if (!valid(a_scale.size(), m_, rows) || !valid(b_scale.size(), n_, b_cols) || ys.size() != 1 || yz.size() != 1) {
+        return ctx.Error("a scale is neither a scalar nor one per row of a / column of b, or y's is not a scalar");
+      }
+      y_scale = ys[0];
+      y_zp = yz[0];
+    }
+    const int64_t total = rows * n_;
+    void* out = ctx.output(0)->raw_data();
+#pragma omp parallel for schedule(static)
+    for (int64_t idx = 0; idx < total; ++idx) {
+      const int64_t r = idx / n_, j = idx % n_, col = r / m_ * n_ + j;
+      // A 2-D b has one set of columns: the per-batch column index folds onto it.
+      const size_t bc = static_cast<size_t>(batches_ == 1 ? j : col);
+      const int64_t za = a_zp[static_cast<size_t>(r) % a_zp.size()];
+      const int64_t offset = base - b_zp[bc % b_zp.size()];
+      const int64_t acc =
+          acc_[static_cast<size_t>(idx)] - za * col_sums[bc] + offset * (row_sums[static_cast<size_t>(r)] - k_ * za);
+      if (!qlinear_) {
+        static_cast<int32_t*>(out)[idx] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+        continue;
+      }
+      const float multiplier =
+          a_scale[static_cast<size_t>(r) % a_scale.size()] * b_scale[bc % b_scale.size()] / y_scale;
+      const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier)) + y_zp;
+      if (y_unsigned_) {
+        static_cast<uint8_t*>(out)[idx] = FromDouble<uint8_t>(v);
+      } else {
+        static_cast<int8_t*>(out)[idx] = FromDouble<int8_t>(v);
+      }
+    }
+    return Status();
+  }
+
+ private:
+  IntMatMulGeneralKernel() = default;
+  PrimitiveCall matmul_;
+  std::vector<int8_t> b_s8_;
+  std::vector<int32_t> acc_;
+  int64_t batches_ = 1, m_ = 1, k_ = 1, n_ = 1;
+  bool qlinear_ = false, b_unsigned_ = false, y_unsigned_ = false;
+};
+
+// The fused path when oneDNN can take it, else the general one; both refusals are the reason.
+Result<std::unique_ptr<IKernel>> CreateIntMatMul(const KernelInit& init, bool qlinear) {
+  auto fused = IntMatMulKernel::Create(init, qlinear);
+  if (fused.ok() || fused.status().code() != StatusCode::kUnsupported) return fused;
+  auto general = IntMatMulGeneralKernel::Create(init, qlinear);
+  if (general.ok() || general.status().code() != StatusCode::kUnsupported) return general;
+  return Unsupported(fused.status().message() + "; s32 path: " + general.status().message());
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // QuantizeLinear / DequantizeLinear (f32 x or y, f32 scale, u8/s8) and DynamicQuantizeLinear: loops that
 // compute exactly what the reference does. Per-tensor parameters make them elementwise, so they read and
@@ -500,12 +672,8 @@ Result<std::unique_ptr<IKernel>> CreateQLinearConv(const KernelInit& init) { ret
 Result<std::unique_ptr<IKernel>> CreateConvInteger(const KernelInit& init) {
   return IntConvKernel::Create(init, false);
 }
-Result<std::unique_ptr<IKernel>> CreateQLinearMatMul(const KernelInit& init) {
-  return IntMatMulKernel::Create(init, true);
-}
-Result<std::unique_ptr<IKernel>> CreateMatMulInteger(const KernelInit& init) {
-  return IntMatMulKernel::Create(init, false);
-}
+Result<std::unique_ptr<IKernel>> CreateQLinearMatMul(const KernelInit& init) { return CreateIntMatMul(init, true); }
+Result<std::unique_ptr<IKernel>> CreateMatMulInteger(const KernelInit& init) { return CreateIntMatMul(init, false); }
 Result<std::unique_ptr<IKernel>> CreateQuantizeLinear(const KernelInit& init) {
   return LinearQuantKernel::Create(init, true);
 }

@@ -129,27 +129,49 @@ TEST(QuantCpuTest, MatMulIntegerWithUnsignedWeightsIsExact) {
   ExpectMatchesReference(cpu::CreateMatMulInteger, c, 0);
 }
 
-TEST(QuantCpuTest, RefusesWhatOneDnnCannotRunWithAReason) {
-  // u8 weights with zero point 0 reach 255: no s8 shift holds them.
+TEST(QuantCpuTest, UnsignedWeightsBeyondS8TakeTheExactS32Path) {
+  // u8 weights with zero point 0 reach 255: no s8 shift holds them, so oneDNN accumulates b − 128.
   KernelCase c{.node = MakeNode("MatMulInteger", 4), .opset = 10};
-  c.inputs = {RandomInt<uint8_t>({4, 8}, 1, 0, 255), RandomInt<uint8_t>({8, 4}, 2, 200, 255), ScalarOf<uint8_t>(0),
+  c.inputs = {RandomInt<uint8_t>({6, 40}, 1, 0, 255), RandomInt<uint8_t>({40, 12}, 2, 0, 255), ScalarOf<uint8_t>(9),
               ScalarOf<uint8_t>(0)};
-  c.constant = {false, true, true, true};
+  c.constant = {false, true, false, true};
+  ExpectMatchesReference(cpu::CreateMatMulInteger, c, 0);
+}
+
+TEST(QuantCpuTest, QLinearMatMulOfTwoActivationsWithPerRowAndColumnParameters) {
+  // Attention-like: both operands at run time, batch dims on both, a's scale and zero point per row
+  // ([D..., M, 1]) and b's per column ([D..., 1, N]). The s32 path requantizes as the reference does: exact.
+  KernelCase c{.node = MakeNode("QLinearMatMul", 8), .opset = 10};
+  c.inputs = {RandomInt<uint8_t>({2, 3, 5, 16}, 41, 0, 255),
+              RandomF32({2, 3, 5, 1}, 42, 0.01f, 0.03f),
+              RandomInt<uint8_t>({2, 3, 5, 1}, 43, 100, 140),
+              RandomInt<uint8_t>({2, 3, 16, 7}, 44, 0, 255),
+              RandomF32({2, 3, 1, 7}, 45, 0.01f, 0.03f),
+              RandomInt<uint8_t>({2, 3, 1, 7}, 46, 100, 140),
+              Scalar(0.02f),
+              ScalarOf<uint8_t>(128)};
+  ExpectMatchesReference(cpu::CreateQLinearMatMul, c, 0);
+}
+
+TEST(QuantCpuTest, RefusesWhatOneDnnCannotRunWithAReason) {
+  KernelCase c{.node = MakeNode("MatMulInteger", 2), .opset = 10};
+  c.inputs = {RandomInt<uint8_t>({2, 1, 4, 8}, 1, 0, 255), RandomInt<int8_t>({1, 3, 8, 4}, 2, -127, 127)};
   auto out = RunCpuKernel(cpu::CreateMatMulInteger, c);
   ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("beyond s8"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("only 2-D b"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("s32 path: batch dims"), std::string::npos) << out.status().message();
 
-  c.constant = {false, false, true, true};
-  out = RunCpuKernel(cpu::CreateMatMulInteger, c);
-  ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("b computed at run time"), std::string::npos) << out.status().message();
-
-  // QOperator scales must be constants: they become oneDNN's output scales at Init.
+  // QOperator convolutions need constant scales and weights: they become oneDNN's output scales and s8 weights.
   KernelCase conv = MakeQLinearConv({.x = {1, 4, 5, 5}, .w = {4, 4, 3, 3}}, 5);
-  conv.constant[1] = false;  // x_scale computed at run time
+  conv.constant[1] = false;
   out = RunCpuKernel(cpu::CreateQLinearConv, conv);
   ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(out.status().message().find("x_scale computed at run time"), std::string::npos) << out.status().message();
+  conv = MakeQLinearConv({.x = {1, 4, 5, 5}, .w = {4, 4, 3, 3}, .w_unsigned = true, .per_channel = false}, 6);
+  conv.inputs[5] = ScalarOf<uint8_t>(0);  // u8 weights up to 255 without a shift that fits s8
+  out = RunCpuKernel(cpu::CreateQLinearConv, conv);
+  ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("beyond s8"), std::string::npos) << out.status().message();
 }
 
 TEST(QuantCpuTest, QuantizeDequantizeAndDynamicQuantizeAreExact) {
