@@ -244,6 +244,200 @@ class IntConvKernel final : public IKernel {
   bool fold_zero_point_ = false;
 };
 
+std::vector<float> AsFloats(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t.GetAsDouble(static_cast<int64_t>(i)));
+  return v;
+}
+
+std::vector<int32_t> ZeroPointValues(const Tensor* t) {
+  if (t == nullptr || !t->defined() || t->numel() == 0) return {0};
+  std::vector<int32_t> v(static_cast<size_t>(t->numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(t->GetAsInt64(static_cast<int64_t>(i)));
+  return v;
+}
+
+// The general convolution path, for weights, scales or bias known only at run time: oneDNN convolves (x − zx)
+// with w' = w − 128 (u8 w) or w (s8 w) into s32, a second convolution with all-one weights sums (x − zx) over
+// each window and group, and one loop adds o·sum with o = (u8 w ? 128 : 0) − zw per output channel, the bias,
+// and requantizes as the reference does. oneDNN's source zero point keeps padding at the real zero.
+
+class IntConvGeneralKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool qlinear) {
+    const Node& node = init.node;
+    const ValueInfo* x = InputInfo(init, 0);
+    const ValueInfo* w = InputInfo(init, qlinear ? 3 : 1);
+    if (!StaticShape(x) || !StaticShape(w)) return Unsupported("shapes known only at run time");
+    if (!IsInt8(x->dtype) || !IsInt8(w->dtype)) return Unsupported("x and w must be u8 or s8");
+    if (x->shape.size() != 4 || w->shape.size() != 4) return Unsupported("only 2-D convolutions run on oneDNN here");
+    const Shape& xs = x->shape;
+    const Shape& ws = w->shape;
+    const int64_t groups = node.GetInt("group", 1);
+    if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || xs[1] / groups != ws[1]) {
+      return Unsupported("channels do not match the group count");
+    }
+    ASSIGN_OR_RETURN(Window win, ReadWindow(node, {xs[2], xs[3]}, {ws[2], ws[3]}));
+    RETURN_IF_ERROR(ResolveForwardWindow(node, win, false));
+    auto kernel = std::unique_ptr<IntConvGeneralKernel>(new IntConvGeneralKernel());
+    kernel->qlinear_ = qlinear;
+    kernel->w_unsigned_ = w->dtype == DType::kU8;
+    kernel->groups_ = groups;
+    kernel->channels_ = ws[0];
+    kernel->w_in_ = qlinear ? 3 : 1;
+    kernel->w_zp_in_ = qlinear ? 5 : 3;
+    if (qlinear) {
+      const ValueInfo* y_zp = InputInfo(init, 7);
+      if (y_zp == nullptr || !IsInt8(y_zp->dtype)) return Unsupported("y_zero_point is missing or not u8/s8");
+      kernel->y_unsigned_ = y_zp->dtype == DType::kU8;
+    }
+    kernel->need_sums_ = kernel->w_unsigned_ || InputInfo(init, kernel->w_zp_in_) != nullptr;
+    const Shape ys = {xs[0], ws[0], win.out[0], win.out[1]};
+    const memory::desc src_md = Describe(xs, ToDnnl(x->dtype), Layout::kChannelsLast);
+    const memory::dims w_dims = groups == 1 ? ToDims(ws) : memory::dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+    const memory::dims ones_dims =
+        groups == 1 ? memory::dims{1, ws[1], ws[2], ws[3]} : memory::dims{groups, 1, ws[1], ws[2], ws[3]};
+    const tag plain_tag = groups == 1 ? tag::oihw : tag::goihw;
+    dnnl::primitive_attr attr;
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    kernel->zp_ = memory({{1}, dt::s32, tag::a}, Engine());
+    // Builds a convolution of x into s32 with `dims` weights; returns its weights desc.
+    const auto build = [&](const memory::dims& dims, const Shape& out, PrimitiveCall& call, std::vector<int32_t>& dst,
+                           memory::desc& weights_desc) -> Status {
+      dnnl::convolution_forward::primitive_desc pd;
+      RETURN_IF_ERROR(Guard(node, "int8 convolution", [&] {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+            memory::desc(dims, dt::s8, tag::any), Describe(out, dt::s32, Layout::kChannelsLast),
+            {win.strides[0], win.strides[1]}, {win.dilations[0] - 1, win.dilations[1] - 1},
+            {win.pad_begin[0], win.pad_begin[1]}, {win.pad_end[0], win.pad_end[1]});
+        pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+      }));
+      if (IsReferenceImpl(pd.impl_info_str())) {
+        return Unsupported(std::string("only oneDNN's reference implementation (") + pd.impl_info_str() + ")");
+      }
+      dst.resize(static_cast<size_t>(NumElements(out)));
+      weights_desc = pd.weights_desc();
+      std::unordered_map<int, memory> args;
+      args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
+      args[DNNL_ARG_WEIGHTS] = memory(weights_desc, Engine());
+      args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), dst.data());
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = kernel->zp_;
+      call = PrimitiveCall(dnnl::convolution_forward(pd), std::move(args));
+      return Status();
+    };
+    memory::desc w_desc, ones_desc;
+    RETURN_IF_ERROR(build(w_dims, ys, kernel->conv_, kernel->acc_, w_desc));
+    const memory::desc plain(w_dims, dt::s8, plain_tag);
+    kernel->w_s8_.resize(static_cast<size_t>(NumElements(ws)));
+    RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
+      kernel->reorder_w_ =
+          PrimitiveCall::SrcDst(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), w_desc)), plain,
+                                w_desc, DNNL_ARG_FROM, DNNL_ARG_TO);
+      kernel->reorder_w_.SetHandle(DNNL_ARG_TO, kernel->conv_.arg(DNNL_ARG_WEIGHTS).get_data_handle());
+    }));
+    if (kernel->need_sums_) {
+      RETURN_IF_ERROR(
+          build(ones_dims, {xs[0], groups, win.out[0], win.out[1]}, kernel->sum_conv_, kernel->sums_, ones_desc));
+      RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
+        const memory::desc ones_plain(ones_dims, dt::s8, plain_tag);
+        std::vector<int8_t> ones(static_cast<size_t>(NumElements(Shape(ones_dims.begin(), ones_dims.end()))), 1);
+        memory user(ones_plain, Engine(), ones.data());
+        dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), ones_plain, Engine(), ones_desc))
+            .execute(Stream(), user, kernel->sum_conv_.arg(DNNL_ARG_WEIGHTS));
+        Stream().wait();
+      }));
+    }
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    const Tensor& w = *ctx.input(w_in_);
+    const std::vector<int32_t> x_zp = ZeroPointValues(ctx.input(2));
+    const std::vector<int32_t> w_zp = ZeroPointValues(ctx.input(w_zp_in_));
+    const size_t channels = static_cast<size_t>(channels_);
+    if (x_zp.size() != 1 || (w_zp.size() != 1 && w_zp.size() != channels)) {
+      return ctx.Error("x_zero_point must be a scalar and w_zero_point a scalar or one per output channel");
+    }
+    if (w_unsigned_) {
+      const uint8_t* wp = w.data<uint8_t>();
+      for (size_t i = 0; i < w_s8_.size(); ++i) w_s8_[i] = static_cast<int8_t>(static_cast<int32_t>(wp[i]) - 128);
+    } else {
+      std::memcpy(w_s8_.data(), w.raw_data(), w_s8_.size());
+    }
+    *static_cast<int32_t*>(zp_.get_data_handle()) = x_zp[0];
+    reorder_w_.Run(w_s8_.data(), conv_.arg(DNNL_ARG_WEIGHTS).get_data_handle());
+    conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    conv_.Execute();
+    if (need_sums_) {
+      sum_conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+      sum_conv_.Execute();
+    }
+    std::vector<int64_t> offset(channels), bias(channels, 0);
+    for (size_t m = 0; m < channels; ++m) offset[m] = (w_unsigned_ ? 128 : 0) - w_zp[w_zp.size() == 1 ? 0 : m];
+    std::vector<float> multiplier(channels, 1.0f);
+    int32_t y_zp = 0;
+    if (qlinear_) {
+      const std::vector<float> x_scale = AsFloats(*ctx.input(1)), w_scale = AsFloats(*ctx.input(4)),
+                               y_scale = AsFloats(*ctx.input(6));
+      const std::vector<int32_t> yz = ZeroPointValues(ctx.input(7));
+      if (x_scale.size() != 1 || y_scale.size() != 1 || yz.size() != 1 ||
+          (w_scale.size() != 1 && w_scale.size() != channels)) {
+        return ctx.Error("x_scale, y_scale, y_zero_point must be scalars and w_scale a scalar or one per channel");
+      }
+      for (size_t m = 0; m < channels; ++m) {
+        multiplier[m] = x_scale[0] * w_scale[w_scale.size() == 1 ? 0 : m] / y_scale[0];
+      }
+      y_zp = yz[0];
+      if (const Tensor* b = ctx.input(8); b != nullptr && b->defined()) {
+        if (static_cast<size_t>(b->numel()) != channels) return ctx.Error("B must hold one value per output channel");
+        for (size_t m = 0; m < channels; ++m) bias[m] = b->GetAsInt64(static_cast<int64_t>(m));
+      }
+    }
+    const int64_t total = static_cast<int64_t>(acc_.size()), per_group = channels_ / groups_;
+    void* out = ctx.output(0)->raw_data();
+#pragma omp parallel for schedule(static)
+    for (int64_t idx = 0; idx < total; ++idx) {  // channels-last: the channel varies fastest
+      const size_t m = static_cast<size_t>(idx % channels_);
+      int64_t acc = acc_[static_cast<size_t>(idx)] + bias[m];
+      if (need_sums_) {
+        acc += offset[m] * sums_[static_cast<size_t>(idx / channels_ * groups_ + static_cast<int64_t>(m) / per_group)];
+      }
+      if (!qlinear_) {
+        static_cast<int32_t*>(out)[idx] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+        continue;
+      }
+      const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier[m])) + y_zp;
+      if (y_unsigned_) {
+        static_cast<uint8_t*>(out)[idx] = FromDouble<uint8_t>(v);
+      } else {
+        static_cast<int8_t*>(out)[idx] = FromDouble<int8_t>(v);
+      }
+    }
+    return Status();
+  }
+  Layout InputLayout(size_t i) const override { return i == 0 ? Layout::kChannelsLast : Layout::kPlain; }
+  Layout OutputLayout(size_t) const override { return Layout::kChannelsLast; }
+
+ private:
+  IntConvGeneralKernel() = default;
+  PrimitiveCall conv_, sum_conv_, reorder_w_;
+  memory zp_;
+  std::vector<int8_t> w_s8_;
+  std::vector<int32_t> acc_, sums_;
+  int64_t groups_ = 1, channels_ = 1;
+  size_t w_in_ = 1, w_zp_in_ = 3;
+  bool qlinear_ = false, w_unsigned_ = false, y_unsigned_ = false, need_sums_ = false;
+};
+
+Result<std::unique_ptr<IKernel>> CreateIntConv(const KernelInit& init, bool qlinear) {
+  auto fused = IntConvKernel::Create(init, qlinear);
+  if (fused.ok() || fused.status().code() != StatusCode::kUnsupported) return fused;
+  auto general = IntConvGeneralKernel::Create(init, qlinear);
+  if (general.ok() || general.status().code() != StatusCode::kUnsupported) return general;
+  return Unsupported(fused.status().message() + "; s32 path: " + general.status().message());
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) and MatMulInteger (a, b, a_zp, b_zp), for a
 // constant 2-D b: a's batch dims fold into its rows. a's zero point always goes into a per-column bias
@@ -361,19 +555,6 @@ class IntMatMulKernel final : public IKernel {
 // transformer: both sides are activations): oneDNN accumulates a·b' in s32 with b' = b − 128 for u8 b (oneDNN
 // 2.6 has no u8 weights), then one loop adds the zero-point terms and requantizes exactly as the reference:
 // Σ(a − za)(b' + o) = Σa·b' − za·Σb' + o·(Σa − K·za), with o = (u8 b ? 128 : 0) − zb per column.
-
-std::vector<float> AsFloats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t.GetAsDouble(static_cast<int64_t>(i)));
-  return v;
-}
-
-std::vector<int32_t> ZeroPointValues(const Tensor* t) {
-  if (t == nullptr || !t->defined() || t->numel() == 0) return {0};
-  std::vector<int32_t> v(static_cast<size_t>(t->numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(t->GetAsInt64(static_cast<int64_t>(i)));
-  return v;
-}
 
 class IntMatMulGeneralKernel final : public IKernel {
  public:
@@ -668,10 +849,8 @@ class DynamicQuantizeKernel final : public IKernel {
 
 }  // namespace
 
-Result<std::unique_ptr<IKernel>> CreateQLinearConv(const KernelInit& init) { return IntConvKernel::Create(init, true); }
-Result<std::unique_ptr<IKernel>> CreateConvInteger(const KernelInit& init) {
-  return IntConvKernel::Create(init, false);
-}
+Result<std::unique_ptr<IKernel>> CreateQLinearConv(const KernelInit& init) { return CreateIntConv(init, true); }
+Result<std::unique_ptr<IKernel>> CreateConvInteger(const KernelInit& init) { return CreateIntConv(init, false); }
 Result<std::unique_ptr<IKernel>> CreateQLinearMatMul(const KernelInit& init) { return CreateIntMatMul(init, true); }
 Result<std::unique_ptr<IKernel>> CreateMatMulInteger(const KernelInit& init) { return CreateIntMatMul(init, false); }
 Result<std::unique_ptr<IKernel>> CreateQuantizeLinear(const KernelInit& init) {

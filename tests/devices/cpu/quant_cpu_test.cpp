@@ -105,6 +105,21 @@ TEST(QuantCpuTest, ConvIntegerWithRunTimeZeroPointIsExact) {
   }
 }
 
+TEST(QuantCpuTest, ConvolutionsWithRunTimeOrUnshiftableWeightsTakeTheExactS32Path) {
+  // Everything at run time (as the backend test feeds it), u8 weights, padding and groups.
+  KernelCase q = MakeQLinearConv(
+      {.x = {1, 8, 7, 7}, .w = {12, 4, 3, 3}, .group = 2, .pads = {1, 0, 1, 2}, .w_unsigned = true}, 51);
+  q.inputs[5] = RandomInt<uint8_t>({12}, 52, 0, 255);
+  q.constant.assign(q.inputs.size(), false);
+  ExpectMatchesReference(cpu::CreateQLinearConv, q, 0);
+  // Constant u8 weights with zero point 0 reach 255: no s8 shift holds them.
+  KernelCase c{.node = MakeNode("ConvInteger", 4, 1, {{"pads", IntsAttr({1, 1, 1, 1})}}), .opset = 10};
+  c.inputs = {RandomInt<uint8_t>({2, 6, 9, 9}, 53, 0, 255), RandomInt<uint8_t>({10, 6, 3, 3}, 54, 0, 255),
+              ScalarOf<uint8_t>(77), ScalarOf<uint8_t>(0)};
+  c.constant = {false, true, false, true};
+  ExpectMatchesReference(cpu::CreateConvInteger, c, 0);
+}
+
 TEST(QuantCpuTest, QLinearMatMulMatchesReference) {
   KernelCase c{.node = MakeNode("QLinearMatMul", 8), .opset = 10};
   c.inputs = {RandomInt<uint8_t>({2, 5, 64}, 11, 0, 255),
@@ -161,17 +176,13 @@ TEST(QuantCpuTest, RefusesWhatOneDnnCannotRunWithAReason) {
   EXPECT_NE(out.status().message().find("only 2-D b"), std::string::npos) << out.status().message();
   EXPECT_NE(out.status().message().find("s32 path: batch dims"), std::string::npos) << out.status().message();
 
-  // QOperator convolutions need constant scales and weights: they become oneDNN's output scales and s8 weights.
-  KernelCase conv = MakeQLinearConv({.x = {1, 4, 5, 5}, .w = {4, 4, 3, 3}}, 5);
-  conv.constant[1] = false;
-  out = RunCpuKernel(cpu::CreateQLinearConv, conv);
+  KernelCase conv1d{.node = MakeNode("ConvInteger", 2), .opset = 10};
+  conv1d.inputs = {RandomInt<uint8_t>({1, 4, 9}, 3, 0, 255), RandomInt<int8_t>({4, 4, 3}, 4, -127, 127)};
+  conv1d.constant = {false, true};
+  out = RunCpuKernel(cpu::CreateConvInteger, conv1d);
   ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("x_scale computed at run time"), std::string::npos) << out.status().message();
-  conv = MakeQLinearConv({.x = {1, 4, 5, 5}, .w = {4, 4, 3, 3}, .w_unsigned = true, .per_channel = false}, 6);
-  conv.inputs[5] = ScalarOf<uint8_t>(0);  // u8 weights up to 255 without a shift that fits s8
-  out = RunCpuKernel(cpu::CreateQLinearConv, conv);
-  ASSERT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("beyond s8"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("s32 path: only 2-D convolutions"), std::string::npos)
+      << out.status().message();
 }
 
 TEST(QuantCpuTest, QuantizeDequantizeAndDynamicQuantizeAreExact) {
