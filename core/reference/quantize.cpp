@@ -36,6 +36,13 @@ std::vector<int64_t> ZeroPoints(const Tensor* zp) {
   return zp->ToInt64Vector();
 }
 
+// Run time repeats the shape function's check: a zero point indexed like its scale must be as long.
+Status CheckZeroPointCount(const KernelContext& ctx, const std::vector<int64_t>& zp, const Tensor& scale) {
+  if (zp.size() == 1 || static_cast<int64_t>(zp.size()) == scale.numel()) return Status::Ok();
+  return ctx.Error("the zero point holds " + std::to_string(zp.size()) + " values but the scale " +
+                   std::to_string(scale.numel()));
+}
+
 // The result of a division or multiplication done "in the precision of" a 16-bit float type: the
 // float result rounded once to that type, which equals the correctly rounded 16-bit operation.
 float InPrecisionOf(DType dtype, float v) {
@@ -189,6 +196,7 @@ Status RunQuantizeLinear(KernelContext& ctx) {
   ASSIGN_OR_RETURN(const QuantAxis q, ReadQuantAxis(ctx.node(), ctx.opset(), x.shape(), scale.shape(), "y_scale"));
   const std::vector<float> xs = ToFloats(x), scales = ToFloats(scale);
   const std::vector<int64_t> zp = ZeroPoints(ctx.input(2));
+  RETURN_IF_ERROR(CheckZeroPointCount(ctx, zp, scale));
   Tensor& y = *ctx.output(0);
   return VisitKernelDType(ctx.node(), y.dtype(), [&](auto tag) -> Status {
     using Q = decltype(tag);
@@ -223,6 +231,7 @@ Status RunDequantizeLinear(KernelContext& ctx) {
   const Tensor& scale = *ctx.input(1);
   ASSIGN_OR_RETURN(const QuantAxis q, ReadQuantAxis(ctx.node(), ctx.opset(), x.shape(), scale.shape(), "x_scale"));
   const std::vector<int64_t> zp = ZeroPoints(ctx.input(2));
+  RETURN_IF_ERROR(CheckZeroPointCount(ctx, zp, scale));
   if (x.dtype() == DType::kI32 && std::any_of(zp.begin(), zp.end(), [](int64_t v) { return v != 0; })) {
     return ctx.Error("int32 x has no zero point, but x_zero_point holds a non-zero value");
   }
