@@ -961,10 +961,12 @@ void PrintProfileSummary(const RunResult& run) {
                           : std::string("no measured ceilings (chipfit devices --measure)"));
     fmt::print("top layers on {} (p50, device time):\n", r.target.ToString());
     for (size_t i = 0; i < top.size() && i < 5; ++i) {
-      fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:>7.2f} GFLOP/s  {:>6.2f} GB/s  {}\n",
+      // A Loop's or Scan's body layer: its time is the sum over the iterations of one inference.
+      const std::string runs = top[i]->iterations == 1 ? "" : fmt::format("  {:g}x per inference", top[i]->iterations);
+      fmt::print("  {:<32} {:<12} {:>9.3f} ms  {:>5.1f}%  {:>7.2f} GFLOP/s  {:>6.2f} GB/s  {}{}\n",
                  top[i]->name.substr(0, 32), top[i]->op.substr(0, 12), top[i]->time_p50_ms,
                  100 * top[i]->time_p50_ms / r.latency.p50, top[i]->gflops_per_s, top[i]->gb_per_s,
-                 top[i]->bound.empty() ? "" : top[i]->bound + "-bound");
+                 top[i]->bound.empty() ? "" : top[i]->bound + "-bound", runs);
     }
   }
 }

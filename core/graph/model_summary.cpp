@@ -1,6 +1,7 @@
 // Builds a ModelSummary from a checked ModelProto.
 #include "core/graph/model_summary.h"
 
+#include <functional>
 #include <set>
 
 #include "core/tensor/dtype.h"
@@ -79,6 +80,29 @@ ModelSummary Summarize(const LoadedOnnxModel& model) {
     }
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     ++s.op_histogram[default_domain ? node.op_type() : node.domain() + "::" + node.op_type()];
+  }
+  // Nodes inside If/Loop/Scan bodies (to any depth) count too: a model whose work sits in an If is
+  // not a model of one If.
+  int64_t in_bodies = 0;
+  std::function<void(const onnx::NodeProto&)> count_bodies = [&](const onnx::NodeProto& node) {
+    for (const auto& attr : node.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (attr.has_g()) bodies.push_back(&attr.g());
+      for (const auto& g : attr.graphs()) bodies.push_back(&g);
+      for (const onnx::GraphProto* body : bodies) {
+        for (const auto& inner : body->node()) {
+          ++in_bodies;
+          const bool default_domain = inner.domain().empty() || inner.domain() == "ai.onnx";
+          ++s.op_histogram[default_domain ? inner.op_type() : inner.domain() + "::" + inner.op_type()];
+          count_bodies(inner);
+        }
+      }
+    }
+  };
+  for (const auto& node : graph.node()) count_bodies(node);
+  if (in_bodies > 0) {
+    s.node_count += in_bodies;
+    s.notes.push_back("nodes inside If/Loop/Scan bodies: " + std::to_string(in_bodies) + " (counted above)");
   }
   return s;
 }

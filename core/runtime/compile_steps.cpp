@@ -516,6 +516,70 @@ Status InsertReordersAndCopies(CompileState& state, Program::Step& step) {
   return Status();
 }
 
+// The shape a control-flow output has whatever the run does, when its bodies' compiled outputs say
+// so: both If branches agree; a Loop's or Scan's carried value keeps its initial shape; a Scan output
+// stacks the body's along the scan inputs' length. The kernel still allocates it; the executor
+// checks the shape it made, and the steps after it are compiled for that shape.
+void SetControlFlowOutputShapes(CompileState& state, Program::Step& step) {
+  Program& program = state.program;
+  const Node& node = *step.node;
+  auto body_output = [&](const std::string& attribute, size_t i) -> const ValueDesc* {
+    for (const Program::Step::Body& body : step.bodies) {
+      if (body.attribute != attribute) continue;
+      const auto& outputs = body.model->outputs();
+      return i < outputs.size() && outputs[i].has_shape && FullyKnown(outputs[i].shape) ? &outputs[i] : nullptr;
+    }
+    return nullptr;
+  };
+  auto set = [&](size_t output, DType dtype, const Shape& shape) {
+    if (output >= step.out.size() || step.out[output] < 0 || dtype == DType::kUndefined) return;
+    Program::Slot& slot = program.slot(step.out[output]);
+    slot.dtype = dtype;
+    slot.shape = shape;
+    slot.shape_known = true;
+  };
+  // A carried value: the body returns it with the shape it came in with.
+  auto carried = [&](size_t output, size_t input, const ValueDesc* returned) {
+    if (returned == nullptr || input >= step.in.size() || step.in[input] < 0) return;
+    const Program::Slot& initial = program.slot(step.in[input]);
+    if (initial.shape_known && initial.shape == returned->shape && initial.dtype == returned->dtype) {
+      set(output, initial.dtype, initial.shape);
+    }
+  };
+  if (node.op_type == "If") {
+    for (size_t i = 0; i < step.out.size(); ++i) {
+      const ValueDesc* a = body_output("then_branch", i);
+      const ValueDesc* b = body_output("else_branch", i);
+      if (a != nullptr && b != nullptr && a->shape == b->shape && a->dtype == b->dtype) set(i, a->dtype, a->shape);
+    }
+  } else if (node.op_type == "Loop") {
+    for (size_t k = 0; k + 2 < step.in.size(); ++k) carried(k, k + 2, body_output("body", k + 1));
+  } else if (node.op_type == "Scan" && state.graph->opset >= 9) {
+    const int64_t num_scan = node.GetInt("num_scan_inputs", 0);
+    const size_t states = step.in.size() >= static_cast<size_t>(num_scan) ? step.in.size() - num_scan : 0;
+    for (size_t k = 0; k < states; ++k) carried(k, k, body_output("body", k));
+    if (num_scan < 1 || step.in[states] < 0 || !program.slot(step.in[states]).shape_known) return;
+    const Shape& first = program.slot(step.in[states]).shape;
+    const std::vector<int64_t> in_axes = node.GetInts("scan_input_axes", {0});
+    const int64_t in_axis = in_axes.empty() ? 0 : in_axes[0];
+    const int64_t rank = static_cast<int64_t>(first.size());
+    if (in_axis < -rank || in_axis >= rank) return;
+    const int64_t length = first[static_cast<size_t>(in_axis < 0 ? in_axis + rank : in_axis)];
+    const std::vector<int64_t> out_axes = node.GetInts("scan_output_axes");
+    for (size_t k = states; k < step.out.size(); ++k) {
+      const ValueDesc* per_iteration = body_output("body", k);
+      if (per_iteration == nullptr || length < 1) continue;
+      const int64_t out_rank = static_cast<int64_t>(per_iteration->shape.size()) + 1;
+      int64_t axis = k - states < out_axes.size() ? out_axes[k - states] : 0;
+      if (axis < -out_rank || axis >= out_rank) continue;
+      if (axis < 0) axis += out_rank;
+      Shape shape = per_iteration->shape;
+      shape.insert(shape.begin() + axis, length);
+      set(k, per_iteration->dtype, shape);
+    }
+  }
+}
+
 Status CompileBodies(CompileState& state, NodeStep& lowered) {
   Program& program = state.program;
   Program::Step& step = lowered.step;
@@ -560,6 +624,7 @@ Status CompileBodies(CompileState& state, NodeStep& lowered) {
     compiled.model = std::shared_ptr<CompiledModel>(std::move(model).value());
     step.bodies.push_back(std::move(compiled));
   }
+  SetControlFlowOutputShapes(state, step);
   return Status();
 }
 

@@ -127,6 +127,23 @@ Result<std::vector<Tensor>> RunBody(const compile::Program::Step& step, const Gr
   return body->model->Run(named, &renumbered, stop);
 }
 
+// A kernel that allocates its outputs (If, Loop, Scan) must make the shapes the steps after it were
+// compiled for, where compilation knew them.
+Status CheckMadeShapes(const compile::Program& program, const compile::Program::Step& step,
+                       const std::vector<Tensor>& values) {
+  for (int id : step.out) {
+    if (id < 0) continue;
+    const compile::Program::Slot& slot = program.slot(id);
+    const Tensor& made = values[static_cast<size_t>(id)];
+    if (slot.shape_known && (made.dtype() != slot.dtype || made.shape() != slot.shape)) {
+      return InvalidArgument(step.node->Describe() + ": output '" + slot.name + "' is " + DescribeTensor(made) +
+                             ", but its bodies declare " + std::string(DTypeName(slot.dtype)) + "[" +
+                             ShapeToString(slot.shape) + "]");
+    }
+  }
+  return Status();
+}
+
 // Runs one step under the timer that measures it: the device's own timer (cl_event profiling) for
 // work on the device, steady_clock on the host. Returns its milliseconds.
 template <typename Execute>
@@ -267,11 +284,13 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     };
     if (observer == nullptr) {
       RETURN_IF_ERROR(execute());
+      if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
       ASSIGN_OR_RETURN(const double elapsed_ms, TimedExecute(im, step, execute));
       observer->KernelEnd(i, info, elapsed_ms);
+      if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
       if (observer->WantsOutputs(i)) RETURN_IF_ERROR(ShowOutputs(im, step, out_ptrs, i, info, *observer));
     }
     // Drop run-time allocations as soon as their last reader has run.

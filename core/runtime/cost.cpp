@@ -32,7 +32,8 @@ bool IsDataMovement(const std::string& op) {
                                              "CastLike",     "ScatterElements",
                                              "ScatterND",    "Trilu",
                                              "EyeLike",      "OneHot",
-                                             "NonZero",      "If"};
+                                             "NonZero",      "If",
+                                             "Loop",         "Scan"};
   return kOps.contains(op);
 }
 
@@ -77,10 +78,21 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
                                (node.Has("clamp_max") ? 1 : 0);
       cost.flops += post_ops * y;
     }
+  } else if (op == "QLinearConv" && x && inputs.size() > 3 && inputs[3] && inputs[3]->shape.size() >= 2) {
+    // Integer MACs as Conv's (W is input 3), plus the requantisation per output element.
+    cost.flops = 2 * y * Product(inputs[3]->shape, 1) + y;
+  } else if ((op == "LSTM" || op == "GRU" || op == "RNN") && x && w && w->shape.size() == 3 && inputs.size() > 2 &&
+             inputs[2] && inputs[2]->shape.size() == 3 && x->shape.size() == 3) {
+    // Per time step, batch row and direction: the gates' two matrix products (W·x and R·h, W is
+    // [dirs, gates·hidden, input], R [dirs, gates·hidden, hidden]) and about two ops per gate value
+    // for the activations and the state update.
+    const int64_t steps = x->shape[0] * x->shape[1] * w->shape[0];
+    const int64_t gate_values = w->shape[1];
+    cost.flops = steps * gate_values * (2 * (w->shape[2] + inputs[2]->shape[2]) + 2);
   } else if (op == "ConvTranspose" && x && w && w->shape.size() >= 2) {
     // Every input element scatters into (Cout/g)·k outputs; W is [Cin, Cout/g, k…].
     cost.flops = 2 * Elements(x) * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
-  } else if ((op == "MatMul" || op == "MatMulInteger") && x && !x->shape.empty()) {
+  } else if ((op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") && x && !x->shape.empty()) {
     cost.flops = 2 * y * x->shape.back();
   } else if (op == "Gemm" && x && x->shape.size() == 2) {
     const int64_t k = node.GetInt("transA", 0) ? x->shape[0] : x->shape[1];

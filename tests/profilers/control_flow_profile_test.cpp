@@ -79,6 +79,43 @@ TEST(ControlFlowProfileTest, IfBranchNodesAreLayersWithTheirPathOnTheDevice) {
   EXPECT_EQ(control->op, "If");
 }
 
+// The shape of a voice-activity model: its LSTM sits inside an If and reads the features and the
+// weights from the main graph. The LSTM is a layer of its own and runs on oneDNN.
+TEST(ControlFlowProfileTest, LstmInsideAnIfRunsOnTheDeviceAsItsOwnLayer) {
+  constexpr int64_t kSeq = 8, kInput = 16, kHidden = 32;
+  onnx::ModelProto m = testing::NewModel("vad_like", 14);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "features", {kSeq, 1, kInput});
+  AddTypedValue(g->mutable_input(), "has_state", onnx::TensorProto_DataType_BOOL, {});
+  AddValue(g->mutable_output(), "h", {1, 1, kHidden});
+  auto weight = [](int64_t i) { return static_cast<float>((i * 37) % 11 - 5) * 0.02f; };
+  testing::AddInitializer(g, "W", {1, 4 * kHidden, kInput}, weight);
+  testing::AddInitializer(g, "R", {1, 4 * kHidden, kHidden}, weight);
+  testing::AddInitializer(g, "B", {1, 8 * kHidden}, weight);
+  testing::AddInitializer(g, "h0", {1, 1, kHidden}, [](int64_t) { return 0.0f; });
+  onnx::GraphProto with_lstm;
+  with_lstm.set_name("with_lstm");
+  AddValue(with_lstm.mutable_output(), "y_h", {1, 1, kHidden});
+  auto* lstm = AddNode(&with_lstm, "LSTM", {"features", "W", "R", "B"}, {"", "y_h"}, "LSTM_719");
+  testing::SetIntAttr(lstm, "hidden_size", kHidden);
+  auto* node = AddNode(g, "If", {"has_state"}, {"h"}, "If_25");
+  AddGraphAttr(node, "then_branch", with_lstm);
+  onnx::GraphProto zeros;
+  zeros.set_name("zeros");
+  AddValue(zeros.mutable_output(), "h0", {1, 1, kHidden});
+  AddGraphAttr(node, "else_branch", zeros);
+  Tensor cond(DType::kBool, {});
+  cond.data<bool>()[0] = true;
+
+  auto result = Profile(m, {{"features", Filled({kSeq, 1, kInput}, 0.5f)}, {"has_state", cond}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const LayerResult* layer = FindLayer(*result, "If_25/then_branch/LSTM_719");
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(layer->parent, "If_25");
+  EXPECT_EQ(layer->device, "cpu");
+  EXPECT_EQ(layer->implementation.rfind("onednn:lstm", 0), 0u) << layer->implementation;
+}
+
 // acc' = acc + x, 4 times: the body's Add runs 4 times per inference and its time is their sum.
 TEST(ControlFlowProfileTest, LoopBodyLayersCountTheirIterations) {
   onnx::ModelProto m = testing::NewModel("loop_work");
