@@ -222,6 +222,47 @@ TEST(ControlFlowTest, UnsortedGraphWithoutTheCheckerIsSortedByTheImporter) {
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{-1, -1, -1, -1, -1, -1}));
 }
 
+// A segmentation-model pattern: weights stored as float16 initializers, Cast to float before use,
+// written with each Cast after its reader (the file is not topologically sorted).
+TEST(ControlFlowTest, Fp16WeightsCastToFloatInAnUnsortedGraph) {
+  onnx::ModelProto m = NewModel("fp16_weights");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 2});
+  AddValue(g->mutable_output(), "y", {1, 2});
+  auto* w = g->add_initializer();
+  w->set_name("w16");
+  w->set_data_type(onnx::TensorProto_DataType_FLOAT16);
+  w->add_dims(2);
+  w->add_dims(2);
+  for (uint16_t bits : {0x3c00, 0x4000, 0xbc00, 0x3800}) w->add_int32_data(bits);  // 1, 2, -1, 0.5
+  AddNode(g, "MatMul", {"x", "w"}, {"y"}, "matmul");
+  testing::SetIntAttr(AddNode(g, "Cast", {"w16"}, {"w"}, "cast_w"), "to", onnx::TensorProto_DataType_FLOAT);
+  auto loaded = CheckOnnxModel(m, "fp16 weights");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = RunOnReference(m, {{"x", Floats({1, 2}, {3, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // [3 4] · [[1 2] [-1 0.5]] = [-1 8]
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{-1, 8}));
+}
+
+// Both branches return f32[2x3]: the If's output shape is known at compile time, so the node after
+// it is compiled with static shapes (not left to run time).
+TEST(ControlFlowTest, IfOutputShapeIsKnownWhenTheBranchesAgree) {
+  onnx::ModelProto m = IfForwardingOuterValue();
+  AddNode(m.mutable_graph(), "Relu", {"y"}, {"z"}, "after_if");
+  AddValue(m.mutable_graph()->mutable_output(), "z", {2, 3});
+  auto loaded = CheckOnnxModel(m, "if then relu");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto graph = ImportModel(*loaded);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  auto model = Compile(*graph, Target{});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->get()->stats().dynamic_kernels, 1) << "only the If itself allocates at run time";
+  auto out = model->get()->Run({{"x", Floats({2, 3}, {-1, 2, -3, 4, -5, 6})}, {"cond", Bool(false)}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values((*out)[2]), (std::vector<float>{0, 0, 0, 0, 0, 0}));
+}
+
 TEST(ControlFlowTest, ACycleIsAnErrorNamingANodeOnIt) {
   onnx::ModelProto m = NewModel("cycle");
   auto* g = m.mutable_graph();
