@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include <omp.h>
 
@@ -54,7 +55,18 @@ Result<std::unique_ptr<Graph>> LoadGraph(const std::filesystem::path& path, cons
   ASSIGN_OR_RETURN(LoadedOnnxModel model, LoadOnnxModel(path, load));
   run.model = Summarize(model);
   ASSIGN_OR_RETURN(Graph graph, ImportModel(model));
-  for (const Node& node : graph.nodes) run.node_ops[node.name] = node.op_type;
+  // Nodes inside If/Loop/Scan bodies are named by their path, as their layers are.
+  std::function<void(const Graph&, const std::string&)> add_ops = [&](const Graph& g, const std::string& prefix) {
+    for (const Node& node : g.nodes) {
+      run.node_ops[prefix + node.name] = node.op_type;
+      for (const auto& [attribute, attr] : node.attributes) {
+        if (attr.kind == Attribute::Kind::kGraph && attr.graph) {
+          add_ops(*attr.graph, prefix + node.name + "/" + attribute + "/");
+        }
+      }
+    }
+  };
+  add_ops(graph, "");
   return std::make_unique<Graph>(std::move(graph));
 }
 
