@@ -1,4 +1,5 @@
-// Reference kernels: Conv, ConvInteger and ConvTranspose over any number of spatial dims, and chipfit's FusedConv.
+// Reference kernels: Conv, ConvInteger and ConvTranspose over any number of spatial dims, 2-D DeformConv, and
+// chipfit's FusedConv.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -254,6 +255,115 @@ Status RunConvInteger(KernelContext& ctx) { return RunConvLike(ctx, false, true)
 Status RunConvTranspose(KernelContext& ctx) { return RunConvLike(ctx, true, false); }
 
 // ---------------------------------------------------------------------------------------------------------------
+// DeformConv (opset 19): a 2-D Conv whose every tap is moved by a learned (dy, dx) offset and scaled by an
+// optional mask; X is sampled bilinearly there, zero outside. Offsets and mask come per offset group of input
+// channels: offset [N, offset_group·2·kH·kW, oH, oW] holds (dy, dx) pairs per tap; mask [N, offset_group·kH·kW,
+// oH, oW].
+
+Result<ConvGeometry> ReadDeformGeometry(const Node& node, const Shape& x, const Shape& w) {
+  if (x.size() != 4) {
+    return Unsupported(node.Describe() + ": DeformConv-19 over " + std::to_string(static_cast<int64_t>(x.size()) - 2) +
+                       " spatial dims is not implemented (2-D only), X is " + ShapeToString(x));
+  }
+  if (node.Has("auto_pad")) return InvalidArgument(node.Describe() + ": DeformConv has no auto_pad attribute");
+  ASSIGN_OR_RETURN(ConvGeometry g, ReadConvGeometry(node, x, w, false));
+  const int64_t og = node.GetInt("offset_group", 1);
+  if (og < 1 || (Known(g.in_channels) && g.in_channels % og != 0)) {
+    return InvalidArgument(node.Describe() + ": offset_group " + std::to_string(og) + " must be >= 1 and divide the " +
+                           std::to_string(g.in_channels) + " input channels");
+  }
+  return g;
+}
+
+// Expected shape of the offset (per tap 2 values) or mask (1 value) input.
+Shape DeformSideShape(const ConvGeometry& g, int64_t offset_group, int64_t per_tap) {
+  return {g.batch, offset_group * per_tap * Product(g.window.kernel), g.window.out[0], g.window.out[1]};
+}
+
+bool ShapeMatches(const Shape& actual, const Shape& expected) {
+  if (actual.size() != expected.size()) return false;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (Known(actual[i]) && Known(expected[i]) && actual[i] != expected[i]) return false;
+  }
+  return true;
+}
+
+Status InferDeformConv(InferContext& ctx) {
+  const ValueInfo* x = ctx.input(0);
+  const ValueInfo* w = ctx.input(1);
+  const ValueInfo* offset = ctx.input(2);
+  if (x == nullptr || w == nullptr || offset == nullptr) return ctx.Error("inputs X, W and offset are required");
+  for (size_t i : {0, 1, 2, 3, 4}) RETURN_IF_ERROR(CheckDType(ctx, i, {x->dtype}));
+  RETURN_IF_ERROR(CheckDType(ctx, 0, kFloatDTypes));
+  ASSIGN_OR_RETURN(ConvGeometry g, ReadDeformGeometry(ctx.node(), x->shape, w->shape));
+  const int64_t og = ctx.node().GetInt("offset_group", 1);
+  const Shape want_offset = DeformSideShape(g, og, 2), want_mask = DeformSideShape(g, og, 1);
+  if (!ShapeMatches(offset->shape, want_offset)) {
+    return ctx.Error("offset " + ShapeToString(offset->shape) + " should be " + ShapeToString(want_offset));
+  }
+  if (const ValueInfo* mask = ctx.input(4); mask != nullptr && !ShapeMatches(mask->shape, want_mask)) {
+    return ctx.Error("mask " + ShapeToString(mask->shape) + " should be " + ShapeToString(want_mask));
+  }
+  RETURN_IF_ERROR(CheckPerChannel(ctx, 3, g.out_channels, false));
+  ctx.SetOutput(0, x->dtype, OutputShape(g));
+  return Status::Ok();
+}
+
+// Bilinear sample of one H x W plane at (h, w); corners outside the plane count as zero.
+double SampleBilinear(const double* plane, int64_t height, int64_t width, double h, double w) {
+  if (h <= -1 || h >= static_cast<double>(height) || w <= -1 || w >= static_cast<double>(width)) return 0.0;
+  const auto h0 = static_cast<int64_t>(std::floor(h)), w0 = static_cast<int64_t>(std::floor(w));
+  const double fh = h - static_cast<double>(h0), fw = w - static_cast<double>(w0);
+  auto at = [&](int64_t y, int64_t x) {
+    return y >= 0 && y < height && x >= 0 && x < width ? plane[y * width + x] : 0.0;
+  };
+  return (1 - fh) * ((1 - fw) * at(h0, w0) + fw * at(h0, w0 + 1)) +
+         fh * ((1 - fw) * at(h0 + 1, w0) + fw * at(h0 + 1, w0 + 1));
+}
+
+Status RunDeformConv(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  ASSIGN_OR_RETURN(ConvGeometry g, ReadDeformGeometry(ctx.node(), x.shape(), ctx.input(1)->shape()));
+  const Window& win = g.window;
+  const int64_t og = ctx.node().GetInt("offset_group", 1);
+  const std::vector<double> xs = ToDoubles(x), ws = ToDoubles(*ctx.input(1)), off = ToDoubles(*ctx.input(2));
+  const std::vector<double> mask = ctx.input(4) != nullptr ? ToDoubles(*ctx.input(4)) : std::vector<double>{};
+  const std::vector<double> bias = PerChannel(ctx.input(3), g.out_channels);
+  const int64_t height = win.in[0], width = win.in[1], oh_n = win.out[0], ow_n = win.out[1];
+  const int64_t kh_n = win.kernel[0], kw_n = win.kernel[1], taps = kh_n * kw_n, out_plane = oh_n * ow_n;
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group, c_per_og = g.in_channels / og;
+  std::vector<double> y(static_cast<size_t>(g.batch * g.out_channels * out_plane));
+#pragma omp parallel for
+  for (int64_t no = 0; no < g.batch * out_plane; ++no) {
+    const int64_t n = no / out_plane, o = no % out_plane, oh = o / ow_n, ow = o % ow_n;
+    std::vector<double> acc(bias.begin(), bias.end());
+    for (int64_t c = 0; c < g.in_channels; ++c) {
+      const int64_t group = c / cg, offset_group = c / c_per_og;
+      const double* plane = &xs[static_cast<size_t>((n * g.in_channels + c) * height * width)];
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t kh = t / kw_n, kw = t % kw_n;
+        const int64_t side = n * og + offset_group;  // (n, offset group) row block of offset and mask
+        const double dy = off[static_cast<size_t>(((side * taps + t) * 2) * out_plane + o)];
+        const double dx = off[static_cast<size_t>(((side * taps + t) * 2 + 1) * out_plane + o)];
+        const double m = mask.empty() ? 1.0 : mask[static_cast<size_t>((side * taps + t) * out_plane + o)];
+        const double h = static_cast<double>(oh * win.strides[0] - win.pad_begin[0] + kh * win.dilations[0]) + dy;
+        const double w = static_cast<double>(ow * win.strides[1] - win.pad_begin[1] + kw * win.dilations[1]) + dx;
+        const double v = m * SampleBilinear(plane, height, width, h, w);
+        if (v == 0.0) continue;
+        for (int64_t mm = group * mg; mm < (group + 1) * mg; ++mm) {
+          acc[static_cast<size_t>(mm)] += v * ws[static_cast<size_t>((mm * cg + c - group * cg) * taps + t)];
+        }
+      }
+    }
+    for (int64_t mm = 0; mm < g.out_channels; ++mm) {
+      y[static_cast<size_t>((n * g.out_channels + mm) * out_plane + o)] = acc[static_cast<size_t>(mm)];
+    }
+  }
+  StoreDoubles(y, ctx.output(0));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // FusedConv (com.chipfit, written by FuseConvActivations): Y = activation(Conv(X, W, B) + Z).
 
 enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish, kSigmoid, kTanh };
@@ -373,6 +483,7 @@ std::vector<OpEntry> ConvOps() {
       {"Conv", InferConv, RunConv},
       {"ConvInteger", InferConvInteger, RunConvInteger},
       {"ConvTranspose", InferConvTranspose, RunConvTranspose},
+      {"DeformConv", InferDeformConv, RunDeformConv},
   };
 }
 

@@ -1,6 +1,6 @@
-// Reference kernels: Resize (opsets 10–19: nearest, n-linear, cubic, antialias) and Upsample (opsets 7–9).
-// Every mode is the same separable sum: per axis, each output coordinate maps to a few (input index,
-// weight) taps; an output element is the weighted sum over the product of its taps.
+// Reference kernels: Resize (opsets 10–19: nearest, n-linear, cubic, antialias), Upsample (opsets 7–9), AffineGrid
+// (20). Every mode is the same separable sum: per axis, each output coordinate maps to a few (input index, weight)
+// taps; an output element is the weighted sum over the product of its taps.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,6 +46,10 @@ Result<ResizeAttrs> ReadAttrs(const Node& node, int64_t opset) {
                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (std::find(std::begin(kTransforms), std::end(kTransforms), a.transform) == std::end(kTransforms)) {
     return bad("coordinate_transformation_mode", a.transform);
+  }
+  if (a.transform == "half_pixel_symmetric" && opset < 19) {
+    return InvalidArgument(node.Describe() + ": coordinate_transformation_mode 'half_pixel_symmetric' exists from " +
+                           "Resize-19, the model imports opset " + std::to_string(opset));
   }
   static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"};
   if (std::find(std::begin(kNearest), std::end(kNearest), a.nearest) == std::end(kNearest)) {
@@ -333,12 +337,92 @@ Status RunResize(KernelContext& ctx) {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// AffineGrid (opset 20): the sampling grid GridSample resamples through. It lives here, with the other
+// output → input coordinate maps, rather than in detection.cpp beside GridSample.
+
+// Normalised coordinate of index i on an axis of n samples: pixel centres span (-1, 1), or with
+// align_corners the corner pixels sit on -1 and 1 (one sample: -1, as the ONNX reference computes).
+double GridCoord(int64_t i, int64_t n, bool align_corners) {
+  if (align_corners) return n > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1) : -1.0;
+  return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n) - 1.0;
+}
+
+Status InferAffineGrid(InferContext& ctx) {
+  const ValueInfo* theta = ctx.input(0);
+  if (theta == nullptr) return ctx.Error("missing input 'theta'");
+  if (!IsFloatingDType(theta->dtype)) {
+    return ctx.Error("theta has dtype " + std::string(DTypeName(theta->dtype)) + ", AffineGrid takes floating types");
+  }
+  const Tensor* size = ctx.RequireValue(1);
+  if (size == nullptr) return ctx.ValueNeeded();
+  const std::vector<int64_t> dims = size->ToInt64Vector();
+  if (dims.size() != 4 && dims.size() != 5) {
+    return ctx.Error("size must be (N, C, H, W) or (N, C, D, H, W), got " + std::to_string(dims.size()) + " values");
+  }
+  const int64_t r = static_cast<int64_t>(dims.size()) - 2;  // spatial dims: 2 or 3
+  const Shape expected = {dims[0], r, r + 1};
+  if (theta->shape.size() != 3 || (theta->shape[0] >= 0 && theta->shape[0] != dims[0]) ||
+      (theta->shape[1] >= 0 && theta->shape[1] != r) || (theta->shape[2] >= 0 && theta->shape[2] != r + 1)) {
+    return ctx.Error("theta " + ShapeToString(theta->shape) + " should be " + ShapeToString(expected) + " for size " +
+                     ShapeToString(dims));
+  }
+  for (int64_t d : dims) {
+    if (d < 0) return ctx.Error("size " + ShapeToString(dims) + " has a negative dim");
+  }
+  Shape out = {dims[0]};
+  out.insert(out.end(), dims.begin() + 2, dims.end());
+  out.push_back(r);
+  ctx.SetOutput(0, theta->dtype, out);
+  return Status::Ok();
+}
+
+Status RunAffineGrid(KernelContext& ctx) {
+  const Tensor& theta = *ctx.input(0);
+  Tensor& grid = *ctx.output(0);
+  const bool align = ctx.node().GetInt("align_corners", 0) != 0;
+  const std::vector<int64_t> dims = ctx.input(1)->ToInt64Vector();
+  const size_t r = dims.size() - 2;
+  const Shape spatial(dims.begin() + 2, dims.end());  // (H, W) or (D, H, W)
+  const int64_t points = NumElements(spatial);
+  return VisitDType(theta.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, std::nullptr_t> || std::is_integral_v<T>) {
+      return Unsupported(ctx.node().Describe() + ": dtype " + std::string(DTypeName(theta.dtype())) +
+                         " is not supported");
+    } else {
+      const T* th = theta.data<T>();
+      T* out = grid.data<T>();
+      std::vector<double> base(r + 1, 1.0);  // (x, y[, z], 1): x runs along the last dim
+      std::vector<int64_t> c(r, 0);
+      for (int64_t n = 0; n < dims[0]; ++n) {
+        const T* m = th + n * static_cast<int64_t>(r * (r + 1));
+        std::fill(c.begin(), c.end(), 0);
+        for (int64_t pt = 0; pt < points; ++pt) {
+          for (size_t k = 0; k < r; ++k) base[k] = GridCoord(c[r - 1 - k], spatial[r - 1 - k], align);
+          for (size_t row = 0; row < r; ++row) {
+            double v = 0;
+            for (size_t k = 0; k <= r; ++k) v += static_cast<double>(m[row * (r + 1) + k]) * base[k];
+            out[(n * points + pt) * static_cast<int64_t>(r) + static_cast<int64_t>(row)] = FromDouble<T>(v);
+          }
+          for (size_t d = r; d-- > 0;) {
+            if (++c[d] < spatial[d]) break;
+            c[d] = 0;
+          }
+        }
+      }
+      return Status::Ok();
+    }
+  });
+}
+
 }  // namespace
 
 std::vector<OpEntry> ResizeOps() {
   return {
       {"Resize", InferResize, RunResize},
       {"Upsample", InferResize, RunResize},
+      {"AffineGrid", InferAffineGrid, RunAffineGrid},
   };
 }
 

@@ -720,12 +720,28 @@ T Combine(const std::string& reduction, T a, T b) {
   }
 }
 
+// The reduction attribute: add/mul came with opset 16 (ScatterElements-16, ScatterND-16), max/min with 18;
+// a value the model's opset does not define is an error, not silently another opset's meaning.
+Status CheckScatterReduction(const Node& node, int64_t opset) {
+  const std::string reduction = node.GetString("reduction", "none");
+  if (!(reduction == "none" || reduction == "add" || reduction == "mul" || reduction == "max" || reduction == "min")) {
+    return InvalidArgument(node.Describe() + ": reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  }
+  const int64_t since = reduction == "none" ? 1 : (reduction == "add" || reduction == "mul") ? 16 : 18;
+  if (node.op_type == "Scatter" && reduction != "none") {
+    return InvalidArgument(node.Describe() + ": Scatter has no reduction (ScatterElements-16 added it)");
+  }
+  if (opset < since) {
+    return InvalidArgument(node.Describe() + ": reduction '" + reduction + "' exists from " + node.op_type + "-" +
+                           std::to_string(since) + ", the model imports opset " + std::to_string(opset));
+  }
+  return Status::Ok();
+}
+
 // Shared tail of ScatterElements/ScatterND: output = data, then updates[j] combined into output[target j].
 Status ScatterInto(KernelContext& ctx, const std::vector<int64_t>& targets, int64_t block) {
+  RETURN_IF_ERROR(CheckScatterReduction(ctx.node(), ctx.opset()));
   const std::string reduction = ctx.node().GetString("reduction", "none");
-  if (!(reduction == "none" || reduction == "add" || reduction == "mul" || reduction == "max" || reduction == "min")) {
-    return ctx.Error("reduction '" + reduction + "' is not one of none, add, mul, max, min");
-  }
   RETURN_IF_ERROR(RunCopy(ctx));
   const Tensor& updates = *ctx.input(2);
   Tensor& y = *ctx.output(0);
@@ -749,6 +765,7 @@ Status InferScatterElements(InferContext& ctx) {
   if (x == nullptr || ctx.input(1) == nullptr || updates == nullptr) {
     return ctx.Error("needs inputs 'data', 'indices' and 'updates'");
   }
+  RETURN_IF_ERROR(CheckScatterReduction(ctx.node(), ctx.opset()));
   RETURN_IF_ERROR(CheckElementsShapes(ctx, *x, *ctx.input(1)).status());
   if (updates->shape != ctx.input(1)->shape || updates->dtype != x->dtype) {
     return ctx.Error("updates " + ShapeToString(updates->shape) + " must match indices " +
@@ -767,6 +784,7 @@ Status InferScatterND(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);
   const ValueInfo* updates = ctx.input(2);
   if (x == nullptr || updates == nullptr) return ctx.Error("needs inputs 'data', 'indices' and 'updates'");
+  RETURN_IF_ERROR(CheckScatterReduction(ctx.node(), ctx.opset()));
   RETURN_IF_ERROR(CheckIndexType(ctx, 1));
   const Shape& ind = ctx.input(1)->shape;
   ASSIGN_OR_RETURN(NDLayout l, PlanND(ctx.node(), x->shape, ind, 0));
@@ -872,6 +890,10 @@ Result<PadSpec> PlanPad(Ctx& ctx, const Shape& in, bool* missing) {
   PadSpec spec{std::vector<int64_t>(in.size(), 0), in, node.GetString("mode", "constant")};
   if (spec.mode != "constant" && spec.mode != "reflect" && spec.mode != "edge" && spec.mode != "wrap") {
     return InvalidArgument(node.Describe() + ": mode '" + spec.mode + "' is not constant, reflect, edge or wrap");
+  }
+  if (spec.mode == "wrap" && ctx.opset() < 19) {
+    return InvalidArgument(node.Describe() + ": mode 'wrap' exists from Pad-19, the model imports opset " +
+                           std::to_string(ctx.opset()));
   }
   for (size_t i = 0; i < norm.size(); ++i) {
     const auto a = static_cast<size_t>(norm[i]);
@@ -1280,6 +1302,170 @@ Status RunSpaceDepth(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------------------------------------
+// CenterCropPad and Col2Im (opset 18)
+
+// CenterCropPad's target dims: input 1 holds one size per axis in `axes` (all axes by default). Each axis is
+// cropped or zero-padded around its centre; an odd difference puts the extra element at the end.
+template <typename Ctx>
+Result<Shape> CenterCropPadShape(Ctx& ctx, const Shape& in, const std::vector<int64_t>& sizes) {
+  const Node& node = ctx.node();
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes = node.GetInts("axes");
+  if (!node.Has("axes")) {
+    axes.resize(in.size());
+    std::iota(axes.begin(), axes.end(), int64_t{0});
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> norm, NormalizeAxes(axes, rank, node));
+  if (sizes.size() != norm.size()) {
+    return InvalidArgument(node.Describe() + ": shape " + Join(sizes) + " must have one value per axis in " +
+                           Join(norm));
+  }
+  Shape out = in;
+  for (size_t i = 0; i < norm.size(); ++i) {
+    if (sizes[i] < 0) return InvalidArgument(node.Describe() + ": shape " + Join(sizes) + " has a negative size");
+    out[static_cast<size_t>(norm[i])] = sizes[i];
+  }
+  return out;
+}
+
+Status InferCenterCropPad(InferContext& ctx) {
+  const ValueInfo* x = ctx.input(0);
+  if (x == nullptr) return ctx.Error("missing input 'input_data'");
+  const Tensor* sizes = ctx.RequireValue(1);
+  if (sizes == nullptr) return ctx.ValueNeeded();
+  ASSIGN_OR_RETURN(Shape out, CenterCropPadShape(ctx, x->shape, sizes->ToInt64Vector()));
+  ctx.SetOutput(0, x->dtype, out);
+  return Status::Ok();
+}
+
+Status RunCenterCropPad(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  const std::vector<int64_t> strides = Strides(x.shape());
+  // Per dim, output coordinate c reads input c + shift (negative shift: padding before).
+  std::vector<int64_t> shift(x.shape().size());
+  for (size_t d = 0; d < shift.size(); ++d) {
+    const int64_t in = x.shape()[d], out = y.shape()[d];
+    shift[d] = in >= out ? (in - out) / 2 : -((out - in) / 2);
+  }
+  MoveElements(x, y, [&](const std::vector<int64_t>& c) {
+    int64_t from = 0;
+    for (size_t d = 0; d < c.size(); ++d) {
+      const int64_t i = c[d] + shift[d];
+      if (i < 0 || i >= x.shape()[d]) return int64_t{-1};
+      from += i * strides[d];
+    }
+    return from;
+  });
+  return Status::Ok();
+}
+
+// Col2Im: input [N, C·∏block, L] holds L blocks; block l, element k lands at image position
+// l·stride − pad_begin + k·dilation per spatial dim, and overlapping elements add up.
+struct Col2ImPlan {
+  std::vector<int64_t> image, block, strides, dilations, pads, blocks_per_dim;
+  int64_t channels = -1;
+};
+
+template <typename Ctx>
+Result<Col2ImPlan> PlanCol2Im(Ctx& ctx, const Shape& in, const Tensor& image, const Tensor& block) {
+  const Node& node = ctx.node();
+  Col2ImPlan p;
+  p.image = image.ToInt64Vector();
+  p.block = block.ToInt64Vector();
+  const size_t r = p.image.size();
+  p.strides = node.GetInts("strides", std::vector<int64_t>(r, 1));
+  p.dilations = node.GetInts("dilations", std::vector<int64_t>(r, 1));
+  p.pads = node.GetInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (in.size() != 3) return InvalidArgument(node.Describe() + ": input must be 3-D [N, C x prod(block_shape), L]");
+  if (r == 0 || p.block.size() != r || p.strides.size() != r || p.dilations.size() != r || p.pads.size() != 2 * r) {
+    return InvalidArgument(node.Describe() + ": image_shape " + Join(p.image) + ", block_shape " + Join(p.block) +
+                           ", strides " + Join(p.strides) + ", dilations " + Join(p.dilations) + " and pads " +
+                           Join(p.pads) + " must agree on the number of spatial dims");
+  }
+  int64_t block_size = 1, blocks = 1;
+  for (size_t d = 0; d < r; ++d) {
+    if (p.image[d] < 0 || p.block[d] <= 0 || p.strides[d] <= 0 || p.dilations[d] <= 0 || p.pads[d] < 0 ||
+        p.pads[d + r] < 0) {
+      return InvalidArgument(node.Describe() + ": image_shape " + Join(p.image) + ", block_shape " + Join(p.block) +
+                             ", strides, dilations and pads must be positive (pads >= 0)");
+    }
+    const int64_t span = p.image[d] + p.pads[d] + p.pads[d + r] - p.dilations[d] * (p.block[d] - 1) - 1;
+    if (span < 0) {
+      return InvalidArgument(node.Describe() + ": block " + Join(p.block) + " does not fit image " + Join(p.image));
+    }
+    p.blocks_per_dim.push_back(span / p.strides[d] + 1);
+    block_size *= p.block[d];
+    blocks *= p.blocks_per_dim.back();
+  }
+  if (in[1] >= 0 && in[1] % block_size != 0) {
+    return InvalidArgument(node.Describe() + ": input dim 1 (" + std::to_string(in[1]) +
+                           ") is not a multiple of prod(block_shape) " + std::to_string(block_size));
+  }
+  if (in[2] >= 0 && in[2] != blocks) {
+    return InvalidArgument(node.Describe() + ": input has " + std::to_string(in[2]) + " blocks, image " +
+                           Join(p.image) + " with block " + Join(p.block) + " makes " + std::to_string(blocks));
+  }
+  p.channels = in[1] < 0 ? -1 : in[1] / block_size;
+  return p;
+}
+
+Status InferCol2Im(InferContext& ctx) {
+  const ValueInfo* x = ctx.input(0);
+  if (x == nullptr) return ctx.Error("missing input 'input'");
+  if (!IsFloatingDType(x->dtype)) {
+    return Unsupported(ctx.node().Describe() + ": dtype " + std::string(DTypeName(x->dtype)) +
+                       " is not supported (the reference Col2Im takes floating types)");
+  }
+  const Tensor* image = ctx.RequireValue(1);
+  const Tensor* block = ctx.RequireValue(2);
+  if (image == nullptr || block == nullptr) return ctx.ValueNeeded();
+  ASSIGN_OR_RETURN(Col2ImPlan p, PlanCol2Im(ctx, x->shape, *image, *block));
+  Shape out = {x->shape[0], p.channels};
+  out.insert(out.end(), p.image.begin(), p.image.end());
+  ctx.SetOutput(0, x->dtype, out);
+  return Status::Ok();
+}
+
+Status RunCol2Im(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  ASSIGN_OR_RETURN(Col2ImPlan p, PlanCol2Im(ctx, x.shape(), *ctx.input(1), *ctx.input(2)));
+  const size_t r = p.image.size();
+  const int64_t block_size = NumElements(p.block), blocks = x.dim(2), plane = NumElements(p.image);
+  const int64_t images = x.dim(0) * p.channels;
+  std::vector<double> acc(static_cast<size_t>(images * plane), 0.0);
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* in = x.data<T>();
+    std::vector<int64_t> k(r), l(r);
+    for (int64_t img = 0; img < images; ++img) {  // img = n·C + c: input rows img·∏block + k
+      for (int64_t kf = 0; kf < block_size; ++kf) {
+        int64_t rem = kf;
+        for (size_t d = r; d-- > 0;) k[d] = rem % p.block[d], rem /= p.block[d];
+        for (int64_t lf = 0; lf < blocks; ++lf) {
+          rem = lf;
+          int64_t at = 0;
+          bool inside = true;
+          for (size_t d = r; d-- > 0;) l[d] = rem % p.blocks_per_dim[d], rem /= p.blocks_per_dim[d];
+          for (size_t d = 0; d < r && inside; ++d) {
+            const int64_t pos = l[d] * p.strides[d] - p.pads[d] + k[d] * p.dilations[d];
+            inside = pos >= 0 && pos < p.image[d];
+            at = at * p.image[d] + pos;
+          }
+          if (inside) {
+            acc[static_cast<size_t>(img * plane + at)] +=
+                static_cast<double>(in[(img * block_size + kf) * blocks + lf]);
+          }
+        }
+      }
+    }
+    T* out = ctx.output(0)->data<T>();
+    for (size_t i = 0; i < acc.size(); ++i) out[i] = FromDouble<T>(acc[i]);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 std::vector<OpEntry> TensorOps() {
@@ -1314,6 +1500,8 @@ std::vector<OpEntry> TensorOps() {
       {"NonZero", InferNonZero, RunNonZero},
       {"DepthToSpace", InferDepthToSpace, RunSpaceDepth<true>},
       {"SpaceToDepth", InferSpaceToDepth, RunSpaceDepth<false>},
+      {"CenterCropPad", InferCenterCropPad, RunCenterCropPad},
+      {"Col2Im", InferCol2Im, RunCol2Im},
   };
 }
 

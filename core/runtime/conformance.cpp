@@ -9,6 +9,8 @@
 
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
+#include "core/reference/op_versions.h"
+#include "core/reference/reference_kernels.h"
 #include "core/runtime/compiled_model.h"
 #include "core/tensor/metrics.h"
 
@@ -287,6 +289,27 @@ Result<std::vector<ConformanceCase>> RunConformance(const ConformanceOptions& op
     }
   }
   return cases;
+}
+
+std::vector<OpCoverage> ReferenceOpCoverage() {
+  std::map<std::pair<std::string, std::string>, const OpVersion*> versions;
+  for (const OpVersion& v : ReferenceOpVersions()) versions.emplace(std::make_pair(v.op_type, v.domain), &v);
+  std::vector<OpCoverage> rows;
+  for (const OpEntry& entry : ReferenceOps()) {
+    OpCoverage row;
+    row.op_type = entry.op_type;
+    row.domain = entry.domain;
+    auto it = versions.find({row.op_type, row.domain});
+    if (it == versions.end()) {
+      row.refuses = "no version record in core/reference/op_versions.cpp";
+    } else {
+      row.onnx_version = it->second->onnx_version;
+      row.implemented_version = it->second->implemented_version;
+      row.refuses = it->second->refuses;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace chipfit

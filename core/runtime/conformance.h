@@ -48,6 +48,19 @@ struct ConformanceOptions {
 std::vector<std::filesystem::path> DefaultConformanceSuites();
 const char* OutcomeName(ConformanceCase::Outcome outcome);
 
+// Coverage of one reference op: the newest ONNX version (opsets <= 21) and the newest whose semantics
+// chipfit implements, with what it refuses. `implemented` 0 means the op has no version record.
+struct OpCoverage {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  int onnx_version = 0;
+  int implemented_version = 0;
+  std::string refuses;
+};
+
+// One row per op of the reference table, in table order (core/reference/op_versions.cpp holds the data).
+std::vector<OpCoverage> ReferenceOpCoverage();
+
 // Runs every matching case; `on_case` sees each result as it finishes (progress).
 Result<std::vector<ConformanceCase>> RunConformance(const ConformanceOptions& options,
                                                     const std::function<void(const ConformanceCase&)>& on_case = {});
