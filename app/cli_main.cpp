@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -24,6 +25,7 @@
 #include "core/graph/onnx_loader.h"
 #include "core/quant/calibration_data.h"
 #include "core/quant/input_data.h"
+#include "core/quant/qdq_export.h"
 #include "core/recommend/recommend.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
@@ -31,6 +33,7 @@
 #include "core/store/run_diff.h"
 #include "core/store/run_store.h"
 #include "core/suggest.h"
+#include "core/tensor/metrics.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
@@ -1561,6 +1564,154 @@ int UsageError(CLI::App& app, const CLI::ParseError& error, int argc, char** arg
   return kExitInputError;
 }
 
+// chipfit quantize: chipfit's own int8 calibration (the cpu:int8 compile's) written as a QDQ ONNX model
+// that ONNX Runtime runs and chipfit imports again (core/quant/qdq_export.h says what the file holds).
+struct QuantizeFlags {
+  std::string model;
+  std::vector<std::string> shapes;
+  QuantFlags quant;
+  uint64_t seed = 1;
+  CLI::Option* seed_option = nullptr;
+  std::string output;
+};
+
+CLI::App* AddQuantizeCommand(CLI::App& app, QuantizeFlags& f) {
+  auto* cmd = app.add_subcommand(
+      "quantize", "Calibrate for cpu:int8 and write the model with QuantizeLinear/DequantizeLinear (QDQ ONNX)");
+  cmd->add_option("MODEL", f.model, "Path to an .onnx file")->required();
+  cmd->add_option("--shape", f.shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
+  AddQuantFlags(cmd, f.quant);
+  f.seed_option = cmd->add_option("--seed", f.seed,
+                                  "Calibrate on seeded random inputs instead of --data (a smoke test: the scales fit "
+                                  "random data, not yours)");
+  cmd->add_option("-o,--output", f.output, "The QDQ model to write (.onnx)")->required();
+  return cmd;
+}
+
+// The names of the Conv/MatMul/Gemm nodes that ran in int8 in `model` (a fused kernel lists its nodes).
+std::set<std::string> Int8WeightedNodes(const CompiledModel& model, const Graph& graph) {
+  std::set<std::string> nodes;
+  for (const KernelInfo& k : model.kernels()) {
+    if (k.precision != "int8") continue;
+    for (const std::string& name : k.onnx_nodes) {
+      const Node* node = graph.FindNode(name);
+      if (node != nullptr && (node->op_type == "Conv" || node->op_type == "MatMul" || node->op_type == "Gemm")) {
+        nodes.insert(name);
+      }
+    }
+  }
+  return nodes;
+}
+
+// The rank of every kernel output of a run, by value name (where libonnx's shape inference stops, chipfit's
+// own shapes tell the opset upgrade what a Softmax's axis means).
+class RankObserver final : public RunObserver {
+ public:
+  bool WantsOutputs(size_t) override { return true; }
+  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
+      if (outputs[k] != nullptr && !kernel.outputs[k].empty()) ranks[kernel.outputs[k]] = outputs[k]->rank();
+    }
+  }
+  std::map<std::string, int64_t> ranks;
+};
+
+// The written model imported again and run on cpu:fp32 next to the original (fp32 and chipfit's int8):
+// the lowest SQNR over the float outputs of each pair, on one calibration sample.
+Status CheckWrittenModel(const QuantizeFlags& f, const OnnxLoadOptions& load, const Graph& original,
+                         CompiledModel& int8_model, const std::map<std::string, Tensor>& sample) {
+  ASSIGN_OR_RETURN(LoadedOnnxModel written, LoadOnnxModel(f.output, load));
+  ASSIGN_OR_RETURN(Graph graph, ImportModel(written));
+  const Target cpu_fp32{.kind = DeviceKind::kCpu, .precision = Precision::kFp32};
+  ASSIGN_OR_RETURN(auto qdq, CompileForTarget(graph, cpu_fp32));
+  ASSIGN_OR_RETURN(auto fp32, CompileForTarget(original, cpu_fp32));
+  ASSIGN_OR_RETURN(auto a, qdq->Run(sample));
+  ASSIGN_OR_RETURN(auto b, fp32->Run(sample));
+  ASSIGN_OR_RETURN(auto c, int8_model.Run(sample));
+  double vs_fp32 = 200, vs_int8 = 200;
+  for (size_t i = 0; i < a.size() && i < b.size() && i < c.size(); ++i) {
+    if (a[i].dtype() != DType::kF32) continue;
+    vs_fp32 = std::min(vs_fp32, SqnrDb(a[i], b[i]));
+    vs_int8 = std::min(vs_int8, SqnrDb(a[i], c[i]));
+  }
+  size_t qdq_nodes = 0;
+  for (const Node& n : graph.nodes) qdq_nodes += n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
+  fmt::print(
+      "check        imported again ({} nodes, {} Q/DQ); on cpu:fp32 its outputs vs the original's: SQNR "
+      "{:.1f} dB vs fp32, {:.1f} dB vs chipfit's cpu:int8\n",
+      graph.nodes.size(), qdq_nodes, vs_fp32, vs_int8);
+  return Status::Ok();
+}
+
+int RunQuantize(const QuantizeFlags& f) {
+  const bool seeded = f.seed_option != nullptr && f.seed_option->count() > 0;
+  if (f.quant.data_dir.empty() && !seeded) {
+    return Fail(InvalidArgument(
+        "quantize needs calibration inputs: --data DIR (real inputs), or --seed N for seeded random inputs"));
+  }
+  if (!f.quant.data_dir.empty() && seeded) return Fail(InvalidArgument("--seed and --data exclude each other"));
+  if (Status s = CheckWritable(f.output, "-o"); !s.ok()) return Fail(s);
+  auto load = LoadOptionsFor(f.shapes);
+  if (!load.ok()) return Fail(load.status());
+  // The file as it is (no bound shapes, no inferred value_info) is what the QDQ model is made from.
+  auto raw = LoadOnnxModel(f.model, {.run_checker = false, .infer_shapes = false});
+  if (!raw.ok()) return Fail(raw.status());
+  auto model = CheckOnnxModel(raw->proto, f.model, *load);
+  if (!model.ok()) return Fail(model.status());
+  auto graph = ImportModel(*model);
+  if (!graph.ok()) return Fail(graph.status());
+
+  CompileOptions compile;
+  auto int8 = MakeInt8Options(f.quant, *graph, compile);
+  if (!int8.ok()) {
+    const Status& s = int8.status();
+    return Fail(s.message().starts_with("--") ? s : Status(s.code(), "--data: " + s.message()));
+  }
+  int8->seed = f.seed;
+  const Target cpu_int8{.kind = DeviceKind::kCpu, .precision = Precision::kInt8};
+  QuantReport report;
+  auto compiled = CompileForTarget(*graph, cpu_int8, compile, *int8, &report);
+  if (!compiled.ok()) return Fail(compiled.status());
+
+  const std::map<std::string, Tensor> sample =
+      int8->samples.empty() ? RandomCalibrationData(graph->inputs, 1, f.seed).front() : int8->samples.front();
+  RankObserver ranks;
+  if (auto run = (*compiled)->Run(sample, &ranks); !run.ok()) return Fail(run.status());
+  QdqOptions options{.int8_nodes = Int8WeightedNodes(**compiled, *graph),
+                     .keep_fp32 = {},
+                     .origin = f.model,
+                     .shaped = &model->proto,
+                     .ranks = std::move(ranks.ranks)};
+  for (const std::string& name : SplitList(f.quant.keep_fp32)) options.keep_fp32.insert(name);
+  if (options.int8_nodes.empty()) {
+    return Fail(InvalidArgument("'" + f.model + "': no Conv, MatMul or Gemm runs in int8 on cpu:int8 (" +
+                                DescribeQuantReport(report) + "); nothing to quantise"));
+  }
+  auto exported = ExportQdq(raw->proto, report.table, options);
+  if (!exported.ok()) return Fail(exported.status());
+  if (Status s = WriteOnnxModel(exported->model, f.output); !s.ok()) return Fail(s);
+
+  fmt::print("model        {} (opset {}{})\n", f.model, exported->from_opset,
+             exported->to_opset != exported->from_opset ? fmt::format(" → {}", exported->to_opset) : "");
+  fmt::print("calibration  {}\n", DescribeQuantReport(report));
+  fmt::print(
+      "quantized    {} nodes: activations u8 (int8 where chipfit's MatMul/Gemm take signed inputs), "
+      "weights int8 per output channel, bias float\n",
+      exported->quantized.size());
+  std::vector<std::string> kept = report.kept_small;
+  kept.insert(kept.end(), report.auto_reverted.begin(), report.auto_reverted.end());
+  kept.insert(kept.end(), report.kept_fp32.begin(), report.kept_fp32.end());
+  if (!kept.empty()) fmt::print("kept fp32    {} (as chipfit's cpu:int8 keeps them)\n", Join(kept, ", "));
+  for (const std::string& k : exported->kept_fp32) fmt::print("kept fp32    {}\n", k);
+  for (const std::string& note : exported->notes) fmt::print("note         {}\n", note);
+  if (Status s = CheckWrittenModel(f, *load, *graph, **compiled, sample); !s.ok()) {
+    return Fail(Status(s.code(), "the written model '" + f.output + "' does not load back: " + s.message()));
+  }
+  std::error_code ec;
+  fmt::print("wrote        {} ({})\n", f.output, HumanBytes(std::filesystem::file_size(f.output, ec)));
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"chipfit: profile ONNX models on every device and precision of this machine, and pick a target."};
@@ -1728,6 +1879,8 @@ int Main(int argc, char** argv) {
       "Compare runs that measured different things (model, shapes, threads, machine …), saying what differs");
   diff->add_flag("--fail-on-inconclusive", diff_flags.fail_on_inconclusive,
                  "Exit 1 when a target's change cannot be told from noise, too (default: warn, exit 0)");
+  QuantizeFlags quantize_flags;
+  auto* quantize = AddQuantizeCommand(app, quantize_flags);
   profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
                     "Do not measure missing roofline ceilings (layers then have no memory/compute bound)");
 
@@ -1758,6 +1911,7 @@ int Main(int argc, char** argv) {
   if (merge->parsed()) return RunMerge(merge_other, history_db);
   if (recommend->parsed())
     return RunRecommend(recommend_run, recommend_json, history_db, recommend_limits, recommend_out);
+  if (quantize->parsed()) return RunQuantize(quantize_flags);
   if (conformance->parsed()) return RunConformanceCommand(suites, filter, target, json, verbose, no_fallback);
   return kExitInputError;
 }

@@ -1,0 +1,724 @@
+// QDQ export of a calibrated model: Q/DQ insertion, per-channel int8 weights, the opset 13 upgrade, writing.
+#include "core/quant/qdq_export.h"
+
+#include <unistd.h>
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "core/graph/onnx_import.h"
+#include "core/quant/calibration.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace chipfit {
+namespace {
+
+constexpr int64_t kQdqOpset = 13;  // DequantizeLinear's axis (per-channel weights) is new in 13
+
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+onnx::OperatorSetIdProto* DefaultOpsetImport(onnx::ModelProto& model) {
+  for (auto& opset : *model.mutable_opset_import()) {
+    if (IsDefaultDomain(opset.domain())) return &opset;
+  }
+  return nullptr;
+}
+
+// chipfit's node names (onnx_import.cpp): the ONNX name, "<op_type>#<index>" when empty, "#<index>" appended
+// to a repeated name.
+std::vector<std::string> ChipfitNodeNames(const onnx::GraphProto& graph) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    std::string name = node.name().empty() ? node.op_type() + "#" + std::to_string(i) : node.name();
+    if (!seen.insert(name).second) {
+      name += "#" + std::to_string(i);
+      seen.insert(name);
+    }
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// Visits every node of `graph` and of the bodies nested in its attributes.
+void ForEachNode(onnx::GraphProto& graph, const std::function<void(onnx::NodeProto&)>& visit) {
+  for (auto& node : *graph.mutable_node()) {
+    visit(node);
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) ForEachNode(*attr.mutable_g(), visit);
+      for (auto& body : *attr.mutable_graphs()) ForEachNode(body, visit);
+    }
+  }
+}
+
+void CollectNames(const onnx::GraphProto& graph, std::set<std::string>& names) {
+  for (const auto& v : graph.input()) names.insert(v.name());
+  for (const auto& v : graph.output()) names.insert(v.name());
+  for (const auto& v : graph.value_info()) names.insert(v.name());
+  for (const auto& t : graph.initializer()) names.insert(t.name());
+  for (const auto& node : graph.node()) {
+    names.insert(node.name());
+    for (const auto& s : node.input()) names.insert(s);
+    for (const auto& s : node.output()) names.insert(s);
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) CollectNames(attr.g(), names);
+      for (const auto& body : attr.graphs()) CollectNames(body, names);
+    }
+  }
+}
+
+// Fresh value and node names: `base` itself when the model does not use it yet, else base_2, base_3 …
+class NameAllocator {
+ public:
+  explicit NameAllocator(const onnx::GraphProto& graph) { CollectNames(graph, used_); }
+  std::string Fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 2; used_.contains(name); ++k) name = base + "_" + std::to_string(k);
+    used_.insert(name);
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+onnx::TensorProto RawTensor(const std::string& name, int32_t onnx_type, const std::vector<int64_t>& dims,
+                            const void* data, size_t bytes) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx_type);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(std::string(static_cast<const char*>(data), bytes));
+  return t;
+}
+
+onnx::TensorProto FloatTensor(const std::string& name, const std::vector<int64_t>& dims,
+                              const std::vector<float>& values) {
+  return RawTensor(name, onnx::TensorProto_DataType_FLOAT, dims, values.data(), values.size() * sizeof(float));
+}
+
+onnx::TensorProto Int64Tensor(const std::string& name, const std::vector<int64_t>& values) {
+  return RawTensor(name, onnx::TensorProto_DataType_INT64, {static_cast<int64_t>(values.size())}, values.data(),
+                   values.size() * sizeof(int64_t));
+}
+
+onnx::NodeProto MakeNode(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                         const std::string& output) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(name);
+  for (auto& in : inputs) n.add_input(std::move(in));
+  n.add_output(output);
+  return n;
+}
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+bool IsExternal(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL; }
+
+// Where a constant value of the main graph comes from: an initializer or a Constant node's `value`.
+struct ConstantSource {
+  const onnx::TensorProto* tensor = nullptr;
+  int constant_node = -1;  // index of the Constant node, -1 for an initializer
+};
+
+std::map<std::string, ConstantSource> FindConstants(const onnx::GraphProto& graph) {
+  std::map<std::string, ConstantSource> constants;
+  for (const auto& t : graph.initializer()) constants[t.name()] = {&t, -1};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (node.op_type() != "Constant" || !IsDefaultDomain(node.domain()) || node.output_size() != 1) continue;
+    if (const auto* value = FindAttr(node, "value"); value != nullptr && value->has_t()) {
+      constants[node.output(0)] = {&value->t(), i};
+    }
+  }
+  return constants;
+}
+
+// Every value name read anywhere (nested bodies included) or returned by the main graph.
+std::set<std::string> ReadNames(onnx::GraphProto& graph) {
+  std::set<std::string> reads;
+  ForEachNode(graph, [&](onnx::NodeProto& node) {
+    for (const auto& in : node.input()) reads.insert(in);
+  });
+  for (const auto& out : graph.output()) reads.insert(out.name());
+  return reads;
+}
+
+// The per-channel axis of a node's weights (input 1), or nullopt with the reason it cannot have one.
+Result<int> WeightAxis(const onnx::NodeProto& node, const Tensor& w) {
+  if (node.op_type() == "Conv") return 0;
+  if (w.rank() < 2) return Unsupported("its weights are a vector; chipfit's int8 kernels need a matrix");
+  if (node.op_type() == "MatMul") return static_cast<int>(w.rank() - 1);
+  const auto* trans_b = FindAttr(node, "transB");
+  return trans_b != nullptr && trans_b->i() != 0 ? 0 : 1;  // Gemm: B is [K, N], or [N, K] with transB
+}
+
+// What one quantised node adds: initializers, the Q/DQ nodes to put before it, its new inputs.
+struct NodeQdq {
+  std::vector<onnx::TensorProto> initializers;
+  std::vector<onnx::NodeProto> before;
+};
+
+Result<NodeQdq> QuantizeNode(onnx::NodeProto& node, const std::string& name, const QuantParams& calibrated,
+                             const Tensor& weights, NameAllocator& names) {
+  NodeQdq out;
+  ASSIGN_OR_RETURN(const int axis, WeightAxis(node, weights));
+  const QuantParams act = ActivationParamsFor(node.op_type(), calibrated);
+  const bool u8 = act.dtype == DType::kU8;
+  const std::string x_scale = names.Fresh(name + "/x_scale"), x_zp = names.Fresh(name + "/x_zero_point");
+  out.initializers.push_back(FloatTensor(x_scale, {}, {act.scale}));
+  if (u8) {
+    const auto zp = static_cast<uint8_t>(act.zero_point);
+    out.initializers.push_back(RawTensor(x_zp, onnx::TensorProto_DataType_UINT8, {}, &zp, 1));
+  } else {
+    const auto zp = static_cast<int8_t>(act.zero_point);
+    out.initializers.push_back(RawTensor(x_zp, onnx::TensorProto_DataType_INT8, {}, &zp, 1));
+  }
+  const std::string x_q = names.Fresh(name + "/x_quantized"), x_dq = names.Fresh(name + "/x_dequantized");
+  out.before.push_back(MakeNode("QuantizeLinear", names.Fresh(name + "/x_q"), {node.input(0), x_scale, x_zp}, x_q));
+  out.before.push_back(MakeNode("DequantizeLinear", names.Fresh(name + "/x_dq"), {x_q, x_scale, x_zp}, x_dq));
+
+  ASSIGN_OR_RETURN(const std::vector<float> scales, PerChannelScales(weights, axis));
+  ASSIGN_OR_RETURN(const Tensor q, QuantizeWeightsPerChannel(weights, axis, scales));
+  const std::string w_q = names.Fresh(name + "/w_quantized"), w_scale = names.Fresh(name + "/w_scale"),
+                    w_zp = names.Fresh(name + "/w_zero_point"), w_dq = names.Fresh(name + "/w_dequantized");
+  const auto channels = static_cast<int64_t>(scales.size());
+  out.initializers.push_back(RawTensor(w_q, onnx::TensorProto_DataType_INT8, q.shape(), q.raw_data(), q.nbytes()));
+  out.initializers.push_back(FloatTensor(w_scale, {channels}, scales));
+  const std::vector<int8_t> zeros(scales.size(), 0);
+  out.initializers.push_back(RawTensor(w_zp, onnx::TensorProto_DataType_INT8, {channels}, zeros.data(), zeros.size()));
+  onnx::NodeProto dq = MakeNode("DequantizeLinear", names.Fresh(name + "/w_dq"), {w_q, w_scale, w_zp}, w_dq);
+  auto* a = dq.add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(axis);
+  out.before.push_back(std::move(dq));
+
+  node.set_input(0, x_dq);
+  node.set_input(1, w_dq);
+  return out;
+}
+
+// Drops the initializers and Constant nodes in `candidates` that nothing reads any more (a float
+// initializer also listed as a graph input goes from the inputs too: IR < 4 lists every initializer there).
+int DropUnread(onnx::GraphProto& graph, const std::set<std::string>& candidates) {
+  const std::set<std::string> reads = ReadNames(graph);
+  auto dead = [&](const std::string& name) { return candidates.contains(name) && !reads.contains(name); };
+  int dropped = 0;
+  auto* inits = graph.mutable_initializer();
+  for (int i = inits->size() - 1; i >= 0; --i) {
+    if (!dead(inits->Get(i).name())) continue;
+    inits->DeleteSubrange(i, 1);
+    ++dropped;
+  }
+  auto* inputs = graph.mutable_input();
+  for (int i = inputs->size() - 1; i >= 0; --i) {
+    if (dead(inputs->Get(i).name())) inputs->DeleteSubrange(i, 1);
+  }
+  auto* nodes = graph.mutable_node();
+  for (int i = nodes->size() - 1; i >= 0; --i) {
+    const auto& n = nodes->Get(i);
+    if (n.op_type() != "Constant" || n.output_size() != 1 || !dead(n.output(0))) continue;
+    nodes->DeleteSubrange(i, 1);
+    ++dropped;
+  }
+  return dropped;
+}
+
+// --- opset upgrade ---------------------------------------------------------------------------------------
+
+// Attributes that became inputs at opset `at`, as (attribute, input index). Moving them is exact.
+struct AttrMove {
+  const char* op;
+  int64_t at;
+  std::vector<std::pair<const char*, int>> attrs;
+  bool scalar_of_input_type;  // a scalar of input 0's type (Clip, Pad value, Dropout ratio) instead of int64s
+};
+
+const std::vector<AttrMove>& AttrMoves() {
+  static const std::vector<AttrMove> moves = {
+      {"Slice", 10, {{"starts", 1}, {"ends", 2}, {"axes", 3}}, false},
+      {"TopK", 10, {{"k", 1}}, false},
+      {"Clip", 11, {{"min", 1}, {"max", 2}}, true},
+      {"Pad", 11, {{"pads", 1}, {"value", 2}}, false},
+      {"Dropout", 12, {{"ratio", 1}}, true},
+      {"Split", 13, {{"split", 1}}, false},
+      {"Squeeze", 13, {{"axes", 1}}, false},
+      {"Unsqueeze", 13, {{"axes", 1}}, false},
+      {"ReduceSum", 13, {{"axes", 1}}, false},
+  };
+  return moves;
+}
+
+// Ops whose every schema change from opset 7 to 13 only widened it (more types, negative axes, optional
+// inputs or attributes whose default keeps the old behaviour, wider broadcasting).
+const std::set<std::string>& WidenedOnly() {
+  static const std::set<std::string> ops = {
+      "Abs",
+      "Acos",
+      "Acosh",
+      "Add",
+      "And",
+      "ArgMax",
+      "ArgMin",
+      "Asin",
+      "Asinh",
+      "Atan",
+      "Atanh",
+      "AveragePool",
+      "BitShift",
+      "Cast",
+      "Ceil",
+      "Celu",
+      "Compress",
+      "Concat",
+      "Constant",
+      "ConstantOfShape",
+      "Conv",
+      "ConvInteger",
+      "ConvTranspose",
+      "Cos",
+      "Cosh",
+      "CumSum",
+      "DepthToSpace",
+      "DequantizeLinear",
+      "Det",
+      "Div",
+      "DynamicQuantizeLinear",
+      "Einsum",
+      "Elu",
+      "Equal",
+      "Erf",
+      "Exp",
+      "Expand",
+      "EyeLike",
+      "Flatten",
+      "Floor",
+      "GRU",
+      "Gather",
+      "GatherElements",
+      "GatherND",
+      "Gemm",
+      "GlobalAveragePool",
+      "GlobalLpPool",
+      "GlobalMaxPool",
+      "Greater",
+      "GreaterOrEqual",
+      "HardSigmoid",
+      "Identity",
+      "If",
+      "InstanceNormalization",
+      "IsInf",
+      "IsNaN",
+      "LRN",
+      "LSTM",
+      "LeakyRelu",
+      "Less",
+      "LessOrEqual",
+      "Log",
+      "Loop",
+      "LpNormalization",
+      "LpPool",
+      "MatMul",
+      "MatMulInteger",
+      "Max",
+      "MaxPool",
+      "MaxRoiPool",
+      "MaxUnpool",
+      "Mean",
+      "MeanVarianceNormalization",
+      "Min",
+      "Mod",
+      "Mul",
+      "Neg",
+      "NonMaxSuppression",
+      "NonZero",
+      "Not",
+      "OneHot",
+      "Or",
+      "PRelu",
+      "Pow",
+      "QLinearConv",
+      "QLinearMatMul",
+      "QuantizeLinear",
+      "RNN",
+      "Range",
+      "Reciprocal",
+      "ReduceL1",
+      "ReduceL2",
+      "ReduceLogSum",
+      "ReduceLogSumExp",
+      "ReduceMax",
+      "ReduceMean",
+      "ReduceMin",
+      "ReduceProd",
+      "ReduceSumSquare",
+      "Relu",
+      "Reshape",
+      "RoiAlign",
+      "Round",
+      "ScatterElements",
+      "ScatterND",
+      "Selu",
+      "Shape",
+      "Shrink",
+      "Sigmoid",
+      "Sign",
+      "Sin",
+      "Sinh",
+      "Size",
+      "Softplus",
+      "Softsign",
+      "SpaceToDepth",
+      "Sqrt",
+      "Sub",
+      "Sum",
+      "Tan",
+      "Tanh",
+      "ThresholdedRelu",
+      "Tile",
+      "Transpose",
+      "Unique",
+      "Where",
+      "Xor",
+  };
+  return ops;
+}
+
+// Types and ranks of values as libonnx infers them (for Softmax's axis and Clip's scalar type).
+std::map<std::string, onnx::TypeProto> InferTypes(const onnx::ModelProto& model, const onnx::ModelProto* shaped) {
+  onnx::ModelProto copy = shaped != nullptr ? *shaped : model;
+  try {
+    // Data propagation: a Reshape's rank often comes from a Shape → Slice → Concat chain.
+    const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    // Types stay unknown where inference stops; the callers refuse rather than guess.
+  }
+  std::map<std::string, onnx::TypeProto> types;
+  const auto& g = copy.graph();
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+    for (const auto& v : *list) types[v.name()] = v.type();
+  }
+  for (const auto& t : g.initializer()) {
+    onnx::TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(t.data_type());
+    for (int64_t d : t.dims()) type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    types[t.name()] = type;
+  }
+  return types;
+}
+
+std::string DescribeProtoNode(const onnx::NodeProto& node) {
+  return "node '" + (node.name().empty() ? "(unnamed)" : node.name()) + "' (" + node.op_type() + ")";
+}
+
+// Moves the attributes of `move` into constant inputs (initializers of the main graph, visible in every body).
+void MoveAttributes(onnx::NodeProto& node, const AttrMove& move, int32_t scalar_type, NameAllocator& names,
+                    onnx::GraphProto& main) {
+  std::vector<std::string> inputs(node.input().begin(), node.input().end());
+  const std::string base = node.name().empty() ? node.op_type() : node.name();
+  for (const auto& [attr_name, index] : move.attrs) {
+    const auto* attr = FindAttr(node, attr_name);
+    if (attr == nullptr) continue;
+    const std::string value = names.Fresh(base + "/" + attr_name);
+    if (attr->type() == onnx::AttributeProto::INTS) {
+      *main.add_initializer() = Int64Tensor(value, {attr->ints().begin(), attr->ints().end()});
+    } else if (attr->type() == onnx::AttributeProto::INT) {
+      *main.add_initializer() = Int64Tensor(value, {attr->i()});  // TopK's k: a 1-D tensor of one value
+    } else if (scalar_type == onnx::TensorProto_DataType_DOUBLE) {
+      const double v = attr->f();
+      *main.add_initializer() = RawTensor(value, scalar_type, {}, &v, sizeof v);
+    } else {
+      *main.add_initializer() = FloatTensor(value, {}, {attr->f()});  // Pad's value, Clip (float inputs)
+    }
+    if (static_cast<int>(inputs.size()) <= index) inputs.resize(static_cast<size_t>(index) + 1);
+    inputs[static_cast<size_t>(index)] = value;
+  }
+  node.clear_input();
+  for (const auto& in : inputs) node.add_input(in);
+  auto* attrs = node.mutable_attribute();
+  for (int i = attrs->size() - 1; i >= 0; --i) {
+    for (const auto& [attr_name, index] : move.attrs) {
+      if (attrs->Get(i).name() == attr_name) {
+        attrs->DeleteSubrange(i, 1);
+        break;
+      }
+    }
+  }
+}
+
+// Why `node` would mean something else at `target` than at `from`; empty when it means the same (after
+// the attribute moves, which the caller makes).
+std::string UpgradeRefusal(const onnx::NodeProto& node, int64_t from, int64_t target,
+                           const std::map<std::string, onnx::TypeProto>& types) {
+  const std::string& op = node.op_type();
+  const auto* old_schema = onnx::OpSchemaRegistry::Schema(op, static_cast<int>(from), onnx::ONNX_DOMAIN);
+  const auto* new_schema = onnx::OpSchemaRegistry::Schema(op, static_cast<int>(target), onnx::ONNX_DOMAIN);
+  if (old_schema == nullptr) return "";  // the checker already refused an unknown op
+  if (new_schema == nullptr || new_schema->Deprecated()) return "it no longer exists at opset 13";
+  if (new_schema->SinceVersion() == old_schema->SinceVersion()) return "";
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+    if (from >= 13) return "";
+    // Before 13 these flatten to 2-D at `axis` (default 1); from 13 they work along `axis` (default -1).
+    // The same only when the axis is the last one.
+    const auto* axis_attr = FindAttr(node, "axis");
+    const int64_t axis = axis_attr != nullptr ? axis_attr->i() : 1;
+    const auto it = node.input_size() > 0 ? types.find(node.input(0)) : types.end();
+    if (it == types.end() || !it->second.tensor_type().has_shape()) {
+      return "its input's rank is unknown, and opset 13 changed what its axis means";
+    }
+    const int64_t rank = it->second.tensor_type().shape().dim_size();
+    if ((axis < 0 ? axis + rank : axis) == rank - 1) return "";
+    return "it works on axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
+           " input, which opset 13 no longer flattens";
+  }
+  if (op == "BatchNormalization") {
+    const auto* spatial = FindAttr(node, "spatial");
+    return spatial != nullptr && spatial->i() == 0 ? "spatial=0 (per-element statistics) is gone since opset 9" : "";
+  }
+  if (op == "Resize") {
+    if (from < 11) return "its inputs changed at opset 11 (roi before scales)";
+    const auto* mode = FindAttr(node, "coordinate_transformation_mode");
+    return mode != nullptr && mode->s() == "tf_half_pixel_for_nn" ? "tf_half_pixel_for_nn is gone at opset 13" : "";
+  }
+  if (op == "Dropout" && from < 10 && node.output_size() > 1 && !node.output(1).empty()) {
+    return "its mask output became bool at opset 10";
+  }
+  for (const AttrMove& move : AttrMoves()) {
+    if (op == move.op) return "";  // moved by the caller; the other changes only widened it
+  }
+  if (WidenedOnly().contains(op)) return "";
+  return "its schema changed between opset " + std::to_string(from) + " (" + op + "-" +
+         std::to_string(old_schema->SinceVersion()) + ") and " + std::to_string(target) + " (" + op + "-" +
+         std::to_string(new_schema->SinceVersion()) + ") in a way chipfit does not know to be safe";
+}
+
+// The elem type of a node's first input, FLOAT when unknown (the only type Clip, Pad and Dropout share before
+// opset 11 with every later version).
+int32_t InputElemType(const onnx::NodeProto& node, const std::map<std::string, onnx::TypeProto>& types) {
+  const auto it = node.input_size() > 0 ? types.find(node.input(0)) : types.end();
+  if (it == types.end() || it->second.tensor_type().elem_type() == 0) return onnx::TensorProto_DataType_FLOAT;
+  return it->second.tensor_type().elem_type();
+}
+
+}  // namespace
+
+QuantParams ActivationParamsFor(const std::string& op_type, const QuantParams& calibrated) {
+  QuantParams q;
+  q.min = calibrated.min;
+  q.max = calibrated.max;
+  if (calibrated.min >= 0.0f) {
+    q.dtype = DType::kU8;
+    q.scale = calibrated.max > 0.0f ? calibrated.max / 255.0f : 1.0f;
+    return q;
+  }
+  if (op_type == "Conv") {
+    const float lo = std::min(calibrated.min, 0.0f), hi = std::max(calibrated.max, 0.0f);
+    q.dtype = DType::kU8;
+    q.scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+    q.zero_point = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / q.scale), 0.0f, 255.0f));
+    return q;
+  }
+  const float bound = std::max(std::fabs(calibrated.min), std::fabs(calibrated.max));
+  q.dtype = DType::kI8;
+  q.scale = bound > 0.0f ? bound / 127.0f : 1.0f;
+  return q;
+}
+
+Status UpgradeOpset(onnx::ModelProto& model, int64_t target, std::vector<std::string>& notes,
+                    const onnx::ModelProto* shaped, const std::map<std::string, int64_t>& ranks) {
+  onnx::OperatorSetIdProto* opset = DefaultOpsetImport(model);
+  const int64_t from = opset == nullptr ? 0 : opset->version();
+  if (from >= target) return Status::Ok();
+  if (opset == nullptr) {
+    // No ai.onnx node (the loader refuses that otherwise): the import is new.
+    opset = model.add_opset_import();
+    opset->set_version(target);
+    return Status::Ok();
+  }
+  if (from < 7) {
+    return Unsupported("opset " + std::to_string(from) +
+                       " predates ONNX's numpy-style broadcasting (opset 7); chipfit does not upgrade it to " +
+                       std::to_string(target) + " (convert the model to opset 13 first)");
+  }
+  std::map<std::string, onnx::TypeProto> types = InferTypes(model, shaped);
+  for (const auto& [name, rank] : ranks) {
+    auto& type = types[name];
+    if (type.tensor_type().has_shape()) continue;
+    for (int64_t d = 0; d < rank; ++d) type.mutable_tensor_type()->mutable_shape()->add_dim();
+  }
+  Status refused;
+  ForEachNode(*model.mutable_graph(), [&](onnx::NodeProto& node) {
+    if (!refused.ok() || !IsDefaultDomain(node.domain())) return;
+    const std::string why = UpgradeRefusal(node, from, target, types);
+    if (!why.empty()) {
+      refused = Unsupported("cannot raise the opset from " + std::to_string(from) + " to " + std::to_string(target) +
+                            " (needed for per-channel DequantizeLinear): " + DescribeProtoNode(node) + ": " + why);
+    }
+  });
+  RETURN_IF_ERROR(refused);
+  NameAllocator names(model.graph());
+  std::map<std::string, int> moved;
+  ForEachNode(*model.mutable_graph(), [&](onnx::NodeProto& node) {
+    if (!IsDefaultDomain(node.domain())) return;
+    for (const AttrMove& move : AttrMoves()) {
+      if (node.op_type() != move.op || from >= move.at) continue;
+      const bool has_any = std::any_of(move.attrs.begin(), move.attrs.end(),
+                                       [&](const auto& a) { return FindAttr(node, a.first) != nullptr; });
+      if (!has_any) continue;
+      MoveAttributes(node, move, move.scalar_of_input_type ? InputElemType(node, types) : 0, names,
+                     *model.mutable_graph());
+      ++moved[node.op_type()];
+    }
+    if (node.op_type() == "BatchNormalization") {  // spatial=1 is what every later version does
+      auto* attrs = node.mutable_attribute();
+      for (int i = attrs->size() - 1; i >= 0; --i) {
+        if (attrs->Get(i).name() == "spatial") attrs->DeleteSubrange(i, 1);
+      }
+    }
+  });
+  opset->set_version(target);
+  // Opset 13 needs IR version 7.
+  if (model.ir_version() < 7) model.set_ir_version(7);
+  std::string what;
+  for (const auto& [op, count] : moved) what += (what.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+  notes.push_back("opset raised from " + std::to_string(from) + " to " + std::to_string(target) +
+                  (what.empty() ? "" : "; attributes that became inputs moved to constant inputs in " + what));
+  return Status::Ok();
+}
+
+Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& table, const QdqOptions& options) {
+  QdqExport out;
+  out.model = model;
+  onnx::GraphProto& graph = *out.model.mutable_graph();
+  for (const auto& t : graph.initializer()) {
+    if (IsExternal(t)) {
+      return Unsupported("'" + options.origin + "' keeps initializer '" + t.name() +
+                         "' in an external data file; chipfit quantize writes single-file models only");
+    }
+  }
+  const std::vector<std::string> names_in_graph = ChipfitNodeNames(graph);
+  for (const std::string& wanted : options.int8_nodes) {
+    if (std::find(names_in_graph.begin(), names_in_graph.end(), wanted) == names_in_graph.end()) {
+      return InvalidArgument("'" + options.origin + "' has no node named '" + wanted + "' to quantise");
+    }
+  }
+  for (const std::string& kept : options.keep_fp32) {
+    if (std::find(names_in_graph.begin(), names_in_graph.end(), kept) == names_in_graph.end()) {
+      return InvalidArgument("--keep-fp32: '" + options.origin + "' has no node named '" + kept + "'");
+    }
+  }
+
+  const std::map<std::string, ConstantSource> constants = FindConstants(graph);
+  NameAllocator names(graph);
+  std::vector<NodeQdq> added(static_cast<size_t>(graph.node_size()));
+  std::set<std::string> replaced_weights;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    const std::string& name = names_in_graph[static_cast<size_t>(i)];
+    const bool weighted = IsDefaultDomain(node.domain()) &&
+                          (node.op_type() == "Conv" || node.op_type() == "MatMul" || node.op_type() == "Gemm");
+    const bool listed = options.int8_nodes.contains(name);
+    if (!weighted || (!options.int8_nodes.empty() && !listed)) continue;
+    if (options.keep_fp32.contains(name)) {
+      out.kept_fp32.push_back(name + ": kept in fp32 by request (--keep-fp32)");
+      continue;
+    }
+    if (node.input_size() < 2) continue;
+    const auto range = table.find(node.input(0));
+    if (range == table.end()) {
+      if (!listed) continue;
+      return InvalidArgument(DescribeProtoNode(node) + ": its input '" + node.input(0) + "' has no calibrated range");
+    }
+    const auto weight = constants.find(node.input(1));
+    if (weight == constants.end()) {
+      out.kept_fp32.push_back(name + ": its weights '" + node.input(1) + "' are computed in the graph");
+      continue;
+    }
+    if (IsExternal(*weight->second.tensor)) {
+      return Unsupported("'" + options.origin + "' keeps weights '" + node.input(1) +
+                         "' in an external data file; chipfit quantize writes single-file models only");
+    }
+    ASSIGN_OR_RETURN(const Tensor w, TensorFromOnnx(*weight->second.tensor, {}, "weights '" + node.input(1) + "'"));
+    if (w.dtype() != DType::kF32) {
+      out.kept_fp32.push_back(name + ": its weights are " + DescribeTensor(w) + ", not f32");
+      continue;
+    }
+    const std::string weight_name = node.input(1);
+    auto qdq = QuantizeNode(node, name, range->second, w, names);
+    if (!qdq.ok()) {
+      if (qdq.status().code() != StatusCode::kUnsupported) {
+        return Status(qdq.status().code(), DescribeProtoNode(node) + ": " + qdq.status().message());
+      }
+      out.kept_fp32.push_back(name + ": " + qdq.status().message());
+      continue;
+    }
+    added[static_cast<size_t>(i)] = std::move(qdq).value();
+    replaced_weights.insert(weight_name);
+    out.quantized.push_back(name);
+  }
+
+  // The Q/DQ nodes go right before their node: the order stays topological.
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (auto& n : added[static_cast<size_t>(i)].before) *nodes.Add() = std::move(n);
+    for (auto& t : added[static_cast<size_t>(i)].initializers) *graph.add_initializer() = std::move(t);
+    *nodes.Add() = std::move(*graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&nodes);
+  if (const int dropped = DropUnread(graph, replaced_weights); dropped > 0) {
+    out.notes.push_back(std::to_string(dropped) + " float weight tensors that only quantised nodes read were dropped");
+  }
+
+  out.from_opset = DefaultOpsetImport(out.model) == nullptr ? 0 : DefaultOpsetImport(out.model)->version();
+  out.to_opset = std::max(out.from_opset, kQdqOpset);
+  if (!out.quantized.empty()) {
+    // Types come from the model before the Q/DQ nodes: libonnx's inference stops at a QuantizeLinear that the
+    // old opset does not have.
+    RETURN_IF_ERROR(
+        UpgradeOpset(out.model, kQdqOpset, out.notes, options.shaped ? options.shaped : &model, options.ranks));
+  }
+  if (out.quantized.empty()) out.to_opset = out.from_opset;
+  return out;
+}
+
+Status WriteOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& path) {
+  const size_t bytes = model.ByteSizeLong();
+  if (bytes >= static_cast<size_t>(INT_MAX)) {
+    return Unsupported("'" + path.string() + "': the model would take " + std::to_string(bytes >> 20) +
+                       " MiB, over protobuf's 2 GiB limit for one file (chipfit writes no external data)");
+  }
+  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    if (!file) return IoError("cannot write '" + tmp.string() + "': " + std::strerror(errno));
+    if (!model.SerializeToOstream(&file) || !file.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return IoError("cannot write '" + path.string() + "': " + std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return IoError("cannot write '" + path.string() + "': " + ec.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace chipfit

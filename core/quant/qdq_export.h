@@ -1,0 +1,63 @@
+// Writing chipfit's int8 calibration as a standard QDQ ONNX model (QuantizeLinear → DequantizeLinear pairs).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor/quant_params.h"
+#include "onnx/onnx_pb.h"
+
+namespace chipfit {
+
+struct QdqOptions {
+  // Nodes to quantise, by chipfit's node name (the ONNX name, or "<op_type>#<index>" for an unnamed node):
+  // what chipfit's cpu:int8 compile ran in int8 (nodes of other ops are ignored). Empty: every Conv, MatMul and
+  // Gemm whose first input has a calibrated range and whose weights are constant.
+  std::set<std::string> int8_nodes{};
+  std::set<std::string> keep_fp32{};  // never quantised, even when listed in int8_nodes
+  std::string origin = "model";       // names the model in messages
+  // The same model with its input shapes bound and shapes inferred (LoadOnnxModel's proto), where the opset
+  // upgrade reads ranks and types from; null: libonnx infers them from the model as it is.
+  const onnx::ModelProto* shaped = nullptr;
+  // Ranks of values as chipfit ran them, for values libonnx's inference leaves without a shape.
+  std::map<std::string, int64_t> ranks{};
+};
+
+struct QdqExport {
+  onnx::ModelProto model;
+  std::vector<std::string> quantized{};  // chipfit names of the nodes that got Q/DQ, in graph order
+  std::vector<std::string> kept_fp32{};  // "node: reason" for listed nodes left in float
+  int64_t from_opset = 0, to_opset = 0;
+  std::vector<std::string> notes{};  // opset rewrites, removed float weights
+};
+
+// The activation quantisation chipfit's cpu:int8 kernels use for a calibrated input (devices/cpu: Conv takes
+// the calibrated asymmetric u8 with its zero point; MatMul and Gemm take u8 with zero point 0 for a range that
+// never goes negative, else symmetric s8). Same float arithmetic as the kernels, so the scales match bit for bit.
+QuantParams ActivationParamsFor(const std::string& op_type, const QuantParams& calibrated);
+
+// Rewrites `model` with Q/DQ around the activation and weight inputs of each quantised node: the activation
+// gets QuantizeLinear → DequantizeLinear with its per-tensor parameters ("<node>/x_q", "<node>/x_dq"), the
+// weights become an int8 initializer with symmetric per-channel scales along the output channel (Conv: axis 0,
+// MatMul: the last axis, Gemm: 1, or 0 with transB) feeding "<node>/w_dq"; bias stays float, as chipfit adds it.
+// Float weights no other node reads are dropped. Every other node, name, input and output is kept. A default
+// opset below 13 (per-axis DequantizeLinear) is raised to 13 when every op means the same there; attributes
+// that became inputs (Clip min/max, Slice starts/ends/axes, Squeeze/Unsqueeze/ReduceSum axes, Split, Pad,
+// TopK k, Dropout ratio) move to constant inputs. Unsupported naming the op when an op's meaning changed
+// (Softmax over a non-last axis, Upsample, …); InvalidArgument for a listed node without a calibrated input.
+Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& table, const QdqOptions& options = {});
+
+// Raises the default-domain opset of `model` to `target` (13 or more) as described above; notes say what moved.
+Status UpgradeOpset(onnx::ModelProto& model, int64_t target, std::vector<std::string>& notes,
+                    const onnx::ModelProto* shaped = nullptr, const std::map<std::string, int64_t>& ranks = {});
+
+// Serializes `model` to `path` through a temporary file in the same folder; refuses models of 2 GiB or more
+// (protobuf's limit; chipfit writes no external data).
+Status WriteOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& path);
+
+}  // namespace chipfit
