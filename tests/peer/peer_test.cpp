@@ -118,5 +118,66 @@ INSTANTIATE_TEST_SUITE_P(
                                 {{"input_1", {1, 76, 32, 1}}}}),
     [](const ::testing::TestParamInfo<PeerModel>& info) { return std::string(info.param.name); });
 
+// `chipfit quantize` against ONNX Runtime: ORT loads the QDQ model chipfit wrote and runs it; its outputs
+// match chipfit's own cpu:int8 run of the original model on the same input (same seeded calibration), SQNR
+// >= 30 dB. Skips, saying why, where node, onnxruntime-node or the model is absent.
+TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
+  if (Shell("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node is not installed";
+  if (!fs::exists(PeerDir() / "node_modules/onnxruntime-node")) {
+    GTEST_SKIP() << "onnxruntime-node is missing under " << PeerDir() << ": run scripts/fetch-models.sh";
+  }
+  const std::vector<PeerModel> models = {
+      PeerModel{"cnn", kSamples / "cnn.onnx", {{"input", {1, 3, 32, 32}}}},
+      PeerModel{"ppocr_cls", ModelCache() / "ppocr_mobile_v2_cls.onnx", {{"x", {1, 3, 48, 192}}}}};
+  for (const PeerModel& model : models) {
+    if (!fs::exists(model.path)) {
+      std::printf("%s skipped: %s is missing (scripts/fetch-models.sh)\n", model.name, model.path.c_str());
+      continue;
+    }
+    const fs::path work = fs::temp_directory_path() / ("chipfit_qdq_peer_" + std::string(model.name));
+    fs::remove_all(work);
+    fs::create_directories(work);
+    std::string shape_args, ort_inputs, chipfit_inputs;
+    uint64_t seed = 11;
+    for (const auto& [name, shape] : model.inputs) {
+      const fs::path file = work / (name + ".npy");
+      ASSERT_TRUE(WriteNpy(file, SeededTensor(DType::kF32, shape, seed++)).ok());
+      std::string dims;
+      for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
+      shape_args += " --shape " + name + "=" + dims;
+      ort_inputs += " " + name + "=" + file.string();
+      chipfit_inputs += " --input " + name + "=" + file.string();
+    }
+    // quantize --seed 1 and run's int8 calibration both take 8 random samples from seed 1: the same table.
+    const fs::path qdq = work / "model.int8.onnx";
+    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " quantize " + model.path.string() + shape_args + " --seed 1 -o " +
+                    qdq.string() + " > /dev/null"),
+              0)
+        << model.name;
+    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target cpu:int8" + shape_args +
+                    chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null 2>&1"),
+              0);
+    ASSERT_EQ(Shell("NODE_PATH=" + (PeerDir() / "node_modules").string() + " node " + CHIPFIT_SOURCE_DIR +
+                    "/tests/peer/ort_run.mjs " + qdq.string() + " " + (work / "ort").string() + ort_inputs),
+              0)
+        << "ONNX Runtime did not run " << qdq;
+    int compared = 0;
+    for (const auto& entry : fs::directory_iterator(work / "ort")) {
+      auto ort = ReadNpy(entry.path());
+      auto chipfit = ReadNpy(work / "chipfit" / entry.path().filename());
+      ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+      ASSERT_TRUE(chipfit.ok()) << chipfit.status().ToString();
+      ASSERT_EQ(ort->shape(), chipfit->shape()) << entry.path().filename();
+      const double sqnr = SqnrDb(*ort, *chipfit);
+      EXPECT_GE(sqnr, 30.0) << model.name << " " << entry.path().filename();
+      std::printf("%s QDQ on ONNX Runtime vs chipfit cpu:int8, %s: SQNR %.1f dB\n", model.name,
+                  entry.path().filename().c_str(), sqnr);
+      ++compared;
+    }
+    EXPECT_GT(compared, 0) << model.name;
+    fs::remove_all(work);
+  }
+}
+
 }  // namespace
 }  // namespace chipfit
