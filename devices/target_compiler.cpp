@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
+#include "core/graph/passes.h"
+#include "core/graph/qdq_fusion.h"
 #include "core/quant/calibration_data.h"
 #include "core/tensor/metrics.h"
 #include "devices/cpu/cpu_device.h"
@@ -142,6 +145,64 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   return model;
 }
 
+// A model that holds QuantizeLinear/DequantizeLinear nodes was quantized by whoever exported it.
+bool HoldsQdq(const Graph& graph) {
+  return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& node) {
+    return (node.domain.empty() || node.domain == "ai.onnx") &&
+           (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear");
+  });
+}
+
+// Which QDQ patterns Compile will fuse: the passes Fuse runs before FuseQdqPatterns, on a copy.
+QdqFusionResult PlanQdqFusion(const Graph& graph, const Target& target, const CompileOptions& options,
+                              std::set<std::string>& covered) {
+  if (!options.fuse) return {};
+  Graph copy = graph;
+  if (options.eliminate_dead_nodes) EliminateDeadNodes(copy);
+  PromoteConstantNodes(copy);
+  if (options.fold_batchnorm) (void)FoldBatchNorm(copy);
+  QdqFusionOptions qdq{.conv = !options.kernels->Find("QLinearConv", "", target.kind, target.precision).empty(),
+                       .matmul = !options.kernels->Find("QLinearMatMul", "", target.kind, target.precision).empty()};
+  for (const auto& [name, reason] : options.keep_fp32) qdq.keep.insert(name);
+  QdqFusionResult fusion = FuseQdqPatterns(copy, qdq);
+  const std::set<std::string> fused(fusion.fused_nodes.begin(), fusion.fused_nodes.end());
+  for (const Node& node : copy.nodes) {
+    if (fused.contains(node.name)) covered.insert(node.covers.begin(), node.covers.end());
+  }
+  return fusion;
+}
+
+// A QDQ model on an int8 target runs with its own scales, no calibration: its DequantizeLinear → layer →
+// QuantizeLinear patterns become int8 kernels (FuseQdqPatterns, from Fuse), every other node runs as written
+// in fp32, with that as its reason. The output SQNR compares the result with the graph as written on fp32.
+Result<std::unique_ptr<CompiledModel>> CompileQdq(const Graph& graph, const Target& target, CompileOptions options,
+                                                  const Int8Options& int8, QuantReport& report) {
+  std::set<std::string> covered;
+  const QdqFusionResult fusion = PlanQdqFusion(graph, target, options, covered);
+  for (const Node& node : graph.nodes) {
+    if (covered.contains(node.name) || options.keep_fp32.contains(node.name)) continue;
+    auto left = fusion.left.find(node.name);
+    options.keep_fp32[node.name] =
+        "fp32 as written: " + (left != fusion.left.end() ? left->second : "outside the model's fused QDQ patterns");
+  }
+  Target fp32_target = target;
+  fp32_target.precision = Precision::kFp32;
+  ASSIGN_OR_RETURN(auto as_written, Compile(graph, fp32_target, options));
+  ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
+
+  std::vector<std::map<std::string, Tensor>> samples = int8.samples;
+  const bool random = samples.empty();
+  if (random) samples = RandomCalibrationData(as_written->inputs(), 1, int8.seed);
+  report.samples = static_cast<int>(samples.size());
+  report.method = "none (the model's own QuantizeLinear/DequantizeLinear scales: " + std::to_string(fusion.fused) +
+                  " DequantizeLinear → Conv/MatMul/Gemm → QuantizeLinear pattern(s) fused into int8 kernels, " +
+                  std::to_string(fusion.left.size()) + " QDQ layer(s) left as written in fp32; SQNR against the " +
+                  "graph as written in fp32" + (random ? " on seeded random input" : "") + ")";
+  ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *as_written, samples));
+  for (const KernelInfo& k : model->kernels()) report.int8_kernels += k.precision == "int8" ? 1 : 0;
+  return model;
+}
+
 }  // namespace
 
 const KernelTable* KernelsFor(DeviceKind kind) {
@@ -220,6 +281,7 @@ Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, cons
   }
   if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   QuantReport local;
+  if (HoldsQdq(graph)) return CompileQdq(graph, target, std::move(options), int8, report ? *report : local);
   auto model = CompileInt8(graph, target, std::move(options), int8, report ? *report : local);
   // The table the kernels point at lives in the report; kernels copy what they need at Init.
   return model;

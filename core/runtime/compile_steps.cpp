@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/graph/passes.h"
+#include "core/graph/qdq_fusion.h"
 #include "core/graph/scope.h"
 #include "core/reference/reference_kernels.h"
 #include "core/runtime/kernel_table.h"
@@ -368,6 +369,14 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
   stats.constants_promoted = PromoteConstantNodes(graph);
   if (options.fold_batchnorm) {
     ASSIGN_OR_RETURN(stats.batchnorms_folded, FoldBatchNorm(graph));
+  }
+  // An int8 target runs a QDQ model with its own scales: DequantizeLinear → layer → QuantizeLinear
+  // patterns become the device's QLinearConv/QLinearMatMul kernels (before FusedConv can take a layer).
+  if (options.fuse && target.precision == Precision::kInt8 && options.kernels != nullptr) {
+    QdqFusionOptions qdq{.conv = !options.kernels->Find("QLinearConv", "", target.kind, target.precision).empty(),
+                         .matmul = !options.kernels->Find("QLinearMatMul", "", target.kind, target.precision).empty()};
+    for (const auto& [name, reason] : options.keep_fp32) qdq.keep.insert(name);
+    if (qdq.conv || qdq.matmul) FuseQdqPatterns(graph, qdq);
   }
   const bool device_fuses =
       options.kernels != nullptr &&
