@@ -672,7 +672,18 @@ int RunConformanceCommand(const std::vector<std::string>& suites, const std::str
     fmt::print("\n");
   }
   if (json) {
-    std::cout << nlohmann::json{{"schema", "chipfit.conformance/2"}, {"targets", targets_json}}.dump(2) << "\n";
+    // Which ONNX version of each op the reference implements (opset 18–21 forms included), and what it refuses.
+    nlohmann::json coverage = nlohmann::json::array();
+    for (const OpCoverage& c : ReferenceOpCoverage()) {
+      coverage.push_back({{"op", c.op_type},
+                          {"domain", c.domain},
+                          {"onnx_version", c.onnx_version},
+                          {"implemented_version", c.implemented_version},
+                          {"refuses", c.refuses}});
+    }
+    std::cout << nlohmann::json{{"schema", "chipfit.conformance/2"}, {"targets", targets_json}, {"coverage", coverage}}
+                     .dump(2)
+              << "\n";
   }
   return any_failure ? 1 : kExitOk;
 }

@@ -581,7 +581,8 @@ void AddLayers(const RunResult& run, Document& doc) {
       table.rows.push_back({
           Num(std::to_string(i)),
           Mono(layer.name),
-          Text(layer.op),
+          // A Loop's or Scan's body layer ran several times per inference; its times are their sum.
+          Text(layer.iterations == 1 ? layer.op : layer.op + " ×" + Sig(layer.iterations, 3)),
           Mono(nodes.empty() ? std::string(kDash) : Join(nodes, ", "), nodes.empty() ? Tone::kMuted : Tone::kNormal),
           // A layer elsewhere than its target's device is a fall-back; another precision, a kept-fp32 layer.
           Text(layer.device, layer.device != device ? Tone::kWarn : Tone::kNormal),

@@ -470,16 +470,30 @@ TEST(ElementwiseCast, DoubleToHalfTypesRoundsOnce) {
       RunOne(CastTo(kOnnxFloat16), {MakeTensor<double>({1}, {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)})});
   ASSERT_EQ(h.dtype(), DType::kF16);
   EXPECT_EQ(static_cast<float>(h.data<Float16>()[0]), 1.0f + std::ldexp(1.0f, -10));
+  // Cast-19 and later round to nearest even (before 19, bfloat16 truncates: see the next test).
   const Tensor b =
-      RunOne(CastTo(kOnnxBFloat16), {MakeTensor<double>({1}, {1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)})});
+      RunOne(CastTo(kOnnxBFloat16), {MakeTensor<double>({1}, {1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)})}, 19);
   ASSERT_EQ(b.dtype(), DType::kBF16);
   EXPECT_EQ(static_cast<float>(b.data<BFloat16>()[0]), 1.0f + std::ldexp(1.0f, -7));
   // float32 → bfloat16 rounds to nearest even; 65520 overflows float16 to infinity.
-  const Tensor r = RunOne(CastTo(kOnnxBFloat16), {F32({1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)})});
+  const Tensor r = RunOne(CastTo(kOnnxBFloat16), {F32({1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)})}, 19);
   EXPECT_EQ(static_cast<float>(r.data<BFloat16>()[0]), 1.0f + std::ldexp(1.0f, -7));
   EXPECT_EQ(static_cast<float>(RunOne(CastTo(kOnnxFloat16), {F32({65520.0f})}).data<Float16>()[0]), kInf);
   const Tensor back = RunOne(CastTo(kOnnxDouble), {MakeTensor<Float16>({1}, {Float16(0.333f)})});
   EXPECT_EQ(Values<double>(back)[0], static_cast<double>(static_cast<float>(Float16(0.333f))));
+}
+
+// Before opset 19 the ONNX test data truncates float → bfloat16 (Cast-19 rounds to nearest even):
+// 1 + 2^-8 + 2^-10 is past the half step above 1, so it rounds up but truncates to 1. A NaN stays a
+// NaN (truncating some NaN patterns would give infinity).
+TEST(ElementwiseCast, BFloat16BeforeOpset19Truncates) {
+  const float x = 1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -10);
+  const Tensor t = RunOne(CastTo(kOnnxBFloat16), {F32({x, -x, NAN})}, 13);
+  EXPECT_EQ(static_cast<float>(t.data<BFloat16>()[0]), 1.0f);
+  EXPECT_EQ(static_cast<float>(t.data<BFloat16>()[1]), -1.0f);
+  EXPECT_TRUE(std::isnan(static_cast<float>(t.data<BFloat16>()[2])));
+  const Tensor rounded = RunOne(CastTo(kOnnxBFloat16), {F32({x})}, 19);
+  EXPECT_EQ(static_cast<float>(rounded.data<BFloat16>()[0]), 1.0f + std::ldexp(1.0f, -7));
 }
 
 TEST(ElementwiseCast, UnsupportedTargetsAreClearErrors) {
