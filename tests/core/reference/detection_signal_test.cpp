@@ -16,14 +16,6 @@
 namespace chipfit::testing {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-
-// Inside TEST bodies a bare Run() would name testing::Test::Run.
-Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
-  std::vector<Tensor> out = chipfit::testing::Run(node, inputs, opset);
-  return out.empty() ? Tensor() : out[0];
-}
-
 // The run fails with `code`, the message names the node and contains `text`.
 void ExpectError(const Node& node, const std::vector<Tensor>& inputs, int64_t opset, StatusCode code,
                  const std::string& text) {
@@ -54,10 +46,6 @@ Status InferOnly(const Node& node, const std::vector<Tensor>& inputs, std::vecto
   return status;
 }
 
-Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
-Tensor I64(Shape shape, std::vector<int64_t> values) {
-  return MakeTensor<int64_t>(std::move(shape), std::move(values));
-}
 Tensor ScalarI64(int64_t v) { return I64({}, {v}); }
 Tensor ScalarF32(float v) { return F32({}, {v}); }
 

@@ -16,12 +16,6 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Inside TEST bodies a bare Run() would name testing::Test::Run.
-Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
-  std::vector<Tensor> out = chipfit::testing::Run(node, inputs, opset);
-  return out.empty() ? Tensor() : out[0];
-}
-
 Status RunStatus(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
   return RunNodeOnReference(node, opset, inputs).status();
 }
@@ -33,7 +27,8 @@ void ExpectError(const Status& status, StatusCode code, const std::string& text)
   EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
 }
 
-Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
+// A 1-D overload beside the shared F32(shape, values), which it would otherwise hide.
+using chipfit::testing::F32;
 Tensor F32(std::vector<float> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return F32({n}, std::move(values));

@@ -16,28 +16,6 @@
 namespace chipfit::testing {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-
-// Inside TEST bodies a bare Run() would name testing::Test::Run.
-std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
-  return chipfit::testing::Run(node, inputs, opset);
-}
-Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
-  std::vector<Tensor> out = RunAll(node, inputs, opset);
-  return out.empty() ? Tensor() : out[0];
-}
-
-// The run fails with `code`, the message names the node and contains `text`.
-void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text,
-                 int64_t opset = 17) {
-  const Status status = RunNodeOnReference(node, opset, inputs).status();
-  EXPECT_EQ(status.code(), code) << status.ToString();
-  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
-}
-
-Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
-
 void ExpectShape(const Tensor& t, const Shape& shape) { EXPECT_EQ(t.shape(), shape) << DescribeTensor(t); }
 
 // ----------------------------------------------------------------------------------------------------------------

@@ -16,32 +16,8 @@
 namespace chipfit::testing {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-
-// Inside TEST bodies a bare Run() would name testing::Test::Run.
-std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
-  return chipfit::testing::Run(node, inputs, opset);
-}
-Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
-  std::vector<Tensor> out = RunAll(node, inputs, opset);
-  return out.empty() ? Tensor() : out[0];
-}
-
-// The run fails with `code`, the message names the node and contains `text`.
-void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text,
-                 int64_t opset) {
-  const Status status = RunNodeOnReference(node, opset, inputs).status();
-  EXPECT_EQ(status.code(), code) << status.ToString();
-  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
-}
-
-Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
 Tensor U8(Shape shape, std::vector<uint8_t> values) { return MakeTensor<uint8_t>(std::move(shape), std::move(values)); }
 Tensor I8(Shape shape, std::vector<int8_t> values) { return MakeTensor<int8_t>(std::move(shape), std::move(values)); }
-Tensor I32(Shape shape, std::vector<int32_t> values) {
-  return MakeTensor<int32_t>(std::move(shape), std::move(values));
-}
 Tensor ScalarF32(float v) { return F32({}, {v}); }
 
 template <typename T>

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,44 @@ inline std::vector<Tensor> Run(const Node& node, const std::vector<Tensor>& inpu
   auto result = RunNodeOnReference(node, opset, inputs);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   return result.ok() ? std::move(result).value() : std::vector<Tensor>{};
+}
+
+// The helpers below are shared by every reference-op test file.
+using Attrs = std::map<std::string, Attribute>;
+
+inline Attribute StringsAttr(std::vector<std::string> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kStrings;
+  a.strings = std::move(v);
+  return a;
+}
+
+inline Tensor F32(Shape shape, std::vector<float> values) {
+  return MakeTensor<float>(std::move(shape), std::move(values));
+}
+inline Tensor I64(Shape shape, std::vector<int64_t> values) {
+  return MakeTensor<int64_t>(std::move(shape), std::move(values));
+}
+inline Tensor I32(Shape shape, std::vector<int32_t> values) {
+  return MakeTensor<int32_t>(std::move(shape), std::move(values));
+}
+
+// Inside TEST bodies a bare Run() would name testing::Test::Run: these name the helper above.
+inline std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+  return chipfit::testing::Run(node, inputs, opset);
+}
+inline Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+  std::vector<Tensor> out = RunAll(node, inputs, opset);
+  return out.empty() ? Tensor() : out[0];
+}
+
+// The run fails with `code`, and the message names the node and contains `text`.
+inline void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text,
+                        int64_t opset = 17) {
+  const Status status = RunNodeOnReference(node, opset, inputs).status();
+  EXPECT_EQ(status.code(), code) << status.ToString();
+  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
 }
 
 }  // namespace chipfit::testing

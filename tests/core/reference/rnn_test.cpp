@@ -15,33 +15,7 @@
 namespace chipfit::testing {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-
-std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 14) {
-  return chipfit::testing::Run(node, inputs, opset);
-}
-
-void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text,
-                 int64_t opset = 14) {
-  const Status status = RunNodeOnReference(node, opset, inputs).status();
-  EXPECT_EQ(status.code(), code) << status.ToString();
-  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
-}
-
-Tensor F32(Shape shape, std::vector<float> values) { return MakeTensor<float>(std::move(shape), std::move(values)); }
-Tensor I32(Shape shape, std::vector<int32_t> values) {
-  return MakeTensor<int32_t>(std::move(shape), std::move(values));
-}
-
 double Sig(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-Attribute StringsAttr(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kStrings;
-  a.strings = std::move(v);
-  return a;
-}
 
 // A node with `num_inputs` inputs where the names in `omitted` are left out ("" in the ONNX node).
 Node RecurrentNode(const std::string& op, size_t num_inputs, size_t num_outputs, Attrs attrs,

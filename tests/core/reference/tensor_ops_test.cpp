@@ -17,8 +17,6 @@ namespace {
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 
-Tensor F32(Shape shape, std::vector<float> v) { return MakeTensor<float>(std::move(shape), std::move(v)); }
-Tensor I64(Shape shape, std::vector<int64_t> v) { return MakeTensor<int64_t>(std::move(shape), std::move(v)); }
 Tensor I64s(std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());
   return I64({n}, std::move(v));
@@ -33,11 +31,6 @@ Tensor Iota(Shape shape) {
   Tensor t(DType::kF32, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
   return t;
-}
-
-// All outputs (gtest's Test::Run hides the helper's name inside TEST bodies).
-std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
-  return Run(node, inputs, opset);
 }
 
 // Runs and returns the single output, checking its shape.

@@ -14,35 +14,6 @@
 namespace chipfit::testing {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-
-Tensor RunOne(const Node& node, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> out = chipfit::testing::Run(node, inputs, 9);
-  return out.empty() ? Tensor() : out[0];
-}
-
-// The run fails with `code`, the message names the node and contains `text`.
-void ExpectError(const Node& node, const std::vector<Tensor>& inputs, StatusCode code, const std::string& text) {
-  const Status status = RunNodeOnReference(node, 9, inputs).status();
-  EXPECT_EQ(status.code(), code) << status.ToString();
-  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
-}
-
-Tensor I64(Shape shape, std::vector<int64_t> values) {
-  return MakeTensor<int64_t>(std::move(shape), std::move(values));
-}
-Tensor I32(Shape shape, std::vector<int32_t> values) {
-  return MakeTensor<int32_t>(std::move(shape), std::move(values));
-}
-
-Attribute StringsAttr(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kStrings;
-  a.strings = std::move(v);
-  return a;
-}
-
 // A TfIdfVectorizer over the integer pool `pool` split by `counts`, output coordinates 0..k-1 unless
 // `attrs` overrides them.
 Node Vectorizer(const std::string& mode, int64_t min_length, int64_t max_length, int64_t max_skip,
