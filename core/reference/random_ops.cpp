@@ -24,21 +24,6 @@
 namespace chipfit {
 namespace {
 
-// FNV-1a over the node's name: a stable stream per node when the model gives no seed.
-uint64_t NameHash(const std::string& name) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
-SplitMix64 Generator(const Node& node) {
-  if (node.Has("seed")) {
-    // The float's bits, so seeds 1.0 and 1.5 give different streams.
-    return SplitMix64(std::bit_cast<uint32_t>(node.GetFloat("seed", 0.0f)) ^ 0x5EEDULL);
-  }
-  return SplitMix64(NameHash(node.name));
-}
-
 // The `dtype` attribute as a chipfit dtype; absent, `fallback` (the input's dtype for the *Like ops).
 Result<DType> OutputDType(const InferContext& ctx, DType fallback) {
   if (!ctx.node().Has("dtype")) return fallback;
@@ -117,7 +102,7 @@ void FillNormal(SplitMix64& rng, double mean, double scale, T* out, int64_t n) {
 template <Distribution kDist, bool kLike>
 Status RunRandom(KernelContext& ctx) {
   Tensor& y = *ctx.output(0);
-  SplitMix64 rng = Generator(ctx.node());
+  SplitMix64 rng = RandomStream(ctx.node());
   return VisitKernelDType(ctx.node(), y.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T>) {
@@ -150,7 +135,7 @@ Status InferBernoulli(InferContext& ctx) {
 Status RunBernoulli(KernelContext& ctx) {
   const std::vector<double> p = ToDoubles(*ctx.input(0));
   std::vector<double> draws(p.size());
-  SplitMix64 rng = Generator(ctx.node());
+  SplitMix64 rng = RandomStream(ctx.node());
   for (size_t i = 0; i < p.size(); ++i) {
     if (!(p[i] >= 0.0 && p[i] <= 1.0)) {
       return ctx.Error("probability " + std::to_string(p[i]) + " at flat index " + std::to_string(i) +

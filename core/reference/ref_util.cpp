@@ -2,6 +2,7 @@
 #include "core/reference/ref_util.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace chipfit {
 
@@ -76,6 +77,19 @@ Status InferSameAsInput0(InferContext& ctx) {
   if (in == nullptr) return ctx.Error("missing input 0");
   ctx.SetOutput(0, in->dtype, in->shape);
   return Status::Ok();
+}
+
+SplitMix64 RandomStream(const Node& node) {
+  if (auto it = node.attributes.find("seed"); it != node.attributes.end()) {
+    // A float seed's bits, so seeds 1.0 and 1.5 give different streams.
+    const uint64_t bits = it->second.kind == Attribute::Kind::kFloat ? std::bit_cast<uint32_t>(it->second.f)
+                                                                     : static_cast<uint64_t>(it->second.i);
+    return SplitMix64(bits ^ 0x5EEDULL);
+  }
+  // FNV-1a over the node's name: a stable stream per node when the model gives no seed.
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : node.name) h = (h ^ c) * 0x100000001b3ULL;
+  return SplitMix64(h);
 }
 
 }  // namespace chipfit

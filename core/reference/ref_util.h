@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/runtime/kernel.h"
+#include "core/tensor/random.h"
 #include "core/tensor/tensor.h"
 
 namespace chipfit {
@@ -35,6 +36,11 @@ class BroadcastIndexer {
 Result<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const Node& node);
 // Same for a list of axes; duplicates are an error.
 Result<std::vector<int64_t>> NormalizeAxes(const std::vector<int64_t>& axes, int64_t rank, const Node& node);
+
+// The stream a node's random draws come from (Random*, Bernoulli, training-mode Dropout): its `seed`
+// attribute (a float for the Random ops, an int for Dropout), or without one a hash of its name, so
+// every run of a model draws the same values.
+SplitMix64 RandomStream(const Node& node);
 
 // For numeric kernels: true for the dtypes in `allowed`.
 bool IsOneOf(DType dtype, std::initializer_list<DType> allowed);

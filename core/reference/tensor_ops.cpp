@@ -256,13 +256,35 @@ Status InferDropout(InferContext& ctx) {
   return Status::Ok();
 }
 
+// training_mode (opset 12): each element is kept with probability 1 − ratio and scaled by
+// 1 / (1 − ratio), the mask says which were kept. The draws come from RandomStream (the `seed`
+// attribute, else the node's name), so a profile measures the same work on every run.
+Status RunTrainingDropout(KernelContext& ctx, double ratio) {
+  if (!(ratio >= 0 && ratio < 1)) return ctx.Error("ratio " + std::to_string(ratio) + " is outside [0, 1)");
+  const Tensor& x = *ctx.input(0);
+  Tensor& y = *ctx.output(0);
+  Tensor* mask = ctx.output(1);
+  SplitMix64 rng = RandomStream(ctx.node());
+  const double scale = 1.0 / (1.0 - ratio);
+  return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (!std::is_floating_point_v<T> && !std::is_same_v<T, Float16> && !std::is_same_v<T, BFloat16>) {
+      return ctx.Error("training mode takes float data, got " + std::string(DTypeName(x.dtype())));
+    } else {
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const bool keep = ratio == 0 || rng.Unit() >= ratio;
+        y.data<T>()[i] = keep ? T(static_cast<float>(static_cast<double>(x.data<T>()[i]) * scale)) : T(0.0f);
+        if (mask != nullptr) mask->data<bool>()[i] = keep;
+      }
+      return Status::Ok();
+    }
+  });
+}
+
 Status RunDropout(KernelContext& ctx) {
   if (ctx.opset() >= 12 && ctx.input(2) != nullptr && ctx.input(2)->numel() > 0 && ctx.input(2)->GetAsInt64(0) != 0) {
     const double ratio = ctx.input(1) != nullptr && ctx.input(1)->numel() > 0 ? ctx.input(1)->GetAsDouble(0) : 0.5;
-    if (ratio != 0) {
-      return Unsupported(ctx.node().Describe() +
-                         ": training_mode=1 drops elements at random; the reference runs inference only");
-    }
+    return RunTrainingDropout(ctx, ratio);
   }
   RETURN_IF_ERROR(RunCopy(ctx));
   Tensor* mask = ctx.output(1);

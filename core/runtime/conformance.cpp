@@ -142,7 +142,12 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
   std::set<std::string> ops;
   for (const auto& node : loaded->proto.graph().node()) ops.insert(node.op_type());
   for (const std::string& op : ops) result.ops += (result.ops.empty() ? "" : ",") + op;
-  const bool random = std::any_of(ops.begin(), ops.end(), IsRandomOp);
+  // Dropout with a training_mode input drops at random too.
+  const bool random = std::any_of(ops.begin(), ops.end(), IsRandomOp) ||
+                      std::any_of(loaded->proto.graph().node().begin(), loaded->proto.graph().node().end(),
+                                  [](const onnx::NodeProto& n) {
+                                    return n.op_type() == "Dropout" && n.input_size() > 2 && !n.input(2).empty();
+                                  });
 
   // The data decides the input shapes (some cases declare other dims than their data has), so
   // each data set is compiled with its own shapes, as a user's --shape would bind them.

@@ -250,7 +250,27 @@ TEST(DropoutTest, InferenceCopiesAndMaskIsAllTrue) {
   out = RunAll(MakeNode("Dropout", 1, 2, {{"ratio", FloatAttr(0.3f)}}), {F32s({5})}, 7);
   ASSERT_EQ(out.size(), 2u);
   ExpectNear(out[1], {1});
-  ExpectError(MakeNode("Dropout", 3), {F32s({1}), F32({}, {0.5f}), MakeTensor<bool>({}, {true})}, 13, "training_mode");
+}
+
+// training_mode: about 1 − ratio of the elements are kept, each scaled by 1 / (1 − ratio), the mask
+// says which; the same node draws the same mask every run, another seed another one.
+TEST(DropoutTest, TrainingModeKeepsAboutOneMinusRatioScaled) {
+  const Tensor ones = MakeTensor<float>({1000}, std::vector<float>(1000, 1.0f));
+  const std::vector<Tensor> in = {ones, F32({}, {0.25f}), MakeTensor<bool>({}, {true})};
+  const Node node = MakeNode("Dropout", 3, 2, {{"seed", IntAttr(7)}});
+  const std::vector<Tensor> out = RunAll(node, in, 13);
+  ASSERT_EQ(out.size(), 2u);
+  int kept = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    const bool keep = out[1].data<bool>()[i];
+    kept += keep ? 1 : 0;
+    EXPECT_FLOAT_EQ(out[0].data<float>()[i], keep ? 1.0f / 0.75f : 0.0f);
+  }
+  EXPECT_NEAR(kept, 750, 60);  // binomial(1000, 0.75): sd ≈ 14
+  EXPECT_EQ(Values<bool>(RunAll(node, in, 13)[1]), Values<bool>(out[1])) << "the same node, the same draws";
+  const Node other = MakeNode("Dropout", 3, 2, {{"seed", IntAttr(8)}});
+  EXPECT_NE(Values<bool>(RunAll(other, in, 13)[1]), Values<bool>(out[1]));
+  ExpectError(node, {ones, F32({}, {1.0f}), MakeTensor<bool>({}, {true})}, 13, "outside [0, 1)");
 }
 
 // =============================================================================================
