@@ -589,6 +589,30 @@ void SetControlFlowOutputShapes(CompileState& state, Program::Step& step) {
   }
 }
 
+// A Scan body's slice inputs have a fixed shape, the scan input's without its scan axis: known at
+// compile time when the scan input's is, so the body's nodes get static shapes (and device kernels).
+void SetScanSliceShapes(const CompileState& state, const Program::Step& step, Graph& body) {
+  const Node& node = *step.node;
+  if (node.op_type != "Scan" || state.graph->opset < 9) return;
+  const int64_t num_scan = node.GetInt("num_scan_inputs", 0);
+  if (num_scan < 1 || static_cast<size_t>(num_scan) > step.in.size() || body.inputs.size() != step.in.size()) return;
+  const size_t states = step.in.size() - static_cast<size_t>(num_scan);
+  const std::vector<int64_t> axes = node.GetInts("scan_input_axes", std::vector<int64_t>(num_scan, 0));
+  for (size_t j = 0; j < static_cast<size_t>(num_scan) && j < axes.size(); ++j) {
+    if (step.in[states + j] < 0) continue;
+    const Program::Slot& outer = state.program.slot(step.in[states + j]);
+    const auto rank = static_cast<int64_t>(outer.shape.size());
+    if (!outer.shape_known || axes[j] < -rank || axes[j] >= rank) continue;
+    Shape slice = outer.shape;
+    slice.erase(slice.begin() + (axes[j] < 0 ? axes[j] + rank : axes[j]));
+    ValueDesc& in = body.inputs[states + j];
+    if (in.dtype == DType::kUndefined) in.dtype = outer.dtype;
+    in.has_shape = true;
+    in.shape = slice;
+    in.dim_params.assign(slice.size(), "");
+  }
+}
+
 Status CompileBodies(CompileState& state, NodeStep& lowered) {
   Program& program = state.program;
   Program::Step& step = lowered.step;
@@ -602,6 +626,7 @@ Status CompileBodies(CompileState& state, NodeStep& lowered) {
     // A Loop's carried values and a Scan's slices may change shape between iterations: the body
     // sees its own inputs' shapes when it runs.
     for (ValueDesc& in : body.inputs) std::fill(in.shape.begin(), in.shape.end(), -1);
+    SetScanSliceShapes(state, step, body);
     Program::Step::Body compiled{.graph = attr.graph.get(), .attribute = attribute};
     for (const std::string& name : OuterScopeReads(*attr.graph)) {
       auto it = program.ids.find(name);

@@ -147,5 +147,34 @@ TEST(ControlFlowProfileTest, LoopBodyLayersCountTheirIterations) {
   EXPECT_EQ(control->iterations, 1);
 }
 
+// Scan over 5 rows: each row's MatMul has the slice's static shape, so it runs on the device, 5 times
+// per inference.
+TEST(ControlFlowProfileTest, ScanBodyGetsTheSliceShapeAndRunsOnTheDevice) {
+  onnx::ModelProto m = testing::NewModel("scan_work", 11);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "s0", {1, 8});
+  AddValue(g->mutable_input(), "xs", {5, 1, 8});
+  AddValue(g->mutable_output(), "s", {1, 8});
+  testing::AddInitializer(g, "w", {8, 8}, [](int64_t i) { return static_cast<float>(i % 3) * 0.1f; });
+  onnx::GraphProto body;
+  body.set_name("body");
+  AddValue(body.mutable_input(), "s_in", {1, 8});
+  AddValue(body.mutable_input(), "row", {1, 8});
+  AddValue(body.mutable_output(), "s_out", {1, 8});
+  AddNode(&body, "MatMul", {"row", "w"}, {"rw"}, "matmul");
+  AddNode(&body, "Add", {"s_in", "rw"}, {"s_out"}, "add");
+  auto* scan = AddNode(g, "Scan", {"s0", "xs"}, {"s"}, "scan");
+  AddGraphAttr(scan, "body", body);
+  testing::SetIntAttr(scan, "num_scan_inputs", 1);
+
+  auto result = Profile(m, {{"s0", Filled({1, 8}, 0)}, {"xs", Filled({5, 1, 8}, 1)}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const LayerResult* matmul = FindLayer(*result, "scan/body/matmul");
+  ASSERT_NE(matmul, nullptr);
+  EXPECT_EQ(matmul->device, "cpu");
+  EXPECT_EQ(matmul->iterations, 5);
+  EXPECT_GT(matmul->flops, 0);
+}
+
 }  // namespace
 }  // namespace chipfit
