@@ -74,11 +74,17 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   report.samples = static_cast<int>(samples.size());
   report.method = std::string(CalibrationMethodName(int8.calibration.method));
 
+  // Calibration runs the graph unfused (BatchNormalization folded, as the int8 compile folds it), so every value
+  // gets a range: also a layer's own output that a FusedConv would keep inside, which a QDQ export quantises
+  // after the layer (chipfit quantize). The kernels read only their inputs' ranges.
+  CompileOptions unfused = options;
+  unfused.fuse = false;
+  ASSIGN_OR_RETURN(auto calibration_model, Compile(graph, fp32_target, unfused));
   Calibrator calibrator(int8.calibration);
   CalibrationObserver observer(calibrator);
   for (const auto& sample : samples) {
     for (const auto& [name, tensor] : sample) calibrator.Observe(name, tensor);
-    auto run = fp32->Run(sample, &observer);
+    auto run = calibration_model->Run(sample, &observer);
     if (!run.ok()) return Status(run.status().code(), "calibration run: " + run.status().message());
   }
   report.table = calibrator.ComputeAll();
@@ -194,10 +200,12 @@ Result<std::unique_ptr<CompiledModel>> CompileQdq(const Graph& graph, const Targ
   const bool random = samples.empty();
   if (random) samples = RandomCalibrationData(as_written->inputs(), 1, int8.seed);
   report.samples = static_cast<int>(samples.size());
-  report.method = "none (the model's own QuantizeLinear/DequantizeLinear scales: " + std::to_string(fusion.fused) +
-                  " DequantizeLinear → Conv/MatMul/Gemm → QuantizeLinear pattern(s) fused into int8 kernels, " +
-                  std::to_string(fusion.left.size()) + " QDQ layer(s) left as written in fp32; SQNR against the " +
-                  "graph as written in fp32" + (random ? " on seeded random input" : "") + ")";
+  report.method = "none (the model's own QuantizeLinear/DequantizeLinear scales)";
+  report.notes.push_back("not calibrated: the model's own scales (" + std::to_string(fusion.fused) +
+                         " QDQ patterns run as " + (target.kind == DeviceKind::kCpu ? "oneDNN " : "") + "int8, " +
+                         std::to_string(fusion.left.size()) + " layers as written in fp32)");
+  report.notes.push_back(std::string("fp32 here is the graph as written, its Q/DQ nodes computed in float") +
+                         (random ? "; the SQNR is on seeded random input" : ""));
   ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *as_written, samples));
   for (const KernelInfo& k : model->kernels()) report.int8_kernels += k.precision == "int8" ? 1 : 0;
   return model;

@@ -44,6 +44,8 @@ struct QuantReport {
   std::vector<std::string> auto_reverted{};  // by the SQNR search, worst first
   double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
   int int8_kernels = 0;
+  // Lines every report shows under the summary (a QDQ model: not calibrated, how many patterns run in int8).
+  std::vector<std::string> notes{};
 };
 
 // Compiles `graph` for `target` with its device's kernels. int8 first compiles the same device in

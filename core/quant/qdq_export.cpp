@@ -8,10 +8,12 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 
 #include "core/graph/onnx_import.h"
+#include "core/graph/passes.h"
 #include "core/quant/calibration.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -166,31 +168,16 @@ Result<int> WeightAxis(const onnx::NodeProto& node, const Tensor& w) {
   return trans_b != nullptr && trans_b->i() != 0 ? 0 : 1;  // Gemm: B is [K, N], or [N, K] with transB
 }
 
-// What one quantised node adds: initializers, the Q/DQ nodes to put before it, its new inputs.
+// What one quantised node's weights add: the int8 initializer and its scales, the DequantizeLinear before it.
 struct NodeQdq {
   std::vector<onnx::TensorProto> initializers;
   std::vector<onnx::NodeProto> before;
 };
 
-Result<NodeQdq> QuantizeNode(onnx::NodeProto& node, const std::string& name, const QuantParams& calibrated,
-                             const Tensor& weights, NameAllocator& names) {
+Result<NodeQdq> QuantizeWeights(onnx::NodeProto& node, const std::string& name, const Tensor& weights,
+                                NameAllocator& names) {
   NodeQdq out;
   ASSIGN_OR_RETURN(const int axis, WeightAxis(node, weights));
-  const QuantParams act = ActivationParamsFor(node.op_type(), calibrated);
-  const bool u8 = act.dtype == DType::kU8;
-  const std::string x_scale = names.Fresh(name + "/x_scale"), x_zp = names.Fresh(name + "/x_zero_point");
-  out.initializers.push_back(FloatTensor(x_scale, {}, {act.scale}));
-  if (u8) {
-    const auto zp = static_cast<uint8_t>(act.zero_point);
-    out.initializers.push_back(RawTensor(x_zp, onnx::TensorProto_DataType_UINT8, {}, &zp, 1));
-  } else {
-    const auto zp = static_cast<int8_t>(act.zero_point);
-    out.initializers.push_back(RawTensor(x_zp, onnx::TensorProto_DataType_INT8, {}, &zp, 1));
-  }
-  const std::string x_q = names.Fresh(name + "/x_quantized"), x_dq = names.Fresh(name + "/x_dequantized");
-  out.before.push_back(MakeNode("QuantizeLinear", names.Fresh(name + "/x_q"), {node.input(0), x_scale, x_zp}, x_q));
-  out.before.push_back(MakeNode("DequantizeLinear", names.Fresh(name + "/x_dq"), {x_q, x_scale, x_zp}, x_dq));
-
   ASSIGN_OR_RETURN(const std::vector<float> scales, PerChannelScales(weights, axis));
   ASSIGN_OR_RETURN(const Tensor q, QuantizeWeightsPerChannel(weights, axis, scales));
   const std::string w_q = names.Fresh(name + "/w_quantized"), w_scale = names.Fresh(name + "/w_scale"),
@@ -206,10 +193,176 @@ Result<NodeQdq> QuantizeNode(onnx::NodeProto& node, const std::string& name, con
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(axis);
   out.before.push_back(std::move(dq));
-
-  node.set_input(0, x_dq);
   node.set_input(1, w_dq);
   return out;
+}
+
+// One QuantizeLinear → DequantizeLinear pair on an activation value. A value gets one pair whoever reads it.
+struct ValueQdq {
+  std::string base;  // "<node>/x" (a quantised node's input) or "<node>/y" (its output): names the pair
+  QuantParams params;
+  bool every_reader = false;                 // a layer's output: every main-graph reader goes through the pair
+  std::vector<std::pair<int, int>> slots{};  // (node, input) that read the dequantized copy otherwise
+};
+
+// The pair's scale and zero point initializers and its two nodes; returns the dequantized value's name.
+std::string AddPair(const std::string& value, const ValueQdq& v, NameAllocator& names,
+                    std::vector<onnx::TensorProto>& initializers, std::vector<onnx::NodeProto>& nodes) {
+  const std::string scale = names.Fresh(v.base + "_scale"), zp = names.Fresh(v.base + "_zero_point");
+  initializers.push_back(FloatTensor(scale, {}, {v.params.scale}));
+  if (v.params.dtype == DType::kU8) {
+    const auto z = static_cast<uint8_t>(v.params.zero_point);
+    initializers.push_back(RawTensor(zp, onnx::TensorProto_DataType_UINT8, {}, &z, 1));
+  } else {
+    const auto z = static_cast<int8_t>(v.params.zero_point);
+    initializers.push_back(RawTensor(zp, onnx::TensorProto_DataType_INT8, {}, &z, 1));
+  }
+  const std::string q = names.Fresh(v.base + "_quantized"), dq = names.Fresh(v.base + "_dequantized");
+  nodes.push_back(MakeNode("QuantizeLinear", names.Fresh(v.base + "_q"), {value, scale, zp}, q));
+  nodes.push_back(MakeNode("DequantizeLinear", names.Fresh(v.base + "_dq"), {q, scale, zp}, dq));
+  return dq;
+}
+
+// Who reads each value of the main graph: main-graph nodes by index, and how many reads in all (nested bodies
+// and graph outputs included).
+struct Readers {
+  std::map<std::string, std::vector<int>> nodes;
+  std::map<std::string, int> count;
+  std::set<std::string> graph_outputs;
+};
+
+Readers FindReaders(onnx::GraphProto& graph) {
+  Readers r;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& in : graph.node(i).input()) {
+      if (!in.empty() && (r.nodes[in].empty() || r.nodes[in].back() != i)) r.nodes[in].push_back(i);
+    }
+  }
+  ForEachNode(graph, [&](onnx::NodeProto& node) {
+    for (const auto& in : node.input()) ++r.count[in];
+  });
+  for (const auto& out : graph.output()) {
+    ++r.count[out.name()];
+    r.graph_outputs.insert(out.name());
+  }
+  return r;
+}
+
+// Relu's or Clip's bounds, -inf/inf where absent; nullopt when Clip's bounds are computed in the graph.
+std::optional<std::pair<double, double>> ActivationBounds(const onnx::NodeProto& act, int64_t opset,
+                                                          const std::map<std::string, ConstantSource>& constants) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (act.op_type() == "Relu") return std::make_pair(0.0, kInf);
+  std::pair<double, double> bounds(-kInf, kInf);
+  if (opset < 11) {  // attributes until opset 11
+    if (const auto* lo = FindAttr(act, "min")) bounds.first = lo->f();
+    if (const auto* hi = FindAttr(act, "max")) bounds.second = hi->f();
+    return bounds;
+  }
+  for (int k = 1; k < act.input_size() && k < 3; ++k) {
+    if (act.input(k).empty()) continue;
+    const auto it = constants.find(act.input(k));
+    if (it == constants.end()) return std::nullopt;
+    auto t = TensorFromOnnx(*it->second.tensor, {}, act.input(k));
+    if (!t.ok() || t->numel() != 1) return std::nullopt;
+    (k == 1 ? bounds.first : bounds.second) = t->GetAsDouble(0);
+  }
+  return bounds;
+}
+
+// Whether quantising with `p` saturates exactly where [lo, hi] clips, so that the clip changes no quantised value
+// (the condition chipfit's QDQ fusion checks, with QuantizeLinear's arithmetic, before it drops a Relu/Clip).
+bool SaturatesAtBounds(double lo, double hi, const QuantParams& p) {
+  const double qmin = p.dtype == DType::kU8 ? 0 : -128, qmax = p.dtype == DType::kU8 ? 255 : 127;
+  auto quantized = [&](double v) {
+    return std::isinf(v) ? v : std::nearbyint(static_cast<float>(v) / p.scale) + static_cast<double>(p.zero_point);
+  };
+  return quantized(lo) <= qmin && quantized(hi) >= qmax;
+}
+
+// The value after a quantised layer that gets its output Q/DQ, so that DequantizeLinear → layer [→ Relu/Clip] →
+// QuantizeLinear is there to fuse: the output of a Relu/Clip that is the layer's only reader when the quantisation
+// makes it exact, else the layer's own output. Unsupported with the reason when neither can take a pair.
+Result<std::string> OutputPoint(const onnx::GraphProto& graph, int index, const Readers& readers,
+                                const QuantTable& table, const std::map<std::string, ValueQdq>& pairs,
+                                const std::map<std::string, ConstantSource>& constants, int64_t opset) {
+  const onnx::NodeProto& layer = graph.node(index);
+  if (layer.output_size() != 1 || layer.output(0).empty()) return Unsupported("it has more than one output");
+  const std::string& y = layer.output(0);
+  if (readers.graph_outputs.contains(y)) return Unsupported("its output '" + y + "' is a graph output");
+  const auto y_readers = readers.nodes.find(y);
+  const auto y_count = readers.count.find(y);
+  if (y_readers != readers.nodes.end() && y_readers->second.size() == 1 && y_count->second == 1) {
+    const onnx::NodeProto& act = graph.node(y_readers->second[0]);
+    const bool relu_or_clip = IsDefaultDomain(act.domain()) && (act.op_type() == "Relu" || act.op_type() == "Clip");
+    if (relu_or_clip && act.input(0) == y && act.output_size() == 1 && !readers.graph_outputs.contains(act.output(0))) {
+      const std::string& a = act.output(0);
+      const auto range = table.find(a);
+      const auto bounds = ActivationBounds(act, opset, constants);
+      if (range != table.end() && bounds) {
+        const auto pair = pairs.find(a);
+        const QuantParams p = pair != pairs.end() ? pair->second.params : ActivationParamsFor("Conv", range->second);
+        if (SaturatesAtBounds(bounds->first, bounds->second, p)) return a;
+      }
+    }
+  }
+  if (!table.contains(y)) return Unsupported("its output '" + y + "' has no calibrated range");
+  return y;
+}
+
+// Folds BatchNormalization into the Conv/Gemm before it, in the main graph, with chipfit's own pass on an imported
+// copy (FoldBatchNorm after PromoteConstantNodes, as the cpu:int8 compile's Fuse runs them: the same pairs, the same
+// arithmetic, the same value names for the calibrated ranges). Each folded layer takes the pass's weights and bias
+// as new initializers and writes the BatchNormalization's output; the BatchNormalization node goes (from
+// `chipfit_names` too). Inputs the pair read go to `candidates`, to drop once nothing reads them.
+Result<int> FoldBatchNormalization(onnx::ModelProto& model, std::vector<std::string>& chipfit_names,
+                                   NameAllocator& names, std::set<std::string>& candidates) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  const onnx::OperatorSetIdProto* opset = DefaultOpsetImport(model);
+  ASSIGN_OR_RETURN(Graph copy, ImportGraph(graph, opset == nullptr ? 0 : opset->version(), {}));
+  PromoteConstantNodes(copy);
+  ASSIGN_OR_RETURN(const int folded, FoldBatchNorm(copy));
+  if (folded == 0) return 0;
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < chipfit_names.size(); ++i) index[chipfit_names[i]] = static_cast<int>(i);
+  std::set<int> erased;
+  for (const Node& node : copy.nodes) {
+    // FoldBatchNorm's layers cover themselves, then the BatchNormalization folded into them.
+    if (node.covers.size() != 2 || (node.op_type != "Conv" && node.op_type != "Gemm")) continue;
+    const auto layer_at = index.find(node.covers[0]), bn_at = index.find(node.covers[1]);
+    if (layer_at == index.end() || bn_at == index.end() || node.inputs.size() != 3) {
+      return Internal("folded BatchNormalization '" + node.covers[1] + "' does not map back to the model");
+    }
+    onnx::NodeProto& layer = *graph.mutable_node(layer_at->second);
+    const onnx::NodeProto& bn = graph.node(bn_at->second);
+    for (int k = 1; k < layer.input_size(); ++k) candidates.insert(layer.input(k));
+    for (int k = 1; k < bn.input_size(); ++k) candidates.insert(bn.input(k));
+    std::vector<std::string> inputs;
+    for (int k = 1; k <= 2; ++k) {
+      const Tensor& t = copy.initializers.at(node.inputs[static_cast<size_t>(k)]);
+      inputs.push_back(names.Fresh(node.name + (k == 1 ? "/bn_folded_weight" : "/bn_folded_bias")));
+      *graph.add_initializer() =
+          RawTensor(inputs.back(), onnx::TensorProto_DataType_FLOAT, t.shape(), t.raw_data(), t.nbytes());
+    }
+    while (layer.input_size() < 3) layer.add_input("");
+    layer.set_input(1, inputs[0]);
+    layer.set_input(2, inputs[1]);
+    auto* info = graph.mutable_value_info();  // the layer's own output value is gone
+    for (int i = info->size() - 1; i >= 0; --i) {
+      if (info->Get(i).name() == layer.output(0)) info->DeleteSubrange(i, 1);
+    }
+    layer.set_output(0, bn.output(0));
+    auto* attrs = layer.mutable_attribute();  // Gemm: FoldBatchNorm folded C's beta into the bias
+    for (int i = attrs->size() - 1; i >= 0; --i) {
+      if (layer.op_type() == "Gemm" && attrs->Get(i).name() == "beta") attrs->DeleteSubrange(i, 1);
+    }
+    erased.insert(bn_at->second);
+  }
+  for (auto it = erased.rbegin(); it != erased.rend(); ++it) {
+    graph.mutable_node()->DeleteSubrange(*it, 1);
+    chipfit_names.erase(chipfit_names.begin() + *it);
+  }
+  return static_cast<int>(erased.size());
 }
 
 // Drops the initializers and Constant nodes in `candidates` that nothing reads any more (a float
@@ -611,7 +764,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
                          "' in an external data file; chipfit quantize writes single-file models only");
     }
   }
-  const std::vector<std::string> names_in_graph = ChipfitNodeNames(graph);
+  std::vector<std::string> names_in_graph = ChipfitNodeNames(graph);
   for (const std::string& wanted : options.int8_nodes) {
     if (std::find(names_in_graph.begin(), names_in_graph.end(), wanted) == names_in_graph.end()) {
       return InvalidArgument("'" + options.origin + "' has no node named '" + wanted + "' to quantise");
@@ -623,10 +776,15 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
     }
   }
 
-  const std::map<std::string, ConstantSource> constants = FindConstants(graph);
   NameAllocator names(graph);
+  std::set<std::string> replaced;  // float constants that may have lost their last reader
+  ASSIGN_OR_RETURN(out.batchnorms_folded, FoldBatchNormalization(out.model, names_in_graph, names, replaced));
+  const onnx::OperatorSetIdProto* opset = DefaultOpsetImport(out.model);
+  const int64_t opset_version = opset == nullptr ? 0 : opset->version();
+  const std::map<std::string, ConstantSource> constants = FindConstants(graph);
   std::vector<NodeQdq> added(static_cast<size_t>(graph.node_size()));
-  std::set<std::string> replaced_weights;
+  std::map<std::string, ValueQdq> pairs;  // by the value they quantise
+  std::vector<int> quantized;
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto& node = *graph.mutable_node(i);
     const std::string& name = names_in_graph[static_cast<size_t>(i)];
@@ -659,7 +817,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
       continue;
     }
     const std::string weight_name = node.input(1);
-    auto qdq = QuantizeNode(node, name, range->second, w, names);
+    auto qdq = QuantizeWeights(node, name, w, names);
     if (!qdq.ok()) {
       if (qdq.status().code() != StatusCode::kUnsupported) {
         return Status(qdq.status().code(), DescribeProtoNode(node) + ": " + qdq.status().message());
@@ -668,20 +826,82 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
       continue;
     }
     added[static_cast<size_t>(i)] = std::move(qdq).value();
-    replaced_weights.insert(weight_name);
+    replaced.insert(weight_name);
+    // The input's pair has the parameters chipfit's int8 kernel of this op uses (the first quantised reader's,
+    // when layers of different ops read one value).
+    auto [pair, fresh] = pairs.try_emplace(node.input(0));
+    if (fresh) pair->second = {.base = name + "/x", .params = ActivationParamsFor(node.op_type(), range->second)};
+    pair->second.slots.emplace_back(i, 0);
     out.quantized.push_back(name);
+    quantized.push_back(i);
   }
 
-  // The Q/DQ nodes go right before their node: the order stays topological.
+  // Each quantised layer's output gets a pair too (ONNX Runtime's QDQ form), read by every reader, so that
+  // DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear is a pattern an int8 runtime fuses. Where the output
+  // feeds the next quantised layer, that layer's input pair is the one.
+  Readers readers = FindReaders(graph);
+  for (int i : quantized) {
+    const std::string& name = names_in_graph[static_cast<size_t>(i)];
+    auto point = OutputPoint(graph, i, readers, table, pairs, constants, opset_version);
+    if (!point.ok()) {
+      out.float_outputs.push_back(name + ": " + point.status().message());
+      continue;
+    }
+    auto [pair, fresh] = pairs.try_emplace(*point);
+    if (fresh) pair->second = {.base = name + "/y", .params = ActivationParamsFor("Conv", table.at(*point))};
+    pair->second.every_reader = true;
+    ++out.quantized_outputs;
+  }
+
+  // The pairs go right after the node that writes their value (first for graph inputs), the weights' DequantizeLinear
+  // right before their node: the order stays topological.
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& o : graph.node(i).output()) producer[o] = i;
+  }
+  std::map<int, std::vector<onnx::NodeProto>> after;  // -1: before every node
+  for (const auto& [value, pair] : pairs) {
+    const auto at = producer.find(value);
+    std::vector<onnx::TensorProto> initializers;
+    auto& nodes = after[at == producer.end() ? -1 : at->second];
+    const std::string dq = AddPair(value, pair, names, initializers, nodes);
+    for (auto& t : initializers) *graph.add_initializer() = std::move(t);
+    if (pair.every_reader) {
+      for (int reader : readers.nodes[value]) {
+        auto& node = *graph.mutable_node(reader);
+        for (int k = 0; k < node.input_size(); ++k) {
+          if (node.input(k) == value) node.set_input(k, dq);
+        }
+      }
+    } else {
+      for (const auto& [reader, slot] : pair.slots) graph.mutable_node(reader)->set_input(slot, dq);
+    }
+  }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto& n : after[-1]) *nodes.Add() = std::move(n);
   for (int i = 0; i < graph.node_size(); ++i) {
     for (auto& n : added[static_cast<size_t>(i)].before) *nodes.Add() = std::move(n);
     for (auto& t : added[static_cast<size_t>(i)].initializers) *graph.add_initializer() = std::move(t);
     *nodes.Add() = std::move(*graph.mutable_node(i));
+    for (auto& n : after[i]) *nodes.Add() = std::move(n);
   }
   graph.mutable_node()->Swap(&nodes);
-  if (const int dropped = DropUnread(graph, replaced_weights); dropped > 0) {
-    out.notes.push_back(std::to_string(dropped) + " float weight tensors that only quantised nodes read were dropped");
+  if (out.batchnorms_folded > 0) {
+    out.notes.push_back(std::to_string(out.batchnorms_folded) +
+                        " BatchNormalization nodes folded into the Conv before them (weights and bias per output "
+                        "channel, as chipfit's cpu:int8 compile folds them)");
+  }
+  if (!quantized.empty()) {
+    std::string left;
+    for (const std::string& f : out.float_outputs) left += (left.empty() ? "" : "; ") + f;
+    out.notes.push_back(std::to_string(out.quantized_outputs) + " of " + std::to_string(quantized.size()) +
+                        " quantised layers quantise their output too (after a Relu/Clip where that is exact)" +
+                        (left.empty() ? "" : "; float output: " + left));
+  }
+  if (const int dropped = DropUnread(graph, replaced); dropped > 0) {
+    out.notes.push_back(std::to_string(dropped) +
+                        " float constants nothing reads any more (weights now int8, folded BatchNormalization "
+                        "parameters) were dropped");
   }
 
   out.from_opset = DefaultOpsetImport(out.model) == nullptr ? 0 : DefaultOpsetImport(out.model)->version();

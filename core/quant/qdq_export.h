@@ -32,8 +32,11 @@ struct QdqExport {
   onnx::ModelProto model;
   std::vector<std::string> quantized{};  // chipfit names of the nodes that got Q/DQ, in graph order
   std::vector<std::string> kept_fp32{};  // "node: reason" for listed nodes left in float
+  int batchnorms_folded = 0;
+  int quantized_outputs = 0;                 // quantised nodes whose output has a Q/DQ pair too
+  std::vector<std::string> float_outputs{};  // "node: reason" for quantised nodes whose output stays float
   int64_t from_opset = 0, to_opset = 0;
-  std::vector<std::string> notes{};  // opset rewrites, removed float weights
+  std::vector<std::string> notes{};  // folds, output pairs, opset rewrites, removed float weights
 };
 
 // The activation quantisation chipfit's cpu:int8 kernels use for a calibrated input (devices/cpu: Conv takes
@@ -41,14 +44,18 @@ struct QdqExport {
 // never goes negative, else symmetric s8). Same float arithmetic as the kernels, so the scales match bit for bit.
 QuantParams ActivationParamsFor(const std::string& op_type, const QuantParams& calibrated);
 
-// Rewrites `model` with Q/DQ around the activation and weight inputs of each quantised node: the activation
-// gets QuantizeLinear → DequantizeLinear with its per-tensor parameters ("<node>/x_q", "<node>/x_dq"), the
-// weights become an int8 initializer with symmetric per-channel scales along the output channel (Conv: axis 0,
-// MatMul: the last axis, Gemm: 1, or 0 with transB) feeding "<node>/w_dq"; bias stays float, as chipfit adds it.
-// Float weights no other node reads are dropped. Every other node, name, input and output is kept. A default
-// opset below 13 (per-axis DequantizeLinear) is raised to 13 when every op means the same there; attributes
-// that became inputs (Clip min/max, Slice starts/ends/axes, Squeeze/Unsqueeze/ReduceSum axes, Split, Pad,
-// TopK k, Dropout ratio) move to constant inputs. Unsupported naming the op when an op's meaning changed
+// Rewrites `model` in ONNX Runtime's QDQ form. First BatchNormalization folds into the Conv/Gemm before it, exactly
+// as chipfit's cpu:int8 compile folds it (FoldBatchNorm), so the calibrated value names match. Then each quantised
+// node's activation input gets QuantizeLinear → DequantizeLinear with its per-tensor parameters ("<node>/x_q",
+// "<node>/x_dq"), and so does its output ("<node>/y_q", "<node>/y_dq", every reader reading the DequantizeLinear),
+// placed after a Relu/Clip that is the output's only reader when the quantisation saturates where it clips, so
+// DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear fuses into one int8 kernel exactly; a value feeding the
+// next quantised node has one pair. The weights become an int8 initializer with symmetric per-channel scales along
+// the output channel (Conv: axis 0, MatMul: the last axis, Gemm: 1, or 0 with transB) feeding "<node>/w_dq"; bias
+// stays float, as chipfit adds it. Float constants nothing reads any more are dropped. Every other node, name, input
+// and output is kept. A default opset below 13 (per-axis DequantizeLinear) is raised to 13 when every op means the
+// same there; attributes that became inputs (Clip min/max, Slice starts/ends/axes, Squeeze/Unsqueeze/ReduceSum axes,
+// Split, Pad, TopK k, Dropout ratio) move to constant inputs. Unsupported naming the op when an op's meaning changed
 // (Softmax over a non-last axis, Upsample, …); InvalidArgument for a listed node without a calibrated input.
 Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& table, const QdqOptions& options = {});
 

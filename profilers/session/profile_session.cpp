@@ -186,9 +186,15 @@ GraphCompiler CeilingCompiler() {
 }
 
 std::string DescribeQuantReport(const QuantReport& q) {
-  std::string text = fmt::format(
-      "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
-      q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
+  // No ranges: nothing was calibrated (a QDQ model runs with its own scales; its notes say so).
+  std::string text =
+      q.table.empty()
+          ? fmt::format("int8: {} kernels in int8; output SQNR vs fp32 on {} sample(s) {:.1f} dB", q.int8_kernels,
+                        q.samples, q.output_sqnr_db)
+          : fmt::format(
+                "int8: {} kernels in int8; calibrated with {} on {} {}sample(s); output SQNR vs fp32 on them {:.1f} dB",
+                q.int8_kernels, q.method, q.samples, q.random_calibration ? "seeded random " : "", q.output_sqnr_db);
+  for (const std::string& note : q.notes) text += "\n      " + note;
   auto join = [](const std::vector<std::string>& items) {
     std::string out;
     for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;

@@ -1,11 +1,13 @@
-// QDQ export: the Q/DQ nodes and scales it writes, per-channel weights, kept-fp32 layers, the opset 13 upgrade,
-// and `chipfit quantize` as a user runs it (its errors exit 2 naming the value).
+// QDQ export: the Q/DQ nodes and scales it writes (inputs and outputs), BatchNormalization folding, per-channel
+// weights, kept-fp32 layers, the opset 13 upgrade, and `chipfit quantize` as a user runs it (chipfit's cpu:int8
+// fuses what it writes; its errors exit 2 naming the value).
 #include "core/quant/qdq_export.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,7 +17,9 @@
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
 #include "core/runtime/compiled_model.h"
+#include "core/runtime/observer.h"
 #include "core/tensor/metrics.h"
+#include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "onnx/checker.h"
 #include "tests/app/run_shell.h"
@@ -58,6 +62,90 @@ QuantParams Calibrated(float lo, float hi) {
 
 const QuantTable kTable = {{"x", Calibrated(-1.0f, 1.0f)}, {"r", Calibrated(0.0f, 4.0f)}};
 
+// Min/max of every value (graph inputs and kernel outputs) on the reference kernels.
+class RangeObserver final : public RunObserver {
+ public:
+  bool WantsOutputs(size_t) override { return true; }
+  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
+    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
+      if (outputs[k] != nullptr && outputs[k]->dtype() == DType::kF32) Observe(kernel.outputs[k], *outputs[k]);
+    }
+  }
+  void Observe(const std::string& name, const Tensor& t) {
+    auto [it, fresh] = ranges.try_emplace(name, std::make_pair(1e30f, -1e30f));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      it->second.first = std::min(it->second.first, t.data<float>()[i]);
+      it->second.second = std::max(it->second.second, t.data<float>()[i]);
+    }
+  }
+  std::map<std::string, std::pair<float, float>> ranges;
+};
+
+Tensor TestInput() { return SeededTensor(DType::kF32, {1, 8, 16, 16}, 7); }
+
+// The ranges of `m`'s values on the input the tests run (the reference runs the graph as written, BatchNormalization
+// included: its output is the name the folded Conv writes).
+QuantTable CalibrateOnTestInput(const onnx::ModelProto& m) {
+  auto loaded = CheckOnnxModel(m, "test model");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto graph = ImportModel(*loaded);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  auto compiled = Compile(*graph, Target{});
+  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+  RangeObserver observer;
+  std::map<std::string, Tensor> inputs;
+  inputs["x"] = TestInput();
+  observer.Observe("x", inputs["x"]);
+  EXPECT_TRUE((*compiled)->Run(inputs, &observer).ok());
+  QuantTable table;
+  for (const auto& [name, range] : observer.ranges) table[name] = Calibrated(range.first, range.second);
+  return table;
+}
+
+// x → Conv (no bias) → BatchNormalization (statistics far from identity) → Relu → y.
+onnx::ModelProto ConvBatchNormRelu() {
+  onnx::ModelProto m = testing::NewModel("conv_bn_relu", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 8, 16, 16});
+  AddValue(g->mutable_output(), "y", {1, 16, 16, 16});
+  AddInitializer(g, "w", {16, 8, 3, 3}, [](int64_t i) { return std::sin(0.37 * i) / 8.0; });
+  AddInitializer(g, "gamma", {16}, [](int64_t i) { return 0.5 + 0.1 * i; });
+  AddInitializer(g, "beta", {16}, [](int64_t i) { return 0.2 * i - 1.0; });
+  AddInitializer(g, "mean", {16}, [](int64_t i) { return 0.3 - 0.05 * i; });
+  AddInitializer(g, "var", {16}, [](int64_t i) { return 0.2 + 0.3 * i; });
+  auto* conv = AddNode(g, "Conv", {"x", "w"}, {"c"}, "conv");
+  testing::AddIntsAttr(conv, "pads", {1, 1, 1, 1});
+  AddNode(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+  AddNode(g, "Relu", {"bn"}, {"y"}, "relu");
+  return m;
+}
+
+// ConvReluMatMul with Clip(0, `hi`) for the Relu (bounds as constant inputs, opset 13).
+onnx::ModelProto ConvClipMatMul(float hi) {
+  onnx::ModelProto m = ConvReluMatMul();
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "lo", {}, [](int64_t) { return 0.0; });
+  AddInitializer(g, "hi", {}, [hi](int64_t) { return hi; });
+  auto* clip = g->mutable_node(1);
+  clip->set_op_type("Clip");
+  clip->add_input("lo");
+  clip->add_input("hi");
+  return m;
+}
+
+const onnx::NodeProto* FindNode(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& n : m.graph().node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+int QuantizeLinearsOf(const onnx::ModelProto& m, const std::string& value) {
+  int count = 0;
+  for (const auto& n : m.graph().node()) count += n.op_type() == "QuantizeLinear" && n.input(0) == value;
+  return count;
+}
+
 const onnx::TensorProto* Initializer(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& t : m.graph().initializer()) {
     if (t.name() == name) return &t;
@@ -88,7 +176,7 @@ Tensor RunReference(const onnx::ModelProto& m) {
   auto compiled = Compile(*graph, Target{});
   EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
   std::map<std::string, Tensor> inputs;
-  inputs["x"] = SeededTensor(DType::kF32, {1, 8, 16, 16}, 7);
+  inputs["x"] = TestInput();
   auto out = (*compiled)->Run(inputs);
   EXPECT_TRUE(out.ok()) << out.status().ToString();
   return std::move((*out)[0]);
@@ -114,6 +202,13 @@ TEST(QdqExport, InsertsTheExpectedNodesWithTheCalibratedScales) {
   EXPECT_EQ(conv.input(1), "conv/w_dequantized");
   EXPECT_EQ(conv.input(2), "b");
   EXPECT_EQ(Initializer(m, "b")->data_type(), onnx::TensorProto_DataType_FLOAT);
+  // Conv's output is quantised after its Relu (zero point 0 saturates where Relu clips), by the pair that is
+  // also MatMul's input pair: DQ → Conv → Relu → Q is there to fuse, and Relu's output has one pair, not two.
+  EXPECT_EQ(m.graph().node(5).input(0), "r");
+  EXPECT_EQ(QuantizeLinearsOf(m, "r"), 1);
+  EXPECT_EQ(exported->quantized_outputs, 1);
+  ASSERT_EQ(exported->float_outputs.size(), 1u);
+  EXPECT_NE(exported->float_outputs[0].find("graph output"), std::string::npos) << exported->float_outputs[0];
   // The float weights nobody reads any more are gone; opset and outputs are as they were.
   EXPECT_EQ(Initializer(m, "w"), nullptr);
   EXPECT_EQ(Initializer(m, "m"), nullptr);
@@ -160,21 +255,65 @@ TEST(QdqExport, PerChannelWeightsReproduceTheWeightsWithinHalfAStep) {
 
 TEST(QdqExport, KeptLayersStayFloatAndTheModelImportsAndRunsClose) {
   const onnx::ModelProto original = ConvReluMatMul();
-  auto exported = ExportQdq(original, kTable, {.int8_nodes = {}, .keep_fp32 = {"matmul"}});
+  auto exported = ExportQdq(original, CalibrateOnTestInput(original), {.int8_nodes = {}, .keep_fp32 = {"matmul"}});
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
   const onnx::ModelProto& m = exported->model;
-  EXPECT_EQ(NodeNames(m), (std::vector<std::string>{"conv/x_q", "conv/x_dq", "conv/w_dq", "conv", "relu", "matmul"}));
+  // The float MatMul reads Conv's output through the output pair after the Relu.
+  EXPECT_EQ(NodeNames(m), (std::vector<std::string>{"conv/x_q", "conv/x_dq", "conv/w_dq", "conv", "relu", "conv/y_q",
+                                                    "conv/y_dq", "matmul"}));
   EXPECT_EQ(m.graph().node(5).input(0), "r");
-  EXPECT_EQ(m.graph().node(5).input(1), "m");
+  EXPECT_EQ(m.graph().node(7).input(0), "conv/y_dequantized");
+  EXPECT_EQ(m.graph().node(7).input(1), "m");
   ASSERT_NE(Initializer(m, "m"), nullptr);
   EXPECT_EQ(Initializer(m, "m")->data_type(), onnx::TensorProto_DataType_FLOAT);
   ASSERT_EQ(exported->kept_fp32.size(), 1u);
   EXPECT_NE(exported->kept_fp32[0].find("matmul"), std::string::npos);
-  // Imported again by chipfit and run on the reference kernels: close to the float model (8-bit input and
-  // weights of one layer: well above 30 dB).
+  // Imported again by chipfit and run on the reference kernels: close to the float model (8-bit input, weights
+  // and output of one layer, ranges calibrated on this input: well above 30 dB).
   const double sqnr = SqnrDb(RunReference(m), RunReference(original));
   EXPECT_GT(sqnr, 30.0);
   EXPECT_LT(sqnr, 80.0) << "as close as float: the Q/DQ nodes did not quantise anything";
+}
+
+TEST(QdqExport, FoldsBatchNormalizationIntoTheConvBeforeQuantising) {
+  const onnx::ModelProto original = ConvBatchNormRelu();
+  const QuantTable table = CalibrateOnTestInput(original);
+  auto exported = ExportQdq(original, table);
+  ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+  const onnx::ModelProto& m = exported->model;
+  EXPECT_EQ(exported->batchnorms_folded, 1);
+  // Relu's output is the graph's: the output pair goes on the Conv's own output, which is now the
+  // BatchNormalization's ("bn", the name the cpu:int8 compile's folded Conv writes and calibration ranges).
+  EXPECT_EQ(NodeNames(m),
+            (std::vector<std::string>{"conv/x_q", "conv/x_dq", "conv/w_dq", "conv", "conv/y_q", "conv/y_dq", "relu"}));
+  const onnx::NodeProto* conv = FindNode(m, "conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->output(0), "bn");
+  ASSERT_EQ(conv->input_size(), 3);
+  EXPECT_EQ(Decode(m, conv->input(2)).numel(), 16);
+  EXPECT_EQ(FindNode(m, "relu")->input(0), "conv/y_dequantized");
+  for (const char* gone : {"w", "gamma", "beta", "mean", "var"}) EXPECT_EQ(Initializer(m, gone), nullptr) << gone;
+  // A dropped or misapplied BatchNormalization shifts and scales every channel: far below 30 dB.
+  const double sqnr = SqnrDb(RunReference(m), RunReference(original));
+  EXPECT_GT(sqnr, 30.0);
+  EXPECT_NO_THROW(onnx::checker::check_model(m));
+}
+
+TEST(QdqExport, OutputPairGoesAfterAClipOnlyWhereTheQuantisationSaturatesThere) {
+  // Relu's calibrated output spans [0, 4]: Clip(0, 6) clips outside it (after the Q/DQ it changes nothing), so the
+  // pair follows the Clip; Clip(0, 2) clips inside it, so Conv's output gets its own pair before the Clip.
+  QuantTable table = kTable;
+  table["c"] = Calibrated(-3.0f, 4.0f);
+  auto wide = ExportQdq(ConvClipMatMul(6.0f), table);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(QuantizeLinearsOf(wide->model, "c"), 0);
+  EXPECT_EQ(QuantizeLinearsOf(wide->model, "r"), 1);
+  auto narrow = ExportQdq(ConvClipMatMul(2.0f), table);
+  ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
+  EXPECT_EQ(QuantizeLinearsOf(narrow->model, "c"), 1);
+  EXPECT_EQ(QuantizeLinearsOf(narrow->model, "r"), 1);
+  EXPECT_EQ(FindNode(narrow->model, "relu")->input(0), "conv/y_dequantized");
+  EXPECT_EQ(Decode(narrow->model, "conv/y_zero_point").data<uint8_t>()[0], table.at("c").zero_point);
 }
 
 TEST(QdqExport, ListedNodesOnlyAndAMissingRangeIsNamed) {
@@ -295,6 +434,36 @@ TEST_F(QuantizeCli, WritesAModelChipfitImportsAgain) {
   EXPECT_GE(q, 1);
   const auto inspect = testing::RunShell(std::string(CHIPFIT_CLI) + " inspect " + out.string() + " 2>&1");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.out;
+}
+
+// chipfit's own cpu:int8 runs the written model's DQ → Conv → Relu → Q as one oneDNN int8 kernel, with the
+// written scales, and computes what its cpu:int8 computes on the original (calibrated alike: seed 1).
+TEST_F(QuantizeCli, ChipfitsInt8FusesTheWrittenModelAndMatchesTheOriginal) {
+  const fs::path out = dir_ / "model.int8.onnx";
+  const auto r = Quantize("--seed 1 -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string cli = CHIPFIT_CLI;
+  const auto inspect = testing::RunShell(cli + " inspect " + out.string() + " --target cpu:int8 2>&1");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.out;
+  EXPECT_NE(inspect.out.find("onednn:qlinearconv"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("covers conv+conv/x_dq+conv/w_dq+relu+conv/y_q"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("not calibrated: the model's own scales (1 QDQ patterns run as oneDNN int8"),
+            std::string::npos)
+      << inspect.out;
+  ASSERT_TRUE(WriteNpy(dir_ / "x.npy", TestInput()).ok());
+  for (const auto& [model, dir] : {std::pair{out, "written"}, std::pair{dir_ / "model.onnx", "original"}}) {
+    const auto run =
+        testing::RunShell(cli + " run " + model.string() + " --target cpu:int8 --input x=" + (dir_ / "x.npy").string() +
+                          " --output-dir " + (dir_ / dir).string() + " 2>&1");
+    ASSERT_EQ(run.exit_code, 0) << run.out;
+  }
+  auto written = ReadNpy(dir_ / "written/y.npy"), original = ReadNpy(dir_ / "original/y.npy");
+  ASSERT_TRUE(written.ok() && original.ok());
+  // The one difference: the written model also rounds Relu's output to u8 on its way to the float MatMul (about
+  // 35 dB here); a scale or zero point the fusion misread would cost far more.
+  const double sqnr = SqnrDb(*written, *original);
+  EXPECT_GE(sqnr, 30.0);
+  std::printf("written model vs original on cpu:int8: SQNR %.1f dB\n", sqnr);
 }
 
 TEST_F(QuantizeCli, ErrorsNameTheValueAndExit2) {
