@@ -405,8 +405,8 @@ class QdqFuser {
 
   // QLinearMatMul's inputs once a and b are read: b is the stored one, or `b_name` when it was rewritten.
   Result<Plan> PlanQLinearMatMul(size_t index, const Dequantized& a, const Dequantized& b, const std::string& b_name,
-                                 const std::string& b_scale, const std::string& b_zp, std::vector<Dequantized> dqs,
-                                 Plan plan) const {
+                                 const std::string& b_scale, const std::string& b_zp,
+                                 const std::vector<Dequantized>& dqs, Plan plan) const {
     const Node& layer = graph_.nodes[index];
     ASSIGN_OR_RETURN(Requantized y, ReadQuantize(layer.outputs[0]));
     plan.anchor = index;

@@ -217,7 +217,8 @@ std::string AddPair(const std::string& value, const ValueQdq& v, NameAllocator& 
     const auto z = static_cast<int8_t>(v.params.zero_point);
     initializers.push_back(RawTensor(zp, onnx::TensorProto_DataType_INT8, {}, &z, 1));
   }
-  const std::string q = names.Fresh(v.base + "_quantized"), dq = names.Fresh(v.base + "_dequantized");
+  const std::string q = names.Fresh(v.base + "_quantized");
+  std::string dq = names.Fresh(v.base + "_dequantized");
   nodes.push_back(MakeNode("QuantizeLinear", names.Fresh(v.base + "_q"), {value, scale, zp}, q));
   nodes.push_back(MakeNode("DequantizeLinear", names.Fresh(v.base + "_dq"), {q, scale, zp}, dq));
   return dq;

@@ -528,7 +528,8 @@ Status RunGridSample(KernelContext& ctx) {
           points.clear();
           std::fill(pick.begin(), pick.end(), 0);
           const bool any = std::all_of(taps.begin(), taps.end(), [](const AxisTaps& t) { return t.count > 0; });
-          while (any) {
+          // Every combination of the axes' taps, odometer style, until the first axis rolls over.
+          for (bool more = any; more;) {
             int64_t offset = 0;
             double weight = 1;
             bool inside = true;
@@ -541,7 +542,7 @@ Status RunGridSample(KernelContext& ctx) {
             if (inside) points.emplace_back(offset, weight);
             size_t d = r;
             while (d-- > 0 && ++pick[d] == taps[d].count) pick[d] = 0;
-            if (d == static_cast<size_t>(-1)) break;
+            more = d != static_cast<size_t>(-1);
           }
           for (int64_t c = 0; c < channels; ++c) {
             const T* plane = in + (n * channels + c) * in_plane;

@@ -81,7 +81,9 @@ Status InferBatchNorm(InferContext& ctx) {
 void BatchStatistics(const std::vector<double>& x, int64_t channels, int64_t plane, std::vector<double>& mean,
                      std::vector<double>& var) {
   const int64_t total = static_cast<int64_t>(x.size());
-  const double per_channel = static_cast<double>(total / std::max<int64_t>(channels, 1));
+  // Every channel holds the same count of values (N · plane): an exact integer division.
+  const auto per_channel =
+      static_cast<double>(total / std::max<int64_t>(channels, 1));  // NOLINT(bugprone-integer-division)
   mean.assign(static_cast<size_t>(channels), 0.0);
   var.assign(static_cast<size_t>(channels), 0.0);
   for (int64_t i = 0; i < total; ++i) mean[static_cast<size_t>(i / plane % channels)] += x[static_cast<size_t>(i)];

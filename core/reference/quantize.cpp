@@ -294,7 +294,7 @@ Status RunDynamicQuantizeLinear(KernelContext& ctx) {
 
 // Checks that input `i` has one of `dtypes` and holds one value or a count in `allowed_counts` (< 0: unknown).
 Status CheckQuantInput(const InferContext& ctx, size_t i, const char* name, const std::vector<DType>& dtypes,
-                       std::vector<int64_t> allowed_counts) {
+                       const std::vector<int64_t>& allowed_counts) {
   const ValueInfo* in = ctx.input(i);
   if (in == nullptr) return Status::Ok();
   RETURN_IF_ERROR(CheckDType(ctx, i, dtypes));

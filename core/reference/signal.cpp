@@ -300,9 +300,19 @@ Status InferWindow(InferContext& ctx) {
 }
 
 // Generalised cosine windows: w[n] = a0 - a1 cos(2πn/N) + a2 cos(4πn/N), with N = size (periodic) or
-// size - 1 (symmetric).
-template <double A0, double A1, double A2>
+// size - 1 (symmetric). The coefficients by op (not template parameters: clang before 18 has no
+// floating-point ones).
+struct CosineWindow {
+  double a0, a1, a2;
+};
+CosineWindow WindowCoefficients(const std::string& op) {
+  if (op == "HammingWindow") return {25.0 / 46.0, 21.0 / 46.0, 0.0};
+  if (op == "BlackmanWindow") return {0.42, 0.5, 0.08};
+  return {0.5, 0.5, 0.0};  // HannWindow
+}
+
 Status RunWindow(KernelContext& ctx) {
+  const CosineWindow c = WindowCoefficients(ctx.node().op_type);
   ASSIGN_OR_RETURN(int64_t size, WindowSize(ctx.node(), *ctx.input(0)));
   const bool periodic = ctx.node().GetInt("periodic", 1) != 0;
   const int64_t period = periodic ? size : size - 1;
@@ -313,7 +323,7 @@ Status RunWindow(KernelContext& ctx) {
       // A symmetric window of one point would divide 0 by 0; it is 1, as in NumPy, SciPy and PyTorch.
       const double phase =
           period == 0 ? 0.0 : 2 * std::numbers::pi * static_cast<double>(n) / static_cast<double>(period);
-      const double w = period == 0 ? 1.0 : A0 - A1 * std::cos(phase) + A2 * std::cos(2 * phase);
+      const double w = period == 0 ? 1.0 : c.a0 - c.a1 * std::cos(phase) + c.a2 * std::cos(2 * phase);
       out.data<T>()[n] = FromDouble<T>(w);
     }
     return Status::Ok();
@@ -400,9 +410,9 @@ std::vector<OpEntry> SignalOps() {
   return {
       {"DFT", InferDft, RunDft},
       {"STFT", InferStft, RunStft},
-      {"HannWindow", InferWindow, RunWindow<0.5, 0.5, 0.0>},
-      {"HammingWindow", InferWindow, RunWindow<25.0 / 46.0, 21.0 / 46.0, 0.0>},
-      {"BlackmanWindow", InferWindow, RunWindow<0.42, 0.5, 0.08>},
+      {"HannWindow", InferWindow, RunWindow},
+      {"HammingWindow", InferWindow, RunWindow},
+      {"BlackmanWindow", InferWindow, RunWindow},
       {"MelWeightMatrix", InferMelWeightMatrix, RunMelWeightMatrix},
   };
 }
