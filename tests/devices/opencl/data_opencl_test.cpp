@@ -352,6 +352,7 @@ TEST(DataOpenCl, ExpandAndTile) {
 TEST(DataOpenCl, PadModesAndOpsetForms) {
   CHIPFIT_REQUIRE_OPENCL();
   uint64_t seed = 800;
+  // Opset 19: 'wrap' exists from Pad-19.
   for (const char* mode : {"constant", "edge", "reflect", "wrap"}) {
     for (DType dt : kMoveTypes) {
       Node node = MakeNode("Pad", 3, 1, {{"mode", StringAttr(mode)}});
@@ -360,11 +361,11 @@ TEST(DataOpenCl, PadModesAndOpsetForms) {
                      : dt == DType::kBool ? MakeTensor<bool>({}, {true})
                                           : MakeTensor<uint8_t>({}, {200});
       ExpectExact(opencl::CreatePad,
-                  {node, 13, {Random(dt, {3, 4, 5}, seed++), Ints({1, 0, 2, 2, 3, 1}), value}, {false, true, true}});
+                  {node, 19, {Random(dt, {3, 4, 5}, seed++), Ints({1, 0, 2, 2, 3, 1}), value}, {false, true, true}});
       // Negative pads crop; the trailing unpadded dims merge.
       ExpectExact(
           opencl::CreatePad,
-          {node, 13, {Random(dt, {4, 6, 3, 2}, seed++), Ints({0, -1, 0, 0, 1, 2, 0, 0}), value}, {false, true, true}});
+          {node, 19, {Random(dt, {4, 6, 3, 2}, seed++), Ints({0, -1, 0, 0, 1, 2, 0, 0}), value}, {false, true, true}});
     }
   }
   // Opset 2: pads and value attributes; opset 18: axes input; value omitted.
@@ -403,9 +404,10 @@ TEST(DataOpenCl, ResizeNearestEveryModeIsExact) {
                                 {"coordinate_transformation_mode", StringAttr(t)},
                                 {"nearest_mode", StringAttr(nearest)}});
         node.inputs[3] = "";
+        // Opset 19: half_pixel_symmetric exists from Resize-19.
         ExpectExact(opencl::CreateResize,
                     {node,
-                     13,
+                     19,
                      {Random(DType::kF32, {1, 2, 5, 7}, seed++), Tensor(), Floats(scales), Tensor()},
                      {false, false, true, false}});
       }
@@ -441,7 +443,7 @@ TEST(DataOpenCl, ResizeLinearTransforms) {
       node.inputs[3] = "";
       ExpectMatchesReference(opencl::CreateResize,
                              {node,
-                              13,
+                              19,
                               {Random(DType::kF32, {2, 3, 9, 11}, seed++), Tensor(), Floats(scales), Tensor()},
                               {false, false, true, false}});
     }
