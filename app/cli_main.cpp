@@ -1584,6 +1584,7 @@ struct QuantizeFlags {
   uint64_t seed = 1;
   CLI::Option* seed_option = nullptr;
   std::string output;
+  std::string output_qdq = "shared";
 };
 
 CLI::App* AddQuantizeCommand(CLI::App& app, QuantizeFlags& f) {
@@ -1596,6 +1597,12 @@ CLI::App* AddQuantizeCommand(CLI::App& app, QuantizeFlags& f) {
                                   "Calibrate on seeded random inputs instead of --data (a smoke test: the scales fit "
                                   "random data, not yours)");
   cmd->add_option("-o,--output", f.output, "The QDQ model to write (.onnx)")->required();
+  cmd->add_option("--output-qdq", f.output_qdq,
+                  "Which quantised layers' outputs get Q/DQ: shared (where a quantised layer reads them: the model "
+                  "computes what chipfit's cpu:int8 does) or every (ONNX Runtime's full QDQ form: every layer fuses "
+                  "to int8, at some accuracy)")
+      ->check(CLI::IsMember({"shared", "every"}))
+      ->default_str("shared");
   return cmd;
 }
 
@@ -1692,7 +1699,8 @@ int RunQuantize(const QuantizeFlags& f) {
                      .keep_fp32 = {},
                      .origin = f.model,
                      .shaped = &model->proto,
-                     .ranks = std::move(ranks.ranks)};
+                     .ranks = std::move(ranks.ranks),
+                     .outputs = f.output_qdq == "every" ? QdqOptions::Outputs::kEvery : QdqOptions::Outputs::kShared};
   for (const std::string& name : SplitList(f.quant.keep_fp32)) options.keep_fp32.insert(name);
   if (options.int8_nodes.empty()) {
     return Fail(InvalidArgument("'" + f.model + "': no Conv, MatMul or Gemm runs in int8 on cpu:int8 (" +

@@ -21,6 +21,12 @@
 namespace chipfit {
 namespace {
 
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 constexpr int64_t kQdqOpset = 13;  // DequantizeLinear's axis (per-channel weights) is new in 13
 
 bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -841,11 +847,16 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
   // DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear is a pattern an int8 runtime fuses. Where the output
   // feeds the next quantised layer, that layer's input pair is the one.
   Readers readers = FindReaders(graph);
+  std::vector<std::string> unread;  // kShared: layers whose output no quantised layer reads
   for (int i : quantized) {
     const std::string& name = names_in_graph[static_cast<size_t>(i)];
     auto point = OutputPoint(graph, i, readers, table, pairs, constants, opset_version);
     if (!point.ok()) {
       out.float_outputs.push_back(name + ": " + point.status().message());
+      continue;
+    }
+    if (options.outputs == QdqOptions::Outputs::kShared && !pairs.contains(*point)) {
+      unread.push_back(name);
       continue;
     }
     auto [pair, fresh] = pairs.try_emplace(*point);
@@ -897,7 +908,11 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
     for (const std::string& f : out.float_outputs) left += (left.empty() ? "" : "; ") + f;
     out.notes.push_back(std::to_string(out.quantized_outputs) + " of " + std::to_string(quantized.size()) +
                         " quantised layers quantise their output too (after a Relu/Clip where that is exact)" +
-                        (left.empty() ? "" : "; float output: " + left));
+                        (left.empty() ? "" : "; float output: " + left) +
+                        (unread.empty() ? ""
+                                        : "; float output where no quantised layer reads it, as chipfit's int8 "
+                                          "computes (--output-qdq every quantises these too): " +
+                                              JoinNames(unread)));
   }
   if (const int dropped = DropUnread(graph, replaced); dropped > 0) {
     out.notes.push_back(std::to_string(dropped) +

@@ -26,6 +26,12 @@ struct QdqOptions {
   const onnx::ModelProto* shaped = nullptr;
   // Ranks of values as chipfit ran them, for values libonnx's inference leaves without a shape.
   std::map<std::string, int64_t> ranks{};
+  // Which quantised layers' outputs get a Q/DQ pair. kShared: only where the value (after a Relu/Clip that
+  // saturates there) is already quantised as another quantised layer's input, so the model computes what
+  // chipfit's cpu:int8 computes. kEvery: every one, ONNX Runtime's full QDQ form, which lets an int8 runtime
+  // fuse each layer but rounds values chipfit's int8 keeps in float (hard-swish inputs, residual sums).
+  enum class Outputs { kShared, kEvery };
+  Outputs outputs = Outputs::kShared;
 };
 
 struct QdqExport {

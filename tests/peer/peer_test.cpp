@@ -134,14 +134,15 @@ int Occurrences(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// `chipfit quantize` against ONNX Runtime, on the same seeded input: chipfit's cpu:int8 runs every quantised
-// layer of the written model as one oneDNN int8 kernel (DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear
-// fused) and computes what ONNX Runtime computes on it, SQNR >= 60 dB (the same integer arithmetic: 130-140 dB
-// measured). ONNX Runtime's output stays within 20 dB SQNR of chipfit's own cpu:int8 run of the original model
-// (same seeded calibration): 80.8 dB on cnn, 22.5 dB on ppocr_cls, whose written model also rounds each quantised
-// layer's output to 8 bits (27 tensors before a hard-swish, a residual Add or a squeeze-excitation block that
-// chipfit's int8 keeps in float; ORT's QDQ form does the same). Skips, saying why, where node,
-// onnxruntime-node or the model is absent.
+// `chipfit quantize` against ONNX Runtime, on the same seeded input, in both forms it writes:
+// - shared (the default): Q/DQ where chipfit's cpu:int8 quantises, so ONNX Runtime's output on the written model
+//   is within 30 dB SQNR of chipfit's own cpu:int8 run of the original (same seeded calibration);
+// - every (--output-qdq every, ONNX Runtime's full QDQ form): chipfit's cpu:int8 runs every quantised layer as
+//   one oneDNN int8 kernel (DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear fused) and computes what ONNX
+//   Runtime computes on it, SQNR >= 60 dB (the same integer arithmetic); against the original it drifts further
+//   (ppocr_cls: about 22 dB, rounding the 27 values before a hard-swish, a residual Add or a squeeze-excitation
+//   block that chipfit's int8 keeps in float), so only >= 15 dB is asked there.
+// Skips, saying why, where node, onnxruntime-node or the model is absent.
 TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
   if (Shell("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node is not installed";
   if (!fs::exists(PeerDir() / "node_modules/onnxruntime-node")) {
@@ -169,53 +170,62 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
       ort_inputs += " " + name + "=" + file.string();
       chipfit_inputs += " --input " + name + "=" + file.string();
     }
-    // quantize --seed 1 and run's int8 calibration both take 8 random samples from seed 1: the same table.
-    const fs::path qdq = work / "model.int8.onnx";
-    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " quantize " + model.path.string() + shape_args + " --seed 1 -o " +
-                    qdq.string() + " > " + (work / "quantize.txt").string()),
-              0)
-        << model.name;
-    const std::string quantize = ReadText(work / "quantize.txt");
-    int quantized = -1;
-    if (const size_t at = quantize.find("\nquantized "); at != std::string::npos) {
-      quantized = std::atoi(quantize.c_str() + quantize.find_first_not_of(' ', at + 11));
-    }
-    ASSERT_GT(quantized, 0) << quantize;
-    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " inspect " + qdq.string() + shape_args + " --target cpu:int8 > " +
-                    (work / "inspect.txt").string() + " 2>&1"),
-              0);
-    const std::string inspect = ReadText(work / "inspect.txt");
-    const int fused = Occurrences(inspect, "onednn:qlinearconv ") + Occurrences(inspect, "onednn:qlinearmatmul ");
-    EXPECT_EQ(fused, quantized) << model.name << ": not every quantised layer fused on cpu:int8\n" << inspect;
-    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + qdq.string() + " --target cpu:int8" + shape_args +
-                    chipfit_inputs + " --output-dir " + (work / "chipfit_qdq").string() + " > /dev/null 2>&1"),
-              0);
+    // chipfit's cpu:int8 on the original; quantize --seed 1 and run's int8 calibration both take 8 random
+    // samples from seed 1: the same table.
     ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target cpu:int8" + shape_args +
                     chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null 2>&1"),
               0);
-    ASSERT_EQ(Shell("NODE_PATH=" + (PeerDir() / "node_modules").string() + " node " + CHIPFIT_SOURCE_DIR +
-                    "/tests/peer/ort_run.mjs " + qdq.string() + " " + (work / "ort").string() + ort_inputs),
-              0)
-        << "ONNX Runtime did not run " << qdq;
-    int compared = 0;
-    for (const auto& entry : fs::directory_iterator(work / "ort")) {
-      auto ort = ReadNpy(entry.path());
-      auto chipfit = ReadNpy(work / "chipfit" / entry.path().filename());
-      ASSERT_TRUE(ort.ok()) << ort.status().ToString();
-      ASSERT_TRUE(chipfit.ok()) << chipfit.status().ToString();
-      ASSERT_EQ(ort->shape(), chipfit->shape()) << entry.path().filename();
-      auto fused_run = ReadNpy(work / "chipfit_qdq" / entry.path().filename());
-      ASSERT_TRUE(fused_run.ok()) << fused_run.status().ToString();
-      const double sqnr = SqnrDb(*ort, *chipfit), same_model = SqnrDb(*fused_run, *ort);
-      EXPECT_GE(same_model, 60.0) << model.name << " " << entry.path().filename();
-      EXPECT_GE(sqnr, 20.0) << model.name << " " << entry.path().filename();
-      std::printf(
-          "%s, %s: the QDQ model on chipfit cpu:int8 (%d fused) vs on ONNX Runtime: SQNR %.1f dB; ONNX Runtime on it "
-          "vs chipfit cpu:int8 on the original: %.1f dB\n",
-          model.name, entry.path().filename().c_str(), fused, same_model, sqnr);
-      ++compared;
+    for (const std::string form : {"shared", "every"}) {
+      SCOPED_TRACE(std::string(model.name) + ", --output-qdq " + form);
+      const fs::path qdq = work / (form + ".int8.onnx");
+      ASSERT_EQ(
+          Shell(std::string(CHIPFIT_CLI) + " quantize " + model.path.string() + shape_args + " --seed 1 --output-qdq " +
+                form + " -o " + qdq.string() + " > " + (work / "quantize.txt").string()),
+          0);
+      const std::string quantize = ReadText(work / "quantize.txt");
+      int quantized = -1;
+      if (const size_t at = quantize.find("\nquantized "); at != std::string::npos) {
+        quantized = std::atoi(quantize.c_str() + quantize.find_first_not_of(' ', at + 11));
+      }
+      ASSERT_GT(quantized, 0) << quantize;
+      ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " inspect " + qdq.string() + shape_args + " --target cpu:int8 > " +
+                      (work / "inspect.txt").string() + " 2>&1"),
+                0);
+      const std::string inspect = ReadText(work / "inspect.txt");
+      const int fused = Occurrences(inspect, "onednn:qlinearconv ") + Occurrences(inspect, "onednn:qlinearmatmul ");
+      if (form == "every") {
+        EXPECT_EQ(fused, quantized) << "not every quantised layer fused on cpu:int8\n" << inspect;
+      }
+      const fs::path ort_dir = work / ("ort_" + form), qdq_dir = work / ("chipfit_" + form);
+      ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + qdq.string() + " --target cpu:int8" + shape_args +
+                      chipfit_inputs + " --output-dir " + qdq_dir.string() + " > /dev/null 2>&1"),
+                0);
+      ASSERT_EQ(Shell("NODE_PATH=" + (PeerDir() / "node_modules").string() + " node " + CHIPFIT_SOURCE_DIR +
+                      "/tests/peer/ort_run.mjs " + qdq.string() + " " + ort_dir.string() + ort_inputs),
+                0)
+          << "ONNX Runtime did not run " << qdq;
+      int compared = 0;
+      for (const auto& entry : fs::directory_iterator(ort_dir)) {
+        auto ort = ReadNpy(entry.path());
+        auto original = ReadNpy(work / "chipfit" / entry.path().filename());
+        auto same_model = ReadNpy(qdq_dir / entry.path().filename());
+        ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+        ASSERT_TRUE(original.ok()) << original.status().ToString();
+        ASSERT_TRUE(same_model.ok()) << same_model.status().ToString();
+        ASSERT_EQ(ort->shape(), original->shape()) << entry.path().filename();
+        const double vs_original = SqnrDb(*ort, *original), vs_same = SqnrDb(*same_model, *ort);
+        EXPECT_GE(vs_original, form == "shared" ? 30.0 : 15.0) << entry.path().filename();
+        if (form == "every") {
+          EXPECT_GE(vs_same, 60.0) << entry.path().filename();
+        }
+        std::printf(
+            "%s, --output-qdq %s, %s: ONNX Runtime on the QDQ model vs chipfit cpu:int8 on the original: SQNR %.1f "
+            "dB; vs chipfit cpu:int8 on the QDQ model (%d of %d layers fused): %.1f dB\n",
+            model.name, form.c_str(), entry.path().filename().c_str(), vs_original, fused, quantized, vs_same);
+        ++compared;
+      }
+      EXPECT_GT(compared, 0);
     }
-    EXPECT_GT(compared, 0) << model.name;
     fs::remove_all(work);
   }
 }

@@ -182,6 +182,13 @@ Tensor RunReference(const onnx::ModelProto& m) {
   return std::move((*out)[0]);
 }
 
+// ONNX Runtime's full QDQ form: every quantised layer's output gets a pair (the tests of where it goes).
+QdqOptions EveryOutput() {
+  QdqOptions options;
+  options.outputs = QdqOptions::Outputs::kEvery;
+  return options;
+}
+
 TEST(QdqExport, InsertsTheExpectedNodesWithTheCalibratedScales) {
   auto exported = ExportQdq(ConvReluMatMul(), kTable);
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
@@ -253,9 +260,21 @@ TEST(QdqExport, PerChannelWeightsReproduceTheWeightsWithinHalfAStep) {
   }
 }
 
-TEST(QdqExport, KeptLayersStayFloatAndTheModelImportsAndRunsClose) {
+// The default (shared) form quantises a layer's output only where a quantised layer reads it: with the
+// MatMul kept in fp32 the Conv's output stays float, as chipfit's cpu:int8 computes it.
+TEST(QdqExport, SharedOutputsLeaveAValueOnlyFloatLayersReadInFloat) {
   const onnx::ModelProto original = ConvReluMatMul();
   auto exported = ExportQdq(original, CalibrateOnTestInput(original), {.int8_nodes = {}, .keep_fp32 = {"matmul"}});
+  ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+  EXPECT_EQ(NodeNames(exported->model),
+            (std::vector<std::string>{"conv/x_q", "conv/x_dq", "conv/w_dq", "conv", "relu", "matmul"}));
+  EXPECT_EQ(exported->quantized_outputs, 0);
+}
+
+TEST(QdqExport, KeptLayersStayFloatAndTheModelImportsAndRunsClose) {
+  const onnx::ModelProto original = ConvReluMatMul();
+  auto exported = ExportQdq(original, CalibrateOnTestInput(original),
+                            {.int8_nodes = {}, .keep_fp32 = {"matmul"}, .outputs = QdqOptions::Outputs::kEvery});
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
   const onnx::ModelProto& m = exported->model;
   // The float MatMul reads Conv's output through the output pair after the Relu.
@@ -278,7 +297,7 @@ TEST(QdqExport, KeptLayersStayFloatAndTheModelImportsAndRunsClose) {
 TEST(QdqExport, FoldsBatchNormalizationIntoTheConvBeforeQuantising) {
   const onnx::ModelProto original = ConvBatchNormRelu();
   const QuantTable table = CalibrateOnTestInput(original);
-  auto exported = ExportQdq(original, table);
+  auto exported = ExportQdq(original, table, EveryOutput());
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
   const onnx::ModelProto& m = exported->model;
   EXPECT_EQ(exported->batchnorms_folded, 1);
@@ -304,11 +323,11 @@ TEST(QdqExport, OutputPairGoesAfterAClipOnlyWhereTheQuantisationSaturatesThere) 
   // pair follows the Clip; Clip(0, 2) clips inside it, so Conv's output gets its own pair before the Clip.
   QuantTable table = kTable;
   table["c"] = Calibrated(-3.0f, 4.0f);
-  auto wide = ExportQdq(ConvClipMatMul(6.0f), table);
+  auto wide = ExportQdq(ConvClipMatMul(6.0f), table, EveryOutput());
   ASSERT_TRUE(wide.ok()) << wide.status().ToString();
   EXPECT_EQ(QuantizeLinearsOf(wide->model, "c"), 0);
   EXPECT_EQ(QuantizeLinearsOf(wide->model, "r"), 1);
-  auto narrow = ExportQdq(ConvClipMatMul(2.0f), table);
+  auto narrow = ExportQdq(ConvClipMatMul(2.0f), table, EveryOutput());
   ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
   EXPECT_EQ(QuantizeLinearsOf(narrow->model, "c"), 1);
   EXPECT_EQ(QuantizeLinearsOf(narrow->model, "r"), 1);
@@ -437,10 +456,11 @@ TEST_F(QuantizeCli, WritesAModelChipfitImportsAgain) {
 }
 
 // chipfit's own cpu:int8 runs the written model's DQ → Conv → Relu → Q as one oneDNN int8 kernel, with the
-// written scales, and computes what its cpu:int8 computes on the original (calibrated alike: seed 1).
+// written scales, and computes what its cpu:int8 computes on the original (calibrated alike: seed 1). This model's
+// Conv feeds a float MatMul only, so only ONNX Runtime's full form (--output-qdq every) quantises its output.
 TEST_F(QuantizeCli, ChipfitsInt8FusesTheWrittenModelAndMatchesTheOriginal) {
   const fs::path out = dir_ / "model.int8.onnx";
-  const auto r = Quantize("--seed 1 -o " + out.string());
+  const auto r = Quantize("--seed 1 --output-qdq every -o " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string cli = CHIPFIT_CLI;
   const auto inspect = testing::RunShell(cli + " inspect " + out.string() + " --target cpu:int8 2>&1");
