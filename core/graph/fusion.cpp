@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/graph/graph_index.h"
 #include "core/graph/passes.h"
 
 namespace chipfit {
@@ -48,23 +49,9 @@ struct ActivationMatch {
   std::string output;
 };
 
-class ConvFuser {
+class ConvFuser : GraphIndex {
  public:
-  explicit ConvFuser(Graph& graph) : graph_(graph), readers_(CountValueReaders(graph)) {
-    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-      const Node& node = graph_.nodes[i];
-      for (const std::string& out : node.outputs) {
-        if (!out.empty()) producer_[out] = i;
-      }
-      for (const std::string& in : node.inputs) {
-        // A node reading a value twice (Mul(x, x)) is one consumer.
-        if (!in.empty() && (consumers_[in].empty() || consumers_[in].back() != i)) consumers_[in].push_back(i);
-      }
-    }
-    for (const ValueDesc& v : graph_.inputs) descs_[v.name] = &v;
-    for (const auto& [name, v] : graph_.value_info) descs_[name] = &v;
-    for (const ValueDesc& v : graph_.outputs) descs_[v.name] = &v;
-  }
+  explicit ConvFuser(Graph& graph) : GraphIndex(graph) {}
 
   int Run() {
     std::vector<Pattern> patterns;
@@ -376,11 +363,6 @@ class ConvFuser {
     }
   }
 
-  Graph& graph_;
-  std::map<std::string, int> readers_;
-  std::map<std::string, size_t> producer_;
-  std::map<std::string, std::vector<size_t>> consumers_;
-  std::map<std::string, const ValueDesc*> descs_;
   std::set<size_t> claimed_;
 };
 

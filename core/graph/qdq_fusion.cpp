@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "core/graph/graph_index.h"
 #include "core/graph/passes.h"
 #include "core/status.h"
 
@@ -52,23 +53,9 @@ struct Plan {
   std::map<std::string, Tensor> initializers{};
 };
 
-class QdqFuser {
+class QdqFuser : GraphIndex {
  public:
-  QdqFuser(Graph& graph, const QdqFusionOptions& options)
-      : graph_(graph), options_(options), readers_(CountValueReaders(graph)) {
-    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-      const Node& node = graph_.nodes[i];
-      for (const std::string& out : node.outputs) {
-        if (!out.empty()) producer_[out] = i;
-      }
-      for (const std::string& in : node.inputs) {
-        if (!in.empty() && (consumers_[in].empty() || consumers_[in].back() != i)) consumers_[in].push_back(i);
-      }
-    }
-    for (const ValueDesc& v : graph_.inputs) descs_[v.name] = &v;
-    for (const auto& [name, v] : graph_.value_info) descs_[name] = &v;
-    for (const ValueDesc& v : graph_.outputs) descs_[v.name] = &v;
-  }
+  QdqFuser(Graph& graph, const QdqFusionOptions& options) : GraphIndex(graph), options_(options) {}
 
   QdqFusionResult Run() {
     QdqFusionResult result;
@@ -525,12 +512,7 @@ class QdqFuser {
     }
   }
 
-  Graph& graph_;
   const QdqFusionOptions& options_;
-  std::map<std::string, int> readers_;
-  std::map<std::string, size_t> producer_;
-  std::map<std::string, std::vector<size_t>> consumers_;
-  std::map<std::string, const ValueDesc*> descs_;
 };
 
 }  // namespace

@@ -12,11 +12,6 @@
 namespace chipfit {
 namespace {
 
-struct ConvGeometry {
-  Window window;
-  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
-};
-
 bool Known(int64_t d) { return d >= 0; }
 
 // ConvTranspose: a larger output_shape than the inputs produce clamps the total padding at 0, so
@@ -63,8 +58,8 @@ Status ResolveTransposedWindow(const Node& node, Window& w) {
   return Status::Ok();
 }
 
-// Checks X [N, C, D...], W and the attributes. Forward W is M x C/group x k...; transposed W is
-// C x M/group x k....
+}  // namespace
+
 Result<ConvGeometry> ReadConvGeometry(const Node& node, const Shape& x, const Shape& w, bool transposed) {
   const std::string where = node.Describe() + ": ";
   if (x.size() < 3) {
@@ -103,6 +98,8 @@ Result<ConvGeometry> ReadConvGeometry(const Node& node, const Shape& x, const Sh
   RETURN_IF_ERROR(transposed ? ResolveTransposedWindow(node, g.window) : ResolveForwardWindow(node, g.window, false));
   return g;
 }
+
+namespace {
 
 Shape OutputShape(const ConvGeometry& g) {
   Shape out = {g.batch, g.out_channels};
@@ -159,32 +156,9 @@ std::vector<double> PerChannel(const Tensor* t, int64_t channels) {
   return v;
 }
 
-// y[n, m, o] = bias[m] + sum over the group's channels c and kernel taps t of x[n, c, tap] * w[m, c, t].
 std::vector<double> ConvForward(const ConvGeometry& g, const std::vector<double>& x, const std::vector<double>& w,
                                 const std::vector<double>& bias) {
-  const Window& win = g.window;
-  const int64_t in_plane = Product(win.in), out_plane = Product(win.out), kernel_size = Product(win.kernel);
-  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
-  std::vector<double> y(static_cast<size_t>(g.batch * g.out_channels * out_plane));
-#pragma omp parallel for
-  for (int64_t no = 0; no < g.batch * out_plane; ++no) {  // the taps of one window serve every channel
-    const int64_t n = no / out_plane, o = no % out_plane;
-    std::vector<int64_t> taps;
-    WindowTaps(win, Unravel(o, win.out), taps);
-    for (int64_t m = 0; m < g.out_channels; ++m) {
-      const int64_t first_channel = m / mg * cg;
-      double acc = bias[static_cast<size_t>(m)];
-      for (int64_t c = 0; c < cg; ++c) {
-        const double* xp = &x[static_cast<size_t>((n * g.in_channels + first_channel + c) * in_plane)];
-        const double* wp = &w[static_cast<size_t>((m * cg + c) * kernel_size)];
-        for (int64_t t = 0; t < kernel_size; ++t) {
-          if (taps[static_cast<size_t>(t)] >= 0) acc += xp[taps[static_cast<size_t>(t)]] * wp[t];
-        }
-      }
-      y[static_cast<size_t>((n * g.out_channels + m) * out_plane + o)] = acc;
-    }
-  }
-  return y;
+  return ConvAccumulate<double>(g, x, w, bias);
 }
 
 // Scatters every input element through the kernel: y[n, m, i*stride - pad + t*dilation] += x * w.

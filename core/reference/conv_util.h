@@ -212,4 +212,53 @@ inline void WindowTaps(const Window& w, const std::vector<int64_t>& out, std::ve
   } while (NextIndex(k, w.kernel));
 }
 
+// Conv geometry (Conv, ConvTranspose, ConvInteger, QLinearConv): batch, channels, group, the window.
+struct ConvGeometry {
+  Window window;
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+};
+
+// Checks X [N, C, D...], W and the attributes (conv.cpp). Forward W is M x C/group x k...; transposed W
+// is C x M/group x k....
+Result<ConvGeometry> ReadConvGeometry(const Node& node, const Shape& x, const Shape& w, bool transposed);
+
+// Forward convolution: y[n, m, o] = bias[m] + Σ over the group's channels c and kernel taps t of
+// x[n, c, tap] · w[m, c, t], accumulated in Acc (double for float data, int64 for quantized data).
+template <typename Acc, typename T>
+std::vector<Acc> ConvAccumulate(const ConvGeometry& g, const std::vector<T>& x, const std::vector<T>& w,
+                                const std::vector<Acc>& bias) {
+  const Window& win = g.window;
+  const int64_t in_plane = Product(win.in), out_plane = Product(win.out), kernel_size = Product(win.kernel);
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  std::vector<Acc> y(static_cast<size_t>(g.batch * g.out_channels * out_plane));
+#pragma omp parallel for
+  for (int64_t no = 0; no < g.batch * out_plane; ++no) {  // the taps of one window serve every channel
+    const int64_t n = no / out_plane, o = no % out_plane;
+    std::vector<int64_t> taps;
+    WindowTaps(win, Unravel(o, win.out), taps);
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      const int64_t first_channel = m / mg * cg;
+      Acc acc = bias[static_cast<size_t>(m)];
+      for (int64_t c = 0; c < cg; ++c) {
+        const T* xp = &x[static_cast<size_t>((n * g.in_channels + first_channel + c) * in_plane)];
+        const T* wp = &w[static_cast<size_t>((m * cg + c) * kernel_size)];
+        for (int64_t t = 0; t < kernel_size; ++t) {
+          const int64_t tap = taps[static_cast<size_t>(t)];
+          if (tap >= 0) acc += static_cast<Acc>(xp[tap]) * static_cast<Acc>(wp[t]);
+        }
+      }
+      y[static_cast<size_t>((n * g.out_channels + m) * out_plane + o)] = acc;
+    }
+  }
+  return y;
+}
+
+// numpy matmul geometry (MatMul, MatMulInteger, QLinearMatMul; matmul.cpp): a 1-D A is a row [1, K] and a
+// 1-D B a column [K, 1], the added dim dropped again; batch dims broadcast.
+struct MatMulGeometry {
+  Shape a_batch, b_batch, batch, out;
+  int64_t m = 1, k = 1, n = 1;
+};
+Result<MatMulGeometry> ReadMatMul(const Node& node, const Shape& a, const Shape& b);
+
 }  // namespace chipfit

@@ -65,12 +65,8 @@ Result<Shape> BroadcastBatch(const Node& node, const Shape& a, const Shape& b) {
   return out;
 }
 
-struct MatMulGeometry {
-  Shape a_batch, b_batch, batch, out;
-  int64_t m = 1, k = 1, n = 1;
-};
+}  // namespace
 
-// numpy matmul: a 1-D A is a row [1, K] and a 1-D B a column [K, 1]; the added dim is dropped again.
 Result<MatMulGeometry> ReadMatMul(const Node& node, const Shape& a, const Shape& b) {
   if (a.empty() || b.empty()) {
     return InvalidArgument(node.Describe() + ": inputs must have rank >= 1, got " + ShapeToString(a) + " and " +
@@ -94,6 +90,8 @@ Result<MatMulGeometry> ReadMatMul(const Node& node, const Shape& a, const Shape&
   if (b.size() > 1) g.out.push_back(g.n);
   return g;
 }
+
+namespace {
 
 template <typename Acc>
 std::vector<Acc> MatMulCore(const MatMulGeometry& g, const std::vector<Acc>& a, const std::vector<Acc>& b) {

@@ -351,47 +351,6 @@ const std::vector<DType> kInt8DTypes = {DType::kU8, DType::kI8};
 // ---------------------------------------------------------------------------------------------------------------
 // QLinearConv: inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
 
-struct QConvGeometry {
-  Window window;
-  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
-};
-
-// The Conv attribute rules of conv.cpp, for QLinearConv's X [N, C, D...] and W [M, C/group, k...].
-Result<QConvGeometry> ReadQConvGeometry(const Node& node, const Shape& x, const Shape& w) {
-  const std::string where = node.Describe() + ": ";
-  if (x.size() < 3) return InvalidArgument(where + "x must be N x C x D1 ... (rank >= 3), got " + ShapeToString(x));
-  if (w.size() != x.size()) {
-    return InvalidArgument(where + "w " + ShapeToString(w) + " must have the rank of x " + ShapeToString(x));
-  }
-  QConvGeometry g;
-  g.group = node.GetInt("group", 1);
-  if (g.group < 1) return InvalidArgument(where + "group " + std::to_string(g.group) + " must be >= 1");
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.out_channels = w[0];
-  if (x[1] >= 0 && w[1] >= 0 && x[1] != w[1] * g.group) {
-    return InvalidArgument(where + "x has " + std::to_string(x[1]) + " channels but w " + ShapeToString(w) +
-                           " with group " + std::to_string(g.group) + " expects " + std::to_string(w[1] * g.group));
-  }
-  if (w[0] >= 0 && w[0] % g.group != 0) {
-    return InvalidArgument(where + "output channels " + std::to_string(w[0]) + " are not divisible by group " +
-                           std::to_string(g.group));
-  }
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (node.Has("kernel_shape")) {
-    const std::vector<int64_t> attr = node.GetInts("kernel_shape");
-    for (size_t i = 0; i < attr.size() && i < kernel.size(); ++i) {
-      if (kernel[i] >= 0 && kernel[i] != attr[i]) {
-        return InvalidArgument(where + "kernel_shape " + JoinInts(attr) + " disagrees with w " + ShapeToString(w));
-      }
-    }
-    kernel = attr;
-  }
-  ASSIGN_OR_RETURN(g.window, ReadWindow(node, Shape(x.begin() + 2, x.end()), kernel));
-  RETURN_IF_ERROR(ResolveForwardWindow(node, g.window, false));
-  return g;
-}
-
 Status InferQLinearConv(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);
   const ValueInfo* w = ctx.input(3);
@@ -401,7 +360,7 @@ Status InferQLinearConv(InferContext& ctx) {
   RETURN_IF_ERROR(CheckDType(ctx, 0, kInt8DTypes));
   RETURN_IF_ERROR(CheckDType(ctx, 3, kInt8DTypes));
   ASSIGN_OR_RETURN(const DType out, OutputDType(ctx, 7));
-  ASSIGN_OR_RETURN(const QConvGeometry g, ReadQConvGeometry(ctx.node(), x->shape, w->shape));
+  ASSIGN_OR_RETURN(const ConvGeometry g, ReadConvGeometry(ctx.node(), x->shape, w->shape, false));
   const int64_t m = g.out_channels;
   RETURN_IF_ERROR(CheckQuantInput(ctx, 1, "x_scale", {DType::kF32}, {}));
   RETURN_IF_ERROR(CheckQuantInput(ctx, 2, "x_zero_point", {x->dtype}, {}));
@@ -434,39 +393,10 @@ Result<std::vector<T>> PerChannel(const KernelContext& ctx, std::vector<T> value
   return values;
 }
 
-// acc[n, m, o] = sum over the group's channels c and taps t of (x - x_zp)[n, c, tap] * (w - w_zp[m])[m, c, t].
-std::vector<int64_t> QConvAccumulate(const QConvGeometry& g, const std::vector<int32_t>& x,
-                                     const std::vector<int32_t>& w, const std::vector<int64_t>& bias) {
-  const Window& win = g.window;
-  const int64_t in_plane = Product(win.in), out_plane = Product(win.out), kernel_size = Product(win.kernel);
-  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
-  std::vector<int64_t> acc(static_cast<size_t>(g.batch * g.out_channels * out_plane));
-#pragma omp parallel for
-  for (int64_t no = 0; no < g.batch * out_plane; ++no) {
-    const int64_t n = no / out_plane, o = no % out_plane;
-    std::vector<int64_t> taps;
-    WindowTaps(win, Unravel(o, win.out), taps);
-    for (int64_t m = 0; m < g.out_channels; ++m) {
-      const int64_t first_channel = m / mg * cg;
-      int64_t sum = bias[static_cast<size_t>(m)];
-      for (int64_t c = 0; c < cg; ++c) {
-        const int32_t* xp = &x[static_cast<size_t>((n * g.in_channels + first_channel + c) * in_plane)];
-        const int32_t* wp = &w[static_cast<size_t>((m * cg + c) * kernel_size)];
-        for (int64_t t = 0; t < kernel_size; ++t) {
-          const int64_t tap = taps[static_cast<size_t>(t)];
-          if (tap >= 0) sum += static_cast<int64_t>(xp[tap]) * wp[t];
-        }
-      }
-      acc[static_cast<size_t>((n * g.out_channels + m) * out_plane + o)] = sum;
-    }
-  }
-  return acc;
-}
-
 Status RunQLinearConv(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const Tensor& w = *ctx.input(3);
-  ASSIGN_OR_RETURN(const QConvGeometry g, ReadQConvGeometry(ctx.node(), x.shape(), w.shape()));
+  ASSIGN_OR_RETURN(const ConvGeometry g, ReadConvGeometry(ctx.node(), x.shape(), w.shape(), false));
   const int64_t channels = g.out_channels;
   ASSIGN_OR_RETURN(const float x_scale, ScalarScale(ctx, 1, "x_scale"));
   ASSIGN_OR_RETURN(const float y_scale, ScalarScale(ctx, 6, "y_scale"));
@@ -487,7 +417,7 @@ Status RunQLinearConv(KernelContext& ctx) {
   std::vector<float> multiplier(static_cast<size_t>(channels));
   for (size_t m = 0; m < multiplier.size(); ++m) multiplier[m] = x_scale * w_scale[m] / y_scale;
   const int64_t out_plane = Product(g.window.out);
-  return Requantize(ctx, QConvAccumulate(g, xs, ws, bias), multiplier, y_zp[0], *ctx.output(0),
+  return Requantize(ctx, ConvAccumulate<int64_t>(g, xs, ws, bias), multiplier, y_zp[0], *ctx.output(0),
                     [&](int64_t i) { return i / out_plane % channels; });
 }
 
@@ -495,45 +425,6 @@ Status RunQLinearConv(KernelContext& ctx) {
 // QLinearMatMul: inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
 // a's scale and zero point are per tensor or per row ([M] or [D..., M, 1]); b's per tensor or per
 // column ([N] or [D..., 1, N]).
-
-struct QMatMulGeometry {
-  Shape a_batch, b_batch, batch, out;
-  int64_t m = 1, k = 1, n = 1;
-};
-
-// numpy matmul geometry (as MatMul in matmul.cpp): a 1-D a is a row, a 1-D b a column.
-Result<QMatMulGeometry> ReadQMatMul(const Node& node, const Shape& a, const Shape& b) {
-  const std::string where = node.Describe() + ": ";
-  if (a.empty() || b.empty()) {
-    return InvalidArgument(where + "a and b must have rank >= 1, got " + ShapeToString(a) + " and " + ShapeToString(b));
-  }
-  QMatMulGeometry g;
-  g.a_batch = a.size() > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
-  g.b_batch = b.size() > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
-  g.m = a.size() == 1 ? 1 : a[a.size() - 2];
-  g.k = a.back();
-  const int64_t bk = b.size() == 1 ? b[0] : b[b.size() - 2];
-  g.n = b.size() == 1 ? 1 : b.back();
-  if (g.k >= 0 && bk >= 0 && g.k != bk) {
-    return InvalidArgument(where + "inner dims differ: a " + ShapeToString(a) + " and b " + ShapeToString(b));
-  }
-  if (g.k < 0) g.k = bk;
-  const size_t rank = std::max(g.a_batch.size(), g.b_batch.size());
-  g.batch.assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - g.a_batch.size() ? 1 : g.a_batch[i - (rank - g.a_batch.size())];
-    const int64_t db = i < rank - g.b_batch.size() ? 1 : g.b_batch[i - (rank - g.b_batch.size())];
-    if (da >= 0 && db >= 0 && da != db && da != 1 && db != 1) {
-      return InvalidArgument(where + "batch dims of a " + ShapeToString(a) + " and b " + ShapeToString(b) +
-                             " do not broadcast");
-    }
-    g.batch[i] = da == 1 ? db : (db == 1 ? da : std::max(da, db));
-  }
-  g.out = g.batch;
-  if (a.size() > 1) g.out.push_back(g.m);
-  if (b.size() > 1) g.out.push_back(g.n);
-  return g;
-}
 
 Status InferQLinearMatMul(InferContext& ctx) {
   const ValueInfo* a = ctx.input(0);
@@ -544,7 +435,7 @@ Status InferQLinearMatMul(InferContext& ctx) {
   RETURN_IF_ERROR(CheckDType(ctx, 0, kInt8DTypes));
   RETURN_IF_ERROR(CheckDType(ctx, 3, kInt8DTypes));
   ASSIGN_OR_RETURN(const DType out, OutputDType(ctx, 7));
-  ASSIGN_OR_RETURN(const QMatMulGeometry g, ReadQMatMul(ctx.node(), a->shape, b->shape));
+  ASSIGN_OR_RETURN(const MatMulGeometry g, ReadMatMul(ctx.node(), a->shape, b->shape));
   const bool known = AllKnown(g.a_batch) && AllKnown(g.b_batch) && g.m >= 0 && g.n >= 0;
   const std::vector<int64_t> rows = {known ? g.m : -1, known ? Product(g.a_batch) * g.m : -1};
   const std::vector<int64_t> cols = {known ? g.n : -1, known ? Product(g.b_batch) * g.n : -1};
@@ -573,7 +464,7 @@ Status CheckPerRowCount(const KernelContext& ctx, size_t count, int64_t per_matr
 Status RunQLinearMatMul(KernelContext& ctx) {
   const Tensor& a = *ctx.input(0);
   const Tensor& b = *ctx.input(3);
-  ASSIGN_OR_RETURN(const QMatMulGeometry g, ReadQMatMul(ctx.node(), a.shape(), b.shape()));
+  ASSIGN_OR_RETURN(const MatMulGeometry g, ReadMatMul(ctx.node(), a.shape(), b.shape()));
   const int64_t a_rows = Product(g.a_batch) * g.m, b_cols = Product(g.b_batch) * g.n;
   const std::vector<float> a_scale = ToFloats(*ctx.input(1)), b_scale = ToFloats(*ctx.input(4));
   const std::vector<int64_t> a_zp = ZeroPoints(ctx.input(2)), b_zp = ZeroPoints(ctx.input(5));

@@ -1,0 +1,40 @@
+// What a pattern-matching graph pass looks up about each value: who writes it, who reads it, how many
+// reads it has (nested bodies included) and what the model declares of it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/graph/passes.h"
+
+namespace chipfit {
+
+class GraphIndex {
+ protected:
+  explicit GraphIndex(Graph& graph) : graph_(graph), readers_(CountValueReaders(graph)) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const Node& node = graph_.nodes[i];
+      for (const std::string& out : node.outputs) {
+        if (!out.empty()) producer_[out] = i;
+      }
+      for (const std::string& in : node.inputs) {
+        // A node reading a value twice (Mul(x, x)) is one consumer.
+        if (!in.empty() && (consumers_[in].empty() || consumers_[in].back() != i)) consumers_[in].push_back(i);
+      }
+    }
+    for (const ValueDesc& v : graph_.inputs) descs_[v.name] = &v;
+    for (const auto& [name, v] : graph_.value_info) descs_[name] = &v;
+    for (const ValueDesc& v : graph_.outputs) descs_[v.name] = &v;
+  }
+
+  Graph& graph_;
+  std::map<std::string, int> readers_;                    // CountValueReaders: every read, bodies and outputs too
+  std::map<std::string, size_t> producer_;                // value → the node that writes it
+  std::map<std::string, std::vector<size_t>> consumers_;  // value → the nodes that read it, once each
+  std::map<std::string, const ValueDesc*> descs_;         // declared inputs, value_info and outputs
+};
+
+}  // namespace chipfit
