@@ -121,6 +121,26 @@ Status FillFromTypedFields(const onnx::TensorProto& proto, Tensor& tensor, const
   return Status::Ok();
 }
 
+// An ONNX element type's name, also for the codes newer than libonnx 1.12 knows (its table stops at 16).
+std::string OnnxTypeName(int32_t code) {
+  static const std::map<int32_t, std::string> kNewer = {
+      {17, "FLOAT8E4M3FN"}, {18, "FLOAT8E4M3FNUZ"}, {19, "FLOAT8E5M2"}, {20, "FLOAT8E5M2FNUZ"},
+      {21, "UINT4"},        {22, "INT4"},           {23, "FLOAT4E2M1"}};
+  if (auto it = kNewer.find(code); it != kNewer.end()) return it->second;
+  const std::string name = onnx::TensorProto_DataType_Name(code);
+  return name.empty() ? "type code " + std::to_string(code) : name;
+}
+
+// A graph input or output of a tensor type chipfit has no dtype for (float8, int4, complex …) is refused
+// naming it, rather than imported with an undefined dtype that fails later without a reason.
+Status CheckKnownTensorType(const onnx::ValueInfoProto& value, const std::string& graph_what) {
+  if (!value.type().has_tensor_type()) return Status();
+  const int32_t code = value.type().tensor_type().elem_type();
+  if (code == 0 || (DTypeFromOnnx(code) && *DTypeFromOnnx(code) != DType::kString)) return Status();
+  return Unsupported(graph_what + ": value '" + value.name() + "' has element type " + OnnxTypeName(code) +
+                     ", which chipfit does not support");
+}
+
 ValueDesc DescFromOnnx(const onnx::ValueInfoProto& value) {
   ValueDesc desc;
   desc.name = value.name();
@@ -249,8 +269,7 @@ Result<std::vector<Node>> SortTopologically(std::vector<Node> nodes, const std::
 Result<Tensor> TensorFromOnnx(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what) {
   auto dtype = DTypeFromOnnx(proto.data_type());
   if (!dtype || *dtype == DType::kString) {
-    return Unsupported(what + ": tensor element type " + onnx::TensorProto_DataType_Name(proto.data_type()) +
-                       " is not supported");
+    return Unsupported(what + ": tensor element type " + OnnxTypeName(proto.data_type()) + " is not supported");
   }
   Shape shape;
   for (int64_t d : proto.dims()) {
@@ -312,6 +331,9 @@ Result<Graph> ImportGraph(const onnx::GraphProto& proto, int64_t opset, const fs
     if (!graph.initializers.contains(input.name())) graph.inputs.push_back(DescFromOnnx(input));
   }
   for (const auto& output : proto.output()) graph.outputs.push_back(DescFromOnnx(output));
+  for (const auto* list : {&proto.input(), &proto.output()}) {
+    for (const auto& value : *list) RETURN_IF_ERROR(CheckKnownTensorType(value, graph_what));
+  }
   for (const auto& info : proto.value_info()) graph.value_info[info.name()] = DescFromOnnx(info);
   for (const auto& node : proto.node()) {
     for (const auto& out : node.output()) visible.insert(out);

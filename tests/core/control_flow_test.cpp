@@ -1,5 +1,6 @@
 // Control flow on the reference target: If, Loop and Scan bodies that read values of the graphs
-// around them (to any depth), the forms of Loop and Scan, and graphs whose nodes are out of order.
+// around them (to any depth), the forms of Loop and Scan; and import: graphs whose nodes are out of
+// order, value types chipfit lacks.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -261,6 +262,22 @@ TEST(ControlFlowTest, IfOutputShapeIsKnownWhenTheBranchesAgree) {
   auto out = model->get()->Run({{"x", Floats({2, 3}, {-1, 2, -3, 4, -5, 6})}, {"cond", Bool(false)}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(Values((*out)[2]), (std::vector<float>{0, 0, 0, 0, 0, 0}));
+}
+
+// A float8 input (element type 17, newer than libonnx 1.12's names) is refused naming the value and type.
+TEST(ControlFlowTest, AnInputOfAnUnknownElementTypeIsRefusedByName) {
+  onnx::ModelProto m = NewModel("float8", 19);
+  auto* g = m.mutable_graph();
+  AddTypedValue(g->mutable_input(), "x8", 17, {4});
+  AddValue(g->mutable_output(), "y", {4});
+  testing::SetIntAttr(AddNode(g, "Cast", {"x8"}, {"y"}, "cast"), "to", onnx::TensorProto_DataType_FLOAT);
+  auto loaded = CheckOnnxModel(m, "float8", {.run_checker = false, .infer_shapes = false});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto graph = ImportModel(*loaded);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(graph.status().message().find("'x8' has element type FLOAT8E4M3FN"), std::string::npos)
+      << graph.status().message();
 }
 
 TEST(ControlFlowTest, ACycleIsAnErrorNamingANodeOnIt) {
