@@ -44,6 +44,27 @@ int Shell(const std::string& command) {
 
 class PeerTest : public ::testing::TestWithParam<PeerModel> {};
 
+// Seeded f32 inputs of a peer model written as .npy under `work`, and the arguments that name them:
+// chipfit's --shape and --input flags, and ort_run.mjs's NAME=FILE list.
+struct SeededInputs {
+  bool written = true;
+  std::string shape_args, ort_args, chipfit_args;
+};
+
+SeededInputs WriteSeededInputs(const PeerModel& model, const fs::path& work, uint64_t seed) {
+  SeededInputs out;
+  for (const auto& [name, shape] : model.inputs) {
+    const fs::path file = work / (name + ".npy");
+    out.written &= WriteNpy(file, SeededTensor(DType::kF32, shape, seed++)).ok();
+    std::string dims;
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
+    out.shape_args += " --shape " + name + "=" + dims;
+    out.ort_args += " " + name + "=" + file.string();
+    out.chipfit_args += " --input " + name + "=" + file.string();
+  }
+  return out;
+}
+
 TEST_P(PeerTest, MatchesOnnxRuntime) {
   const PeerModel& model = GetParam();
   ASSERT_TRUE(fs::exists(model.path)) << model.path << " is missing: run scripts/fetch-models.sh";
@@ -52,19 +73,9 @@ TEST_P(PeerTest, MatchesOnnxRuntime) {
   const fs::path work = fs::temp_directory_path() / ("chipfit_peer_" + std::string(model.name));
   fs::remove_all(work);
   fs::create_directories(work);
-  std::string shape_args, input_args;
-  uint64_t seed = 1;
-  for (const auto& [name, shape] : model.inputs) {
-    const fs::path file = work / (name + ".npy");
-    ASSERT_TRUE(WriteNpy(file, SeededTensor(DType::kF32, shape, seed++)).ok());
-    std::string dims;
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
-    shape_args += " --shape " + name + "=" + dims;
-    input_args += " " + name + "=" + file.string();
-  }
-  std::string chipfit_inputs;
-  for (const auto& [name, shape] : model.inputs)
-    chipfit_inputs += " --input " + name + "=" + (work / (name + ".npy")).string();
+  const SeededInputs in = WriteSeededInputs(model, work, 1);
+  ASSERT_TRUE(in.written) << "cannot write the inputs under " << work;
+  const std::string &shape_args = in.shape_args, &input_args = in.ort_args, &chipfit_inputs = in.chipfit_args;
   // opencl:0 is POCL's CPU device in CI; fp16 (half storage) is judged by SQNR, not by 1e-4.
   const std::vector<std::string> targets = {"ref", "cpu:fp32", "opencl:0:fp32", "opencl:0:fp16"};
   for (const std::string& target : targets) {
@@ -159,17 +170,9 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
     const fs::path work = fs::temp_directory_path() / ("chipfit_qdq_peer_" + std::string(model.name));
     fs::remove_all(work);
     fs::create_directories(work);
-    std::string shape_args, ort_inputs, chipfit_inputs;
-    uint64_t seed = 11;
-    for (const auto& [name, shape] : model.inputs) {
-      const fs::path file = work / (name + ".npy");
-      ASSERT_TRUE(WriteNpy(file, SeededTensor(DType::kF32, shape, seed++)).ok());
-      std::string dims;
-      for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
-      shape_args += " --shape " + name + "=" + dims;
-      ort_inputs += " " + name + "=" + file.string();
-      chipfit_inputs += " --input " + name + "=" + file.string();
-    }
+    const SeededInputs in = WriteSeededInputs(model, work, 11);
+    ASSERT_TRUE(in.written) << "cannot write the inputs under " << work;
+    const std::string &shape_args = in.shape_args, &ort_inputs = in.ort_args, &chipfit_inputs = in.chipfit_args;
     // chipfit's cpu:int8 on the original; quantize --seed 1 and run's int8 calibration both take 8 random
     // samples from seed 1: the same table.
     ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target cpu:int8" + shape_args +
