@@ -12,6 +12,7 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "core/reference/conv_util.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
+#include "core/reference/reference_kernels.h"
 #include "core/tensor/random.h"
 
 namespace chipfit {
@@ -158,6 +160,12 @@ std::vector<OpEntry> RandomOps() {
       {"RandomNormalLike", InferRandom<D::kNormal, true>, RunRandom<D::kNormal, true>},
       {"Bernoulli", InferBernoulli, RunBernoulli},
   };
+}
+
+bool IsRandomOp(const std::string& op_type) {
+  static const std::set<std::string> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                "RandomUniformLike", "Multinomial",   "Bernoulli"};
+  return kRandom.contains(op_type);
 }
 
 }  // namespace chipfit

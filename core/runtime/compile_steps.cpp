@@ -17,11 +17,7 @@ namespace {
 // Constants larger than this stay computed at run time (ConstantOfShape of a huge shape …).
 constexpr size_t kMaxFoldBytes = size_t{64} << 20;
 
-bool IsFoldable(const Node& node, const OpEntry& op) {
-  static const std::set<std::string> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
-                                                "RandomUniformLike", "Multinomial",   "Bernoulli"};
-  return !op.self_allocating && !kRandom.contains(node.op_type);
-}
+bool IsFoldable(const Node& node, const OpEntry& op) { return !op.self_allocating && !IsRandomOp(node.op_type); }
 
 bool FullyKnown(const Shape& shape) {
   for (int64_t d : shape) {

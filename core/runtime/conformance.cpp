@@ -78,14 +78,6 @@ Result<double> Compare(const Tensor& actual, const Tensor& expected, const std::
   return max_error;
 }
 
-// Ops whose values come from a random generator: numpy's stream behind the suite's data cannot be
-// reproduced, so their cases are checked by property instead of value.
-bool IsRandomOp(const std::string& op) {
-  static const std::set<std::string> kRandom = {"RandomUniform",    "RandomNormal", "RandomUniformLike",
-                                                "RandomNormalLike", "Bernoulli",    "Multinomial"};
-  return kRandom.contains(op);
-}
-
 // A random output: dtype and shape as expected, finite where the expected values are, inside the
 // expected values' range widened by half its span, and integral where they all are (Bernoulli's 0/1).
 Status CompareByProperty(const Tensor& actual, const Tensor& expected, const std::string& name) {
