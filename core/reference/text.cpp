@@ -1,8 +1,11 @@
-// Reference TfIdfVectorizer (integer n-grams; string inputs need string tensors, which chipfit lacks).
+// Reference text ops: TfIdfVectorizer over integer or string n-grams, and StringNormalizer.
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/reference/conv_util.h"
@@ -12,21 +15,61 @@
 namespace chipfit {
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// TfIdfVectorizer. One implementation for both pools, templated on the item type: int64_t for
+// pool_int64s (X int32 or int64), std::string for pool_strings (X string).
+
 enum class TfIdfMode { kTf, kIdf, kTfIdf };
 
 // The validated attributes of one TfIdfVectorizer node.
+template <typename Item>
 struct TfIdfPlan {
   TfIdfMode mode = TfIdfMode::kTf;
   int64_t min_length = 1, max_length = 1, max_skip = 0;
   // levels[n - 1]: the pool's n-grams of length n, each mapped to its position among all pool n-grams.
-  std::vector<std::map<std::vector<int64_t>, size_t>> levels;
+  std::vector<std::map<std::vector<Item>, size_t>> levels;
   std::vector<int64_t> indexes;  // ngram_indexes: per pool n-gram, its output coordinate
   std::vector<float> weights;    // per pool n-gram
   int64_t width = 0;             // max(ngram_indexes) + 1
 };
 
-Status StringsUnsupported(const Node& node) {
-  return Unsupported(node.Describe() + ": string n-grams need string tensors, which chipfit does not have yet");
+template <typename Item>
+constexpr bool kStringItems = std::is_same_v<Item, std::string>;
+
+template <typename Item>
+constexpr const char* PoolName() {
+  return kStringItems<Item> ? "pool_strings" : "pool_int64s";
+}
+
+template <typename Item>
+std::vector<Item> PoolItems(const Node& node) {
+  if constexpr (kStringItems<Item>) {
+    const auto it = node.attributes.find("pool_strings");
+    return it == node.attributes.end() ? std::vector<std::string>{} : it->second.strings;
+  } else {
+    return node.GetInts("pool_int64s");
+  }
+}
+
+// "[1, 2]" or "["a", "b"]", as messages show an n-gram.
+template <typename Item>
+std::string JoinGram(const std::vector<Item>& gram) {
+  if constexpr (kStringItems<Item>) {
+    std::string s = "[";
+    for (size_t i = 0; i < gram.size(); ++i) s += (i ? ", \"" : "\"") + gram[i] + "\"";
+    return s + "]";
+  } else {
+    return JoinInts(gram);
+  }
+}
+
+// Whether the node's pool is pool_strings (else pool_int64s); exactly one must be set.
+Result<bool> HasStringPool(const Node& node) {
+  const bool ints = node.Has("pool_int64s"), strings = node.Has("pool_strings");
+  if (ints && strings) return InvalidArgument(node.Describe() + ": set pool_int64s or pool_strings, not both");
+  if (!ints && !strings)
+    return InvalidArgument(node.Describe() + ": needs the n-gram pool pool_int64s or pool_strings");
+  return strings;
 }
 
 Result<TfIdfMode> ReadMode(const Node& node) {
@@ -37,9 +80,10 @@ Result<TfIdfMode> ReadMode(const Node& node) {
   return InvalidArgument(node.Describe() + ": mode '" + mode + "' must be TF, IDF or TFIDF");
 }
 
-// Splits pool_int64s into levels by ngram_counts (the start of each length's n-grams, as in CSR).
-Status ReadPool(const Node& node, TfIdfPlan& plan) {
-  const std::vector<int64_t> pool = node.GetInts("pool_int64s");
+// Splits the pool into levels by ngram_counts (the start of each length's n-grams, as in CSR).
+template <typename Item>
+Status ReadPool(const Node& node, TfIdfPlan<Item>& plan) {
+  const std::vector<Item> pool = PoolItems<Item>(node);
   const std::vector<int64_t> counts = node.GetInts("ngram_counts");
   const auto items = static_cast<int64_t>(pool.size());
   if (counts.empty() || counts[0] != 0) {
@@ -53,7 +97,8 @@ Status ReadPool(const Node& node, TfIdfPlan& plan) {
     const int64_t end = level + 1 < counts.size() ? counts[level + 1] : items;
     if (end < begin || end > items) {
       return InvalidArgument(node.Describe() + ": ngram_counts " + JoinInts(counts) +
-                             " must be non-decreasing and within pool_int64s (" + std::to_string(items) + " items)");
+                             " must be non-decreasing and within " + PoolName<Item>() + " (" + std::to_string(items) +
+                             " items)");
     }
     if ((end - begin) % n != 0) {
       return InvalidArgument(node.Describe() + ": the " + std::to_string(end - begin) + " pool items of " +
@@ -61,11 +106,11 @@ Status ReadPool(const Node& node, TfIdfPlan& plan) {
     }
     auto& grams = plan.levels.emplace_back();
     for (int64_t at = begin; at < end; at += n) {
-      std::vector<int64_t> gram(pool.begin() + at, pool.begin() + at + n);
+      std::vector<Item> gram(pool.begin() + at, pool.begin() + at + n);
       // A repeated n-gram would leave its count to whichever copy a lookup finds.
       if (!grams.emplace(gram, id++).second) {
-        return InvalidArgument(node.Describe() + ": pool_int64s holds the " + std::to_string(n) + "-gram " +
-                               JoinInts(gram) + " twice");
+        return InvalidArgument(node.Describe() + ": " + PoolName<Item>() + " holds the " + std::to_string(n) +
+                               "-gram " + JoinGram(gram) + " twice");
       }
     }
   }
@@ -77,17 +122,13 @@ Status ReadPool(const Node& node, TfIdfPlan& plan) {
   return Status::Ok();
 }
 
-Result<TfIdfPlan> ReadTfIdf(const Node& node) {
+template <typename Item>
+Result<TfIdfPlan<Item>> ReadTfIdf(const Node& node) {
   for (const char* attr :
        {"mode", "min_gram_length", "max_gram_length", "max_skip_count", "ngram_counts", "ngram_indexes"}) {
     if (!node.Has(attr)) return InvalidArgument(node.Describe() + ": attribute " + attr + " is required");
   }
-  const bool ints = node.Has("pool_int64s"), strings = node.Has("pool_strings");
-  if (ints && strings) return InvalidArgument(node.Describe() + ": set pool_int64s or pool_strings, not both");
-  if (strings) return StringsUnsupported(node);
-  if (!ints) return InvalidArgument(node.Describe() + ": needs the n-gram pool pool_int64s");
-
-  TfIdfPlan plan;
+  TfIdfPlan<Item> plan;
   ASSIGN_OR_RETURN(plan.mode, ReadMode(node));
   plan.min_length = node.GetInt("min_gram_length", 1);
   plan.max_length = node.GetInt("max_gram_length", 1);
@@ -120,15 +161,25 @@ Result<TfIdfPlan> ReadTfIdf(const Node& node) {
 Status InferTfIdfVectorizer(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);
   if (x == nullptr) return ctx.Error("missing input 'X'");
-  if (x->dtype == DType::kString) return StringsUnsupported(ctx.node());
-  if (x->dtype != DType::kI32 && x->dtype != DType::kI64) {
-    return ctx.Error("X must be int32 or int64, got " + std::string(DTypeName(x->dtype)));
+  ASSIGN_OR_RETURN(const bool strings, HasStringPool(ctx.node()));
+  if (strings && x->dtype != DType::kString) {
+    return ctx.Error("X must be string to match pool_strings, got " + std::string(DTypeName(x->dtype)));
+  }
+  if (!strings && x->dtype != DType::kI32 && x->dtype != DType::kI64) {
+    return ctx.Error("X must be int32 or int64 to match pool_int64s, got " + std::string(DTypeName(x->dtype)));
   }
   if (x->shape.size() != 1 && x->shape.size() != 2) {
     return ctx.Error("X must be [C] or [N, C], got " + ShapeToString(x->shape));
   }
-  ASSIGN_OR_RETURN(TfIdfPlan plan, ReadTfIdf(ctx.node()));
-  Shape y = {plan.width};
+  int64_t width = 0;
+  if (strings) {
+    ASSIGN_OR_RETURN(const TfIdfPlan<std::string> plan, ReadTfIdf<std::string>(ctx.node()));
+    width = plan.width;
+  } else {
+    ASSIGN_OR_RETURN(const TfIdfPlan<int64_t> plan, ReadTfIdf<int64_t>(ctx.node()));
+    width = plan.width;
+  }
+  Shape y = {width};
   if (x->shape.size() == 2) y.insert(y.begin(), x->shape[0]);
   ctx.SetOutput(0, DType::kF32, y);
   return Status::Ok();
@@ -136,11 +187,12 @@ Status InferTfIdfVectorizer(InferContext& ctx) {
 
 // Occurrences of each pool n-gram in one row. An n-gram with skip s takes every (s + 1)-th item;
 // each (start, skip) placement counts once, except that a 1-gram is the same whatever the skip.
-std::vector<int64_t> CountNgrams(const TfIdfPlan& plan, const std::vector<int64_t>& row) {
+template <typename Item>
+std::vector<int64_t> CountNgrams(const TfIdfPlan<Item>& plan, const std::vector<Item>& row) {
   std::vector<int64_t> counts(plan.indexes.size(), 0);
   const auto len = static_cast<int64_t>(row.size());
   const auto levels = static_cast<int64_t>(plan.levels.size());
-  std::vector<int64_t> gram;
+  std::vector<Item> gram;
   for (int64_t n = plan.min_length; n <= std::min(plan.max_length, levels); ++n) {
     const auto& grams = plan.levels[static_cast<size_t>(n - 1)];
     if (grams.empty()) continue;
@@ -157,22 +209,30 @@ std::vector<int64_t> CountNgrams(const TfIdfPlan& plan, const std::vector<int64_
   return counts;
 }
 
+// Element `at` of X as a pool item.
+template <typename Item>
+Item ReadItem(const Tensor& x, int64_t at) {
+  if constexpr (kStringItems<Item>) {
+    return x.data<std::string>()[at];
+  } else {
+    return x.dtype() == DType::kI32 ? x.data<int32_t>()[at] : x.data<int64_t>()[at];
+  }
+}
+
 // Weights follow the pool order, as the spec says ("the i-th element in weights is the weight of
 // the i-th n-gram in pool"); ONNX Runtime indexes them by output coordinate instead, which agrees
 // whenever ngram_indexes is the identity.
-Status RunTfIdfVectorizer(KernelContext& ctx) {
-  ASSIGN_OR_RETURN(TfIdfPlan plan, ReadTfIdf(ctx.node()));
+template <typename Item>
+Status RunTfIdf(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(TfIdfPlan<Item> plan, ReadTfIdf<Item>(ctx.node()));
   const Tensor& x = *ctx.input(0);
   const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
   const int64_t len = x.rank() == 2 ? x.dim(1) : x.dim(0);
   float* y = ctx.output(0)->data<float>();
   std::fill(y, y + rows * plan.width, 0.0f);
-  std::vector<int64_t> row(static_cast<size_t>(len));
+  std::vector<Item> row(static_cast<size_t>(len));
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < len; ++c) {
-      const int64_t at = r * len + c;
-      row[static_cast<size_t>(c)] = x.dtype() == DType::kI32 ? x.data<int32_t>()[at] : x.data<int64_t>()[at];
-    }
+    for (int64_t c = 0; c < len; ++c) row[static_cast<size_t>(c)] = ReadItem<Item>(x, r * len + c);
     const std::vector<int64_t> counts = CountNgrams(plan, row);
     float* out = y + r * plan.width;
     for (size_t i = 0; i < counts.size(); ++i) {
@@ -186,11 +246,106 @@ Status RunTfIdfVectorizer(KernelContext& ctx) {
   return Status::Ok();
 }
 
+Status RunTfIdfVectorizer(KernelContext& ctx) {
+  return ctx.input(0)->dtype() == DType::kString ? RunTfIdf<std::string>(ctx) : RunTfIdf<int64_t>(ctx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// StringNormalizer. ONNX Runtime maps case through the C++ locale that `locale` names; chipfit
+// ignores `locale` and maps ASCII letters only, for stopword matching and case changes alike. Other
+// bytes (every byte of a multi-byte UTF-8 letter) stay as they are: "ÄRGER" lowers to "Ärger".
+
+enum class CaseChange { kNone, kLower, kUpper };
+
+struct NormalizerPlan {
+  CaseChange change = CaseChange::kNone;
+  bool case_sensitive = false;
+  std::set<std::string> stopwords;  // in lower case unless case_sensitive
+};
+
+std::string AsciiCase(std::string s, bool upper) {
+  for (char& c : s) {
+    if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+Result<NormalizerPlan> ReadNormalizer(const Node& node) {
+  NormalizerPlan plan;
+  const std::string change = node.GetString("case_change_action", "NONE");
+  if (change == "LOWER") {
+    plan.change = CaseChange::kLower;
+  } else if (change == "UPPER") {
+    plan.change = CaseChange::kUpper;
+  } else if (change != "NONE") {
+    return InvalidArgument(node.Describe() + ": case_change_action '" + change + "' must be LOWER, UPPER or NONE");
+  }
+  plan.case_sensitive = node.GetInt("is_case_sensitive", 0) != 0;
+  if (const auto it = node.attributes.find("stopwords"); it != node.attributes.end()) {
+    for (const std::string& word : it->second.strings) {
+      plan.stopwords.insert(plan.case_sensitive ? word : AsciiCase(word, false));
+    }
+  }
+  return plan;
+}
+
+// X's words less the stopwords, case changed. When no word remains the result is one empty string,
+// as ONNX Runtime and the ONNX test data (test_strnormalizer_export_monday_empty_output) have it.
+std::vector<std::string> Normalize(const NormalizerPlan& plan, const Tensor& x) {
+  std::vector<std::string> kept;
+  const std::string* words = x.data<std::string>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (plan.stopwords.contains(plan.case_sensitive ? words[i] : AsciiCase(words[i], false))) continue;
+    kept.push_back(plan.change == CaseChange::kNone ? words[i]
+                                                    : AsciiCase(words[i], plan.change == CaseChange::kUpper));
+  }
+  if (kept.empty()) kept.emplace_back();
+  return kept;
+}
+
+// [C'] for X [C], [1, C'] for X [1, C].
+Shape NormalizedShape(const Shape& x, int64_t kept) { return x.size() == 1 ? Shape{kept} : Shape{1, kept}; }
+
+Status InferStringNormalizer(InferContext& ctx) {
+  const ValueInfo* x = ctx.input(0);
+  if (x == nullptr) return ctx.Error("missing input 'X'");
+  if (x->dtype != DType::kString) return ctx.Error("X must be string, got " + std::string(DTypeName(x->dtype)));
+  if (x->shape.size() != 1 && !(x->shape.size() == 2 && (x->shape[0] == 1 || x->shape[0] < 0))) {
+    return ctx.Error("X must be [C] or [1, C], got " + ShapeToString(x->shape));
+  }
+  ASSIGN_OR_RETURN(const NormalizerPlan plan, ReadNormalizer(ctx.node()));
+  // Without stopwords every word stays, so the shape is known before the words are, unless X may
+  // be empty (C unknown or 0), which gives one empty string.
+  if (plan.stopwords.empty() && x->shape.back() > 0) {
+    ctx.SetOutput(0, DType::kString, NormalizedShape(x->shape, x->shape.back()));
+    return Status::Ok();
+  }
+  const Tensor* words = ctx.RequireValue(0);
+  if (words == nullptr) return ctx.ValueNeeded();
+  const auto kept = static_cast<int64_t>(Normalize(plan, *words).size());
+  ctx.SetOutput(0, DType::kString, NormalizedShape(x->shape, kept));
+  return Status::Ok();
+}
+
+Status RunStringNormalizer(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(const NormalizerPlan plan, ReadNormalizer(ctx.node()));
+  std::vector<std::string> kept = Normalize(plan, *ctx.input(0));
+  Tensor& y = *ctx.output(0);
+  if (y.dtype() != DType::kString || y.numel() != static_cast<int64_t>(kept.size())) {
+    return Internal(ctx.node().Describe() + ": output " + DescribeTensor(y) + " does not hold the " +
+                    std::to_string(kept.size()) + " normalized strings");
+  }
+  std::move(kept.begin(), kept.end(), y.data<std::string>());
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<OpEntry> TextOps() {
   return {
       {"TfIdfVectorizer", InferTfIdfVectorizer, RunTfIdfVectorizer},
+      {"StringNormalizer", InferStringNormalizer, RunStringNormalizer},
   };
 }
 

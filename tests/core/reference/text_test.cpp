@@ -1,4 +1,5 @@
-// Reference TfIdfVectorizer against hand-counted n-grams: skips, modes, weights, batches, errors.
+// Reference text ops: TfIdfVectorizer against hand-counted n-grams (skips, modes, weights, batches, integer
+// and string pools, errors) and StringNormalizer (stopwords, case changes, the empty result, shapes).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -102,21 +103,72 @@ TEST(TfIdfVectorizerTest, ShapeFunctionKeepsAnUnknownBatch) {
   EXPECT_EQ(ctx.outputs()[0].shape, (Shape{-1, 5}));
 }
 
-TEST(TfIdfVectorizerTest, StringsAreUnsupportedWithTheReason) {
-  const std::string reason = "string n-grams need string tensors, which chipfit does not have yet";
-  Node node = Vectorizer("TF", 1, 1, 0, {0}, {1, 2}, {0, 1});
-  ValueInfo x;
-  x.dtype = DType::kString;
-  x.shape = {3};
-  InferContext input_ctx(node, 9, {&x});
-  Status status = FindReferenceOp("TfIdfVectorizer", "")->infer(input_ctx);
-  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
-  EXPECT_NE(status.message().find(node.name), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+Tensor Strings(Shape shape, std::vector<std::string> values) {
+  Tensor t(DType::kString, std::move(shape));
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i)
+    t.data<std::string>()[i] = values[i];
+  return t;
+}
 
+std::vector<std::string> Texts(const Tensor& t) {
+  EXPECT_EQ(t.dtype(), DType::kString) << DescribeTensor(t);
+  return t.dtype() == DType::kString ? Values<std::string>(t) : std::vector<std::string>{};
+}
+
+// The word for an integer item, so that a string pool and input mirror an integer one.
+std::string Word(int64_t item) { return "w" + std::to_string(item); }
+
+std::vector<std::string> Words(const std::vector<int64_t>& items) {
+  std::vector<std::string> words;
+  for (int64_t item : items) words.push_back(Word(item));
+  return words;
+}
+
+// The same node over words: pool_strings in place of pool_int64s.
+Node WithStringPool(Node node) {
+  node.attributes["pool_strings"] = StringsAttr(Words(node.attributes.at("pool_int64s").ints));
   node.attributes.erase("pool_int64s");
-  node.attributes["pool_strings"] = StringsAttr({"a", "b"});
-  ExpectError(node, {I64({2}, {1, 2})}, StatusCode::kUnsupported, reason);
+  return node;
+}
+
+TEST(TfIdfVectorizerTest, StringPoolCountsAsTheIntegerPoolDoes) {
+  struct Case {
+    Node node;
+    Shape shape;
+    std::vector<int64_t> items;
+  };
+  const std::vector<Case> cases = {
+      {Vectorizer("TF", 2, 2, 2, {0, 0}, kBigrams, {0, 1, 2, 3, 4}), {5}, {94, 17, 36, 12, 28}},
+      {Vectorizer("TF", 1, 2, 1, {0, 1}, {1, 1, 1}, {0, 1}), {4}, {1, 1, 1, 1}},
+      {Vectorizer("TFIDF", 1, 1, 0, {0}, {1, 2, 3, 4}, {3, 2, 1, 0}, kWeights), {5}, {1, 2, 1, 2, 3}},
+      {Vectorizer("IDF", 1, 1, 0, {0}, {1, 2, 3, 4}, {3, 2, 1, 0}, kWeights), {5}, {1, 2, 1, 2, 3}},
+      {Vectorizer("TF", 1, 2, 3, {0, 2}, {5, 6, 5, 6, 6, 5}, {0, 1, 2, 3}), {2, 3}, {5, 6, 7, 6, 5, 6}},
+  };
+  for (const Case& c : cases) {
+    const Tensor by_ints = RunOne(c.node, {I64(c.shape, c.items)});
+    const Tensor by_words = RunOne(WithStringPool(c.node), {Strings(c.shape, Words(c.items))});
+    ASSERT_EQ(by_words.shape(), by_ints.shape()) << c.node.GetString("mode", "");
+    ExpectNear(by_words, Values<float>(by_ints));
+  }
+  // Words are compared whole and case-sensitively.
+  const Node node = WithStringPool(Vectorizer("TF", 1, 1, 0, {0}, {1, 2}, {0, 1}));
+  ExpectNear(RunOne(node, {Strings({4}, {"w1", "W1", "w1 ", "w2"})}), {1, 1});
+}
+
+TEST(TfIdfVectorizerTest, InputTypeMustMatchThePool) {
+  const Node ints = Vectorizer("TF", 1, 1, 0, {0}, {1, 2}, {0, 1});
+  ExpectError(ints, {Strings({2}, {"w1", "w2"})}, StatusCode::kInvalidArgument, "int32 or int64 to match pool_int64s");
+  ExpectError(WithStringPool(ints), {I64({2}, {1, 2})}, StatusCode::kInvalidArgument,
+              "X must be string to match pool_strings, got i64");
+  Node both = WithStringPool(ints);
+  both.attributes["pool_int64s"] = IntsAttr({1, 2});
+  ExpectError(both, {I64({2}, {1, 2})}, StatusCode::kInvalidArgument, "set pool_int64s or pool_strings, not both");
+  Node neither = ints;
+  neither.attributes.erase("pool_int64s");
+  ExpectError(neither, {I64({2}, {1, 2})}, StatusCode::kInvalidArgument, "needs the n-gram pool");
+  ExpectError(WithStringPool(Vectorizer("TF", 1, 1, 0, {0}, {1, 2, 1}, {0, 1, 2})), {Strings({1}, {"w1"})},
+              StatusCode::kInvalidArgument, "pool_strings holds the 1-gram [\"w1\"] twice");
 }
 
 TEST(TfIdfVectorizerTest, BadInputsAndAttributesNameTheNode) {
@@ -145,6 +197,86 @@ TEST(TfIdfVectorizerTest, BadInputsAndAttributesNameTheNode) {
   Node missing = Vectorizer("TF", 1, 1, 0, {0}, pool, {0, 1, 2, 3});
   missing.attributes.erase("max_skip_count");
   ExpectError(missing, {x}, StatusCode::kInvalidArgument, "attribute max_skip_count is required");
+}
+
+// ---------------------------------------------------------------------------------------------
+// StringNormalizer
+
+Node Normalizer(const std::string& change, int64_t case_sensitive, std::vector<std::string> stopwords) {
+  Attrs attrs = {{"case_change_action", StringAttr(change)}, {"is_case_sensitive", IntAttr(case_sensitive)}};
+  if (!stopwords.empty()) attrs["stopwords"] = StringsAttr(std::move(stopwords));
+  return MakeNode("StringNormalizer", 1, 1, std::move(attrs));
+}
+
+const Tensor kDays = Strings({4}, {"monday", "Tuesday", "WEDNESDAY", "Monday"});
+
+TEST(StringNormalizerTest, RemovesStopwordsThenChangesCase) {
+  // Case-sensitive: "Monday" is no stopword "monday".
+  const Tensor lower = RunOne(Normalizer("LOWER", 1, {"monday"}), {kDays});
+  EXPECT_EQ(lower.shape(), (Shape{3}));
+  EXPECT_EQ(Texts(lower), (std::vector<std::string>{"tuesday", "wednesday", "monday"}));
+  EXPECT_EQ(Texts(RunOne(Normalizer("UPPER", 1, {"monday"}), {kDays})),
+            (std::vector<std::string>{"TUESDAY", "WEDNESDAY", "MONDAY"}));
+  EXPECT_EQ(Texts(RunOne(Normalizer("NONE", 1, {"monday"}), {kDays})),
+            (std::vector<std::string>{"Tuesday", "WEDNESDAY", "Monday"}));
+  // Without attributes: no stopwords, no case change.
+  EXPECT_EQ(Texts(RunOne(MakeNode("StringNormalizer", 1, 1), {kDays})), Values<std::string>(kDays));
+}
+
+TEST(StringNormalizerTest, CaseInsensitiveStopwordsMatchInAnyCase) {
+  EXPECT_EQ(Texts(RunOne(Normalizer("NONE", 0, {"MONDAY", "wednesday"}), {kDays})),
+            (std::vector<std::string>{"Tuesday"}));
+  // [1, C] stays two-dimensional.
+  const Tensor y = RunOne(Normalizer("UPPER", 0, {"monday"}), {Strings({1, 4}, {"Monday", "tuesday", "MONDAY", "x"})});
+  EXPECT_EQ(y.shape(), (Shape{1, 2}));
+  EXPECT_EQ(Texts(y), (std::vector<std::string>{"TUESDAY", "X"}));
+}
+
+// ONNX Runtime and the ONNX suite (test_strnormalizer_export_monday_empty_output): one empty string.
+TEST(StringNormalizerTest, RemovingEveryWordLeavesOneEmptyString) {
+  const Tensor y = RunOne(Normalizer("UPPER", 0, {"monday"}), {Strings({2}, {"monday", "MONDAY"})});
+  EXPECT_EQ(y.shape(), (Shape{1}));
+  EXPECT_EQ(Texts(y), (std::vector<std::string>{""}));
+  const Tensor y2 = RunOne(Normalizer("UPPER", 0, {"monday"}), {Strings({1, 1}, {"Monday"})});
+  EXPECT_EQ(y2.shape(), (Shape{1, 1}));
+  EXPECT_EQ(Texts(y2), (std::vector<std::string>{""}));
+}
+
+TEST(StringNormalizerTest, OnlyAsciiLettersChangeCase) {
+  // "Ä" and "é" are two UTF-8 bytes each, outside ASCII: left as they are.
+  EXPECT_EQ(Texts(RunOne(Normalizer("LOWER", 0, {"ÄRGER"}), {Strings({2}, {"ÄRGER", "CAFÉ"})})),
+            (std::vector<std::string>{"cafÉ"}));
+  EXPECT_EQ(Texts(RunOne(Normalizer("UPPER", 0, {}), {Strings({1}, {"café 42"})})),
+            (std::vector<std::string>{"CAFé 42"}));
+}
+
+TEST(StringNormalizerTest, ShapeFunctionNeedsTheWordsOnlyWhenStopwordsMayRemoveSome) {
+  ValueInfo x;
+  x.dtype = DType::kString;
+  x.shape = {1, 6};
+  const Node plain = Normalizer("LOWER", 0, {});
+  InferContext known(plain, 10, {&x});
+  ASSERT_TRUE(FindReferenceOp("StringNormalizer", "")->infer(known).ok());
+  EXPECT_EQ(known.outputs()[0].dtype, DType::kString);
+  EXPECT_EQ(known.outputs()[0].shape, (Shape{1, 6}));
+
+  const Node filtering = Normalizer("LOWER", 0, {"monday"});
+  InferContext unknown(filtering, 10, {&x});
+  EXPECT_EQ(FindReferenceOp("StringNormalizer", "")->infer(unknown).code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(unknown.value_missing());
+
+  const Tensor days = Strings({1, 6}, {"Monday", "a", "b", "MONDAY", "c", "d"});
+  x.value = &days;
+  InferContext with_value(filtering, 10, {&x});
+  ASSERT_TRUE(FindReferenceOp("StringNormalizer", "")->infer(with_value).ok());
+  EXPECT_EQ(with_value.outputs()[0].shape, (Shape{1, 4}));
+}
+
+TEST(StringNormalizerTest, BadInputsAndAttributesNameTheNode) {
+  ExpectError(Normalizer("TITLE", 0, {}), {kDays}, StatusCode::kInvalidArgument, "case_change_action 'TITLE'");
+  ExpectError(Normalizer("LOWER", 0, {}), {I64({2}, {1, 2})}, StatusCode::kInvalidArgument, "X must be string");
+  ExpectError(Normalizer("LOWER", 0, {}), {Strings({2, 2}, {"a", "b", "c", "d"})}, StatusCode::kInvalidArgument,
+              "X must be [C] or [1, C]");
 }
 
 }  // namespace
