@@ -359,6 +359,11 @@ Status InferMaxUnpool(InferContext& ctx) {
   return Status::Ok();
 }
 
+// The indices address the default unpooled shape (X's dims grown back by the pool window). When
+// output_shape asks for more, that result sits at the start of every dim and the rest is zero: the
+// semantics of the ONNX reference implementation and of the backend suite's
+// test_maxunpool_export_with_output_shape. ONNX Runtime (1.30) instead reads the indices as positions
+// in output_shape; the two agree whenever output_shape is the default shape (docs/cli.md, conformance).
 Status RunMaxUnpool(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const Tensor& indices = *ctx.input(1);
@@ -366,18 +371,35 @@ Status RunMaxUnpool(KernelContext& ctx) {
     return ctx.Error("I has shape " + ShapeToString(indices.shape()) + " but X has " + ShapeToString(x.shape()));
   }
   Tensor& y = *ctx.output(0);
+  ASSIGN_OR_RETURN(const Shape unpooled, UnpoolShape(ctx.node(), x.shape(), nullptr));
+  for (size_t d = 0; d < unpooled.size(); ++d) {
+    const bool batch_or_channel = d < 2;
+    if (batch_or_channel ? y.dim(static_cast<int64_t>(d)) != unpooled[d]
+                         : y.dim(static_cast<int64_t>(d)) < unpooled[d]) {
+      return ctx.Error("output_shape " + ShapeToString(y.shape()) + " is smaller than the unpooled shape " +
+                       ShapeToString(unpooled) + " (or changes N or C)");
+    }
+  }
   // The executor may hand an arena slot that holds old data; all-zero bytes are 0.0 in every float type.
   if (y.nbytes()) std::memset(y.raw_data(), 0, y.nbytes());
   const size_t es = DTypeSize(x.dtype());
   const int64_t* at = indices.data<int64_t>();
   const auto* src = static_cast<const char*>(x.raw_data());
   auto* dst = static_cast<char*>(y.raw_data());
+  const std::vector<int64_t> from_strides = Strides(unpooled);
+  const std::vector<int64_t> to_strides = Strides(y.shape());
+  const int64_t unpooled_numel = NumElements(unpooled);
   for (int64_t i = 0; i < x.numel(); ++i) {
-    if (at[i] < 0 || at[i] >= y.numel()) {
-      return ctx.Error("index " + std::to_string(at[i]) + " at I[" + std::to_string(i) + "] is outside the output " +
-                       ShapeToString(y.shape()) + " (" + std::to_string(y.numel()) + " elements)");
+    if (at[i] < 0 || at[i] >= unpooled_numel) {
+      return ctx.Error("index " + std::to_string(at[i]) + " at I[" + std::to_string(i) + "] is outside the unpooled " +
+                       ShapeToString(unpooled) + " (" + std::to_string(unpooled_numel) + " elements)");
     }
-    std::memcpy(dst + static_cast<size_t>(at[i]) * es, src + static_cast<size_t>(i) * es, es);
+    int64_t rest = at[i], target = 0;
+    for (size_t d = 0; d < unpooled.size(); ++d) {
+      target += rest / from_strides[d] * to_strides[d];
+      rest %= from_strides[d];
+    }
+    std::memcpy(dst + static_cast<size_t>(target) * es, src + static_cast<size_t>(i) * es, es);
   }
   return Status::Ok();
 }

@@ -224,12 +224,27 @@ TEST(MaxUnpoolTest, UndoesMaxPoolIndices) {
   ExpectNear(y, {0, 0, 0, 8, 9, 0, 0, 0});
 }
 
-TEST(MaxUnpoolTest, OutputShapeInputSetsTheShapeAndIndicesAddressIt) {
-  // A 3x3 MaxPool input gives a 1x1 pool; output_shape restores 3x3, index 8 is its last element.
+TEST(MaxUnpoolTest, OutputShapePadsTheUnpooledShapeAtTheEnd) {
+  // As the ONNX reference and backend suite: index 3 addresses the default 2x2 unpooled shape (its
+  // last element), which sits at the top-left of the 3x3 output_shape.
   const Tensor y = RunOne(MakeNode("MaxUnpool", 3, 1, kPool2x2),
-                          {F32({1, 1, 1, 1}, {7}), I64({1, 1, 1, 1}, {8}), I64({4}, {1, 1, 3, 3})}, 11);
+                          {F32({1, 1, 1, 1}, {7}), I64({1, 1, 1, 1}, {3}), I64({4}, {1, 1, 3, 3})}, 11);
   ExpectShape(y, {1, 1, 3, 3});
-  ExpectNear(y, {0, 0, 0, 0, 0, 0, 0, 0, 7});
+  ExpectNear(y, {0, 0, 0, 0, 7, 0, 0, 0, 0});
+}
+
+TEST(MaxUnpoolTest, OutputShapeLikeTheBackendSuite) {
+  const Tensor y =
+      RunOne(MakeNode("MaxUnpool", 3, 1, kPool2x2),
+             {F32({1, 1, 2, 2}, {5, 6, 7, 8}), I64({1, 1, 2, 2}, {5, 7, 13, 15}), I64({4}, {1, 1, 5, 5})}, 11);
+  ExpectShape(y, {1, 1, 5, 5});
+  ExpectNear(y, {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0});
+}
+
+TEST(MaxUnpoolTest, OutputShapeSmallerThanTheUnpooledShapeIsAnError) {
+  ExpectError(MakeNode("MaxUnpool", 3, 1, kPool2x2),
+              {F32({1, 1, 2, 2}, {5, 6, 7, 8}), I64({1, 1, 2, 2}, {0, 1, 2, 3}), I64({4}, {1, 1, 3, 3})},
+              StatusCode::kInvalidArgument, "smaller than the unpooled shape", 11);
 }
 
 TEST(MaxUnpoolTest, PadsShrinkTheInferredShape) {
