@@ -424,13 +424,17 @@ class QdqFuser : GraphIndex {
     return PlanQLinearMatMul(index, a, b, b.q, b.scale, b.zp, {a, b}, Plan{});
   }
 
+  // Gemm → QLinearMatMul, or with C (the bias ONNX Runtime's quantizer writes as DequantizeLinear of int32)
+  // → chipfit's QLinearGemm: QLinearMatMul's inputs and the bias in int32 at a_scale·b_scale[n].
   Result<Plan> PlanGemm(size_t index) const {
     const Node& gemm = graph_.nodes[index];
     ASSIGN_OR_RETURN(bool ok, Checked(gemm, options_.matmul, "QLinearMatMul"));
     (void)ok;
     if (gemm.GetInt("transA", 0) != 0) return Unsupported("transA is set (QLinearMatMul has no transposed A)");
     if (gemm.GetFloat("alpha", 1.0f) != 1.0f) return Unsupported("alpha is not 1");
-    if (gemm.HasInput(2)) return Unsupported("it adds C, and QLinearMatMul has no bias input");
+    const bool with_c = gemm.HasInput(2);
+    if (with_c && !options_.gemm) return Unsupported("it adds C, and the device has no QLinearGemm kernel");
+    if (with_c && gemm.GetFloat("beta", 1.0f) != 1.0f) return Unsupported("beta is not 1");
     if (gemm.inputs.size() < 2) return Unsupported("it lacks B");
     const Tensor* b_q = nullptr;
     if (const Node* p = Producer(gemm.inputs[1]); p != nullptr && !p->inputs.empty()) b_q = Initializer(p->inputs[0]);
@@ -440,19 +444,36 @@ class QdqFuser : GraphIndex {
     const bool trans_b = gemm.GetInt("transB", 0) != 0;
     // The output channel of B: its columns, or its rows when it is stored transposed.
     if (b.axis >= 0 && b.axis != (trans_b ? 0 : 1)) return Unsupported("B is not quantized per output channel");
-    if (!trans_b) return PlanQLinearMatMul(index, a, b, b.q, b.scale, b.zp, {a, b}, Plan{});
-    // Stored [N, K]: QLinearMatMul reads [K, N], so the quantized weights are transposed once here.
+    std::vector<Dequantized> dqs = {a, b};
     Plan plan;
-    const int64_t n = b_q->dim(0), k = b_q->dim(1);
-    Tensor t(b_q->dtype(), {k, n});
-    const auto* src = static_cast<const uint8_t*>(b_q->raw_data());
-    auto* dst = static_cast<uint8_t*>(t.raw_data());
-    for (int64_t r = 0; r < n; ++r) {
-      for (int64_t c = 0; c < k; ++c) dst[c * n + r] = src[r * k + c];
+    std::string bias_name;
+    if (with_c) {
+      const int64_t n = trans_b ? b_q->dim(0) : b_q->dim(1);
+      ASSIGN_OR_RETURN(Tensor bias,
+                       Int32Bias(gemm.inputs[2], n, a.scale_tensor->data<float>()[0], *b.scale_tensor, dqs));
+      bias_name = FreshName(gemm.name + "/bias_int32");
+      plan.initializers[bias_name] = std::move(bias);
     }
-    const std::string name = FreshName(gemm.name + "/B_quantized_transposed");
-    plan.initializers[name] = std::move(t);
-    return PlanQLinearMatMul(index, a, b, name, b.scale, b.zp, {a, b}, std::move(plan));
+    std::string b_name = b.q;
+    if (trans_b) {
+      // Stored [N, K]: QLinearMatMul reads [K, N], so the quantized weights are transposed once here.
+      const int64_t n = b_q->dim(0), k = b_q->dim(1);
+      Tensor t(b_q->dtype(), {k, n});
+      const auto* src = static_cast<const uint8_t*>(b_q->raw_data());
+      auto* dst = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t c = 0; c < k; ++c) dst[c * n + r] = src[r * k + c];
+      }
+      b_name = FreshName(gemm.name + "/B_quantized_transposed");
+      plan.initializers[b_name] = std::move(t);
+    }
+    ASSIGN_OR_RETURN(plan, PlanQLinearMatMul(index, a, b, b_name, b.scale, b.zp, dqs, std::move(plan)));
+    if (with_c) {
+      plan.fused.op_type = "QLinearGemm";
+      plan.fused.domain = kChipfitDomain;
+      plan.fused.inputs.push_back(bias_name);
+    }
+    return plan;
   }
 
   void Rewrite(std::vector<Plan>& plans) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/passes.h"
 #include "core/reference/conv_util.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
@@ -505,7 +506,24 @@ Status RunQLinearMatMul(KernelContext& ctx) {
       multiplier[static_cast<size_t>(r * g.n + j)] = row_scale * col_scale / y_scale;
     }
   }
+  // QLinearGemm (com.chipfit): an int32 bias per column at scale a_scale·b_scale, added before requantizing.
+  if (const Tensor* bias = ctx.input(8)) {
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] += bias->GetAsInt64(static_cast<int64_t>(i) % g.n);
+  }
   return Requantize(ctx, acc, multiplier, y_zp[0], *ctx.output(0), [](int64_t i) { return i; });
+}
+
+// QLinearGemm (com.chipfit, made by FuseQdqPatterns from a QDQ Gemm with C): QLinearMatMul's eight inputs and
+// an int32 bias [N] at scale a_scale·b_scale[n] (as QLinearConv's B).
+Status InferQLinearGemm(InferContext& ctx) {
+  RETURN_IF_ERROR(InferQLinearMatMul(ctx));
+  const ValueInfo* bias = ctx.input(8);
+  const Shape& out = ctx.outputs()[0].shape;
+  if (bias == nullptr || bias->dtype != DType::kI32 || bias->shape.size() != 1 ||
+      (!out.empty() && out.back() >= 0 && bias->shape[0] >= 0 && bias->shape[0] != out.back())) {
+    return ctx.Error("input 8 (bias) must be int32 [N]");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -517,6 +535,7 @@ std::vector<OpEntry> QuantizeOps() {
       {"DynamicQuantizeLinear", InferDynamicQuantizeLinear, RunDynamicQuantizeLinear},
       {"QLinearConv", InferQLinearConv, RunQLinearConv},
       {"QLinearMatMul", InferQLinearMatMul, RunQLinearMatMul},
+      {"QLinearGemm", InferQLinearGemm, RunQLinearMatMul, kChipfitDomain},
   };
 }
 

@@ -92,7 +92,8 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   } else if (op == "ConvTranspose" && x && w && w->shape.size() >= 2) {
     // Every input element scatters into (Cout/g)·k outputs; W is [Cin, Cout/g, k…].
     cost.flops = 2 * Elements(x) * Product(w->shape, 1) + (inputs.size() > 2 && inputs[2] ? y : 0);
-  } else if ((op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") && x && !x->shape.empty()) {
+  } else if ((op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" || op == "QLinearGemm") && x &&
+             !x->shape.empty()) {
     cost.flops = 2 * y * x->shape.back();
   } else if (op == "Gemm" && x && x->shape.size() == 2) {
     const int64_t k = node.GetInt("transA", 0) ? x->shape[0] : x->shape[1];

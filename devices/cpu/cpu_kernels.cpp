@@ -78,6 +78,7 @@ KernelTable BuildTable() {
     t.Add("QLinearConv", "", kCpu, p, {"onednn:qlinearconv", cpu::CreateQLinearConv});
     t.Add("ConvInteger", "", kCpu, p, {"onednn:convinteger", cpu::CreateConvInteger});
     t.Add("QLinearMatMul", "", kCpu, p, {"onednn:qlinearmatmul", cpu::CreateQLinearMatMul});
+    t.Add("QLinearGemm", kFused, kCpu, p, {"onednn:qlinearmatmul", cpu::CreateQLinearMatMul});
     t.Add("MatMulInteger", "", kCpu, p, {"onednn:matmulinteger", cpu::CreateMatMulInteger});
     t.Add("QuantizeLinear", "", kCpu, p, {"cpu:quantize", cpu::CreateQuantizeLinear});
     t.Add("DequantizeLinear", "", kCpu, p, {"cpu:dequantize", cpu::CreateDequantizeLinear});

@@ -359,14 +359,32 @@ TEST(FuseQdqPatternsTest, GemmWithTransposedConstantBBecomesQLinearMatMul) {
   ExpectSameQuantizedResults(f.original, f.graph, 0.03f);
 }
 
-TEST(FuseQdqPatternsTest, GemmWithTransAOrBiasStaysAsWritten) {
+TEST(FuseQdqPatternsTest, GemmWithTransAStaysAsWritten) {
   const Fused trans_a = Fuse(GemmModel(true, false));
   EXPECT_EQ(trans_a.result.fused, 0);
   EXPECT_NE(trans_a.result.left.at("gemm").find("transA"), std::string::npos);
-  const Fused with_c = Fuse(GemmModel(false, true));
-  EXPECT_EQ(with_c.result.fused, 0);
-  EXPECT_NE(with_c.result.left.at("gemm").find("no bias input"), std::string::npos);
-  EXPECT_EQ(with_c.graph.nodes.size(), with_c.original.nodes.size());
+  EXPECT_EQ(trans_a.graph.nodes.size(), trans_a.original.nodes.size());
+}
+
+TEST(FuseQdqPatternsTest, GemmWithBiasBecomesQLinearGemm) {
+  const Fused f = Fuse(GemmModel(false, true));
+  ASSERT_EQ(f.result.fused, 1);
+  const Node* q = FindOp(f.graph, "QLinearGemm");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->domain, "com.chipfit");
+  ASSERT_EQ(q->inputs.size(), 9u);
+  // C = 0.1·n at scale a_scale·b_scale[n] = 0.02·(0.01 + 0.002·n), rounded to int32.
+  const Tensor& bias = f.graph.initializers.at(q->inputs[8]);
+  ASSERT_EQ(bias.dtype(), DType::kI32);
+  EXPECT_EQ(bias.data<int32_t>()[0], 0);
+  EXPECT_EQ(bias.data<int32_t>()[4], static_cast<int32_t>(std::nearbyint(0.4 / (0.02f * (0.01f + 0.008f)))));
+  ExpectSameQuantizedResults(f.original, f.graph, 0.03f);
+}
+
+TEST(FuseQdqPatternsTest, GemmWithBiasStaysWhenTheDeviceHasNoQLinearGemm) {
+  const Fused f = Fuse(GemmModel(false, true), {.gemm = false});
+  EXPECT_EQ(f.result.fused, 0);
+  EXPECT_NE(f.result.left.at("gemm").find("no QLinearGemm kernel"), std::string::npos);
 }
 
 TEST(FuseQdqPatternsTest, FloatModelIsUntouched) {

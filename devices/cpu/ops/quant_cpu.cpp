@@ -467,6 +467,15 @@ class IntMatMulKernel final : public IKernel {
       return Unsupported("b_zero_point with batch dims");
     }
     ASSIGN_OR_RETURN(const std::vector<int8_t> b_s8, ShiftedWeights(*b->value, b_zp.values, 1, n));
+    // QLinearGemm's bias (input 8, int32 [N] at scale a_scale·b_scale) joins the zero-point term.
+    kernel->bias_values_.assign(static_cast<size_t>(n), 0);
+    if (qlinear && node.HasInput(8)) {
+      const ValueInfo* bias = InputInfo(init, 8);
+      if (bias == nullptr || bias->value == nullptr || bias->dtype != DType::kI32 || bias->value->numel() != n) {
+        return Unsupported("a bias that is not a constant int32 [N]");
+      }
+      for (int64_t j = 0; j < n; ++j) kernel->bias_values_[static_cast<size_t>(j)] = bias->value->data<int32_t>()[j];
+    }
     kernel->column_sums_.assign(static_cast<size_t>(n), 0);
     for (size_t i = 0; i < b_s8.size(); ++i) kernel->column_sums_[i % static_cast<size_t>(n)] += b_s8[i];
 
@@ -542,13 +551,13 @@ class IntMatMulKernel final : public IKernel {
 
   void SetZeroPoint(int32_t zp) {
     auto* b = static_cast<int32_t*>(bias_.get_data_handle());
-    for (size_t j = 0; j < column_sums_.size(); ++j) b[j] = -zp * column_sums_[j];
+    for (size_t j = 0; j < column_sums_.size(); ++j) b[j] = bias_values_[j] - zp * column_sums_[j];
   }
 
   PrimitiveCall matmul_;
   memory weights_, bias_;
   ZeroPoint a_zp_;
-  std::vector<int32_t> column_sums_;
+  std::vector<int32_t> bias_values_, column_sums_;
 };
 
 // The general path, for operands and parameters known only at run time (attention's Q·Kᵀ in a QOperator
@@ -704,6 +713,8 @@ class IntMatMulGeneralKernel final : public IKernel {
 Result<std::unique_ptr<IKernel>> CreateIntMatMul(const KernelInit& init, bool qlinear) {
   auto fused = IntMatMulKernel::Create(init, qlinear);
   if (fused.ok() || fused.status().code() != StatusCode::kUnsupported) return fused;
+  // The s32 path has no bias: QLinearGemm runs on the oneDNN path or on the reference.
+  if (init.node.HasInput(8)) return fused;
   auto general = IntMatMulGeneralKernel::Create(init, qlinear);
   if (general.ok() || general.status().code() != StatusCode::kUnsupported) return general;
   return Unsupported(fused.status().message() + "; s32 path: " + general.status().message());

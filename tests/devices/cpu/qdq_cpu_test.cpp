@@ -62,6 +62,42 @@ onnx::ModelProto QdqConvModel(bool per_channel, bool relu) {
   return m;
 }
 
+// x [4, 64] → Q/DQ (u8) → Gemm "fc" (transB, int8 weights [32, 64] per output channel, C as ONNX Runtime's
+// quantizer writes it: DequantizeLinear of int32 at x_scale·w_scale[n]) → Q/DQ (u8) → y [4, 32].
+onnx::ModelProto QdqGemmModel() {
+  constexpr int kU8 = onnx::TensorProto_DataType_UINT8, kI8 = onnx::TensorProto_DataType_INT8;
+  constexpr int kI32 = onnx::TensorProto_DataType_INT32;
+  const int64_t k = 64, n = 32;
+  onnx::ModelProto m = testing::NewModel("qdq_gemm_cpu", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {4, k});
+  AddInitializer(g, "x_scale", {}, [](int64_t) { return 0.01; });
+  AddIntInit(g, "x_zp", kU8, {}, {128});
+  AddNode(g, "QuantizeLinear", {"x", "x_scale", "x_zp"}, {"x_q"}, "x_quant");
+  AddNode(g, "DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x_dq"}, "x_dequant");
+  std::vector<int64_t> w(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int64_t>((i * 53 + 7) % 255) - 127;
+  AddIntInit(g, "w_q", kI8, {n, k}, w);
+  auto w_scale = [](int64_t c) { return 0.002 + 0.0001 * static_cast<double>(c); };
+  AddInitializer(g, "w_scale", {n}, w_scale);
+  auto* wdq = AddNode(g, "DequantizeLinear", {"w_q", "w_scale"}, {"w_dq"}, "w_dequant");
+  testing::SetIntAttr(wdq, "axis", 0);
+  std::vector<int64_t> bias(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c) bias[static_cast<size_t>(c)] = 40 * c - 600;
+  AddIntInit(g, "b_q", kI32, {n}, bias);
+  AddInitializer(g, "b_scale", {n},
+                 [&](int64_t c) { return static_cast<double>(0.01f * static_cast<float>(w_scale(c))); });
+  testing::SetIntAttr(AddNode(g, "DequantizeLinear", {"b_q", "b_scale"}, {"b_dq"}, "b_dequant"), "axis", 0);
+  auto* gemm = AddNode(g, "Gemm", {"x_dq", "w_dq", "b_dq"}, {"f"}, "fc");
+  testing::SetIntAttr(gemm, "transB", 1);
+  AddInitializer(g, "y_scale", {}, [](int64_t) { return 0.02; });
+  AddIntInit(g, "y_zp", kU8, {}, {128});
+  AddNode(g, "QuantizeLinear", {"f", "y_scale", "y_zp"}, {"y_q"}, "y_quant");
+  AddNode(g, "DequantizeLinear", {"y_q", "y_scale", "y_zp"}, {"y"}, "y_dequant");
+  AddValue(g->mutable_output(), "y", {4, n});
+  return m;
+}
+
 Graph Import(const onnx::ModelProto& m) {
   auto loaded = CheckOnnxModel(m, "qdq test model");
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -75,8 +111,11 @@ std::map<std::string, Tensor> Inputs(const Graph& graph) {
   return {{"x", std::move(x)}};
 }
 
-// Runs `graph` on cpu:int8 and on ref:fp32 as written; the int8 compile must fuse and not calibrate.
-void ExpectFusedAndAccurate(const Graph& graph, const std::vector<std::string>& covers) {
+// Runs `graph` on cpu:int8 and on ref:fp32 as written; the int8 compile must fuse (into `fused_op` on
+// `implementation`) and not calibrate.
+void ExpectFusedAndAccurate(const Graph& graph, const std::vector<std::string>& covers,
+                            const std::string& fused_op = "QLinearConv",
+                            const std::string& implementation = "onednn:qlinearconv") {
   QuantReport report;
   const Target cpu_int8{.kind = DeviceKind::kCpu, .precision = Precision::kInt8};
   auto int8 = CompileForTarget(graph, cpu_int8, {}, {}, &report);
@@ -86,7 +125,7 @@ void ExpectFusedAndAccurate(const Graph& graph, const std::vector<std::string>& 
 
   const KernelInfo* qconv = nullptr;
   for (const KernelInfo& k : (*int8)->kernels()) {
-    if (k.op_type == "QLinearConv") {
+    if (k.op_type == fused_op) {
       qconv = &k;
     } else if (k.op_type != "Reorder") {  // the executor's own layout steps have no ONNX node
       // Everything outside the pattern runs as written, and says so.
@@ -94,9 +133,9 @@ void ExpectFusedAndAccurate(const Graph& graph, const std::vector<std::string>& 
       EXPECT_EQ(k.precision_reason.rfind("fp32 as written", 0), 0u) << k.name << ": " << k.precision_reason;
     }
   }
-  ASSERT_NE(qconv, nullptr) << "the DQ → Conv → Q pattern did not become a QLinearConv";
-  EXPECT_EQ(qconv->name, "conv");
-  EXPECT_EQ(qconv->implementation, "onednn:qlinearconv");
+  ASSERT_NE(qconv, nullptr) << "the DQ → layer → Q pattern did not become a " << fused_op;
+  EXPECT_EQ(qconv->name, covers.front());
+  EXPECT_EQ(qconv->implementation, implementation);
   EXPECT_EQ(qconv->precision, "int8");
   EXPECT_TRUE(qconv->fallback_reason.empty()) << qconv->fallback_reason;
   EXPECT_EQ(qconv->onnx_nodes, covers);
@@ -115,7 +154,7 @@ void ExpectFusedAndAccurate(const Graph& graph, const std::vector<std::string>& 
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   const double sqnr = SqnrDb((*got)[0], (*want)[0]);
   EXPECT_GE(sqnr, 35.0);
-  std::cout << "cpu:int8 QLinearConv vs ref:fp32 as written: SQNR " << sqnr << " dB\n";
+  std::cout << "cpu:int8 " << fused_op << " vs ref:fp32 as written: SQNR " << sqnr << " dB\n";
 }
 
 TEST(QdqCpuTest, PerTensorConvRunsOnQLinearConvWithTheModelsScales) {
@@ -124,6 +163,11 @@ TEST(QdqCpuTest, PerTensorConvRunsOnQLinearConvWithTheModelsScales) {
 
 TEST(QdqCpuTest, PerChannelConvWithReluRunsOnQLinearConv) {
   ExpectFusedAndAccurate(Import(QdqConvModel(true, true)), {"conv", "x_dequant", "w_dequant", "relu", "y_quant"});
+}
+
+TEST(QdqCpuTest, GemmWithInt32BiasRunsOnOneDnnAsQLinearGemm) {
+  ExpectFusedAndAccurate(Import(QdqGemmModel()), {"fc", "x_dequant", "w_dequant", "b_dequant", "y_quant"},
+                         "QLinearGemm", "onednn:qlinearmatmul");
 }
 
 TEST(QdqCpuTest, Fp32TargetRunsTheGraphAsWritten) {
