@@ -38,6 +38,21 @@ const Graph* Node::GetGraph(const std::string& attr) const {
   return it == attributes.end() ? nullptr : it->second.graph.get();
 }
 
+std::string DescribeValueType(const ValueDesc& desc) {
+  std::string type = std::string(DTypeName(desc.dtype));
+  if (desc.has_shape) {
+    std::string dims;
+    for (size_t i = 0; i < desc.shape.size(); ++i) {
+      const bool named = i < desc.dim_params.size() && !desc.dim_params[i].empty();
+      dims += (i ? "x" : "") + (desc.shape[i] >= 0 ? std::to_string(desc.shape[i]) : named ? desc.dim_params[i] : "?");
+    }
+    type += "[" + (desc.shape.empty() ? std::string("scalar") : dims) + "]";
+  }
+  if (desc.sequence) type = "seq(" + type + ")";
+  if (desc.optional) type = "optional(" + type + ")";
+  return type;
+}
+
 std::string Node::Describe() const { return "node '" + name + "' (" + op_type + ")"; }
 
 const Node* Graph::FindNode(const std::string& node_name) const {

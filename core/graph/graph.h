@@ -16,7 +16,8 @@ namespace chipfit {
 struct Graph;
 
 struct Attribute {
-  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph };
+  // kType (a TypeProto, as Optional's `type`): `s` is "tensor" or "sequence", `i` the element's ONNX type code.
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph, kType };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   float f = 0;
@@ -56,11 +57,16 @@ struct Node {
 // Type and shape of a value as declared or inferred; dims < 0 are unknown, dim_params keep names.
 struct ValueDesc {
   std::string name;
-  DType dtype = DType::kUndefined;
+  DType dtype = DType::kUndefined;  // of the tensor, or of a sequence's elements
   bool has_shape = false;
   Shape shape;                          // -1 where unknown
   std::vector<std::string> dim_params;  // per dim: symbolic name or ""
+  bool sequence = false;                // seq(tensor): no shape of its own (has_shape stays false)
+  bool optional = false;                // optional(...): may also be empty (Tensor::None)
 };
+
+// "f32[1x3xNx4]", "seq(f32)", "optional(seq(i64))" — what a value of this description must be.
+std::string DescribeValueType(const ValueDesc& desc);
 
 struct Graph {
   std::string name;

@@ -12,14 +12,29 @@ namespace {
 TensorSpec SpecOf(const onnx::ValueInfoProto& value) {
   TensorSpec spec;
   spec.name = value.name();
-  if (!value.type().has_tensor_type()) {
-    spec.dtype = "non-tensor";
+  // optional(...) and seq(...) wrap a tensor type: "optional(f32)", "seq(i64)"; a sequence's elements
+  // have shapes of their own, so it shows none.
+  const onnx::TypeProto* type = &value.type();
+  std::string open, close;
+  if (type->has_optional_type()) {
+    open += "optional(";
+    close += ")";
+    type = &type->optional_type().elem_type();
+  }
+  const bool sequence = type->has_sequence_type();
+  if (sequence) {
+    open += "seq(";
+    close += ")";
+    type = &type->sequence_type().elem_type();
+  }
+  if (!type->has_tensor_type()) {
+    spec.dtype = open + "non-tensor" + close;
     return spec;
   }
-  const auto& tensor = value.type().tensor_type();
+  const auto& tensor = type->tensor_type();
   auto dtype = DTypeFromOnnx(tensor.elem_type());
-  spec.dtype = dtype ? std::string(DTypeName(*dtype)) : "onnx:" + std::to_string(tensor.elem_type());
-  if (tensor.has_shape()) {
+  spec.dtype = open + (dtype ? std::string(DTypeName(*dtype)) : "onnx:" + std::to_string(tensor.elem_type())) + close;
+  if (tensor.has_shape() && !sequence) {
     spec.has_shape = true;
     for (const auto& dim : tensor.shape().dim()) {
       DimSpec d;

@@ -2,6 +2,7 @@
 // model's tensor, node or value.
 #include "core/graph/onnx_import.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "core/graph/scope.h"
+#include "onnx/onnx-data.pb.h"
 
 namespace chipfit {
 namespace fs = std::filesystem;
@@ -131,12 +133,33 @@ std::string OnnxTypeName(int32_t code) {
   return name.empty() ? "type code " + std::to_string(code) : name;
 }
 
-// A graph input or output of a tensor type chipfit has no dtype for (float8, int4, complex …) is refused
-// naming it, rather than imported with an undefined dtype that fails later without a reason.
+// The tensor type inside optional(...) and seq(...) (ONNX nests them: optional(seq(tensor))), or
+// nullptr for a map or a sequence of maps, which chipfit does not run.
+const onnx::TypeProto_Tensor* InnerTensorType(const onnx::TypeProto& type, bool* sequence, bool* optional) {
+  const onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) {
+    *optional = true;
+    t = &t->optional_type().elem_type();
+  }
+  if (t->has_sequence_type()) {
+    *sequence = true;
+    t = &t->sequence_type().elem_type();
+  }
+  return t->has_tensor_type() ? &t->tensor_type() : nullptr;
+}
+
+// A graph input or output of a type chipfit has no dtype for (float8, int4, complex …, or a map) is
+// refused naming it, rather than imported with an undefined dtype that fails later without a reason.
 Status CheckKnownTensorType(const onnx::ValueInfoProto& value, const std::string& graph_what) {
-  if (!value.type().has_tensor_type()) return Status();
-  const int32_t code = value.type().tensor_type().elem_type();
-  if (code == 0 || (DTypeFromOnnx(code) && *DTypeFromOnnx(code) != DType::kString)) return Status();
+  if (!value.has_type() || value.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return Status();
+  bool sequence = false, optional = false;
+  const onnx::TypeProto_Tensor* tensor = InnerTensorType(value.type(), &sequence, &optional);
+  if (tensor == nullptr) {
+    return Unsupported(graph_what + ": value '" + value.name() +
+                       "' is a map or a sequence of maps; chipfit runs tensors, sequences of tensors and optionals");
+  }
+  const int32_t code = tensor->elem_type();
+  if (code == 0 || DTypeFromOnnx(code)) return Status();
   return Unsupported(graph_what + ": value '" + value.name() + "' has element type " + OnnxTypeName(code) +
                      ", which chipfit does not support");
 }
@@ -144,12 +167,13 @@ Status CheckKnownTensorType(const onnx::ValueInfoProto& value, const std::string
 ValueDesc DescFromOnnx(const onnx::ValueInfoProto& value) {
   ValueDesc desc;
   desc.name = value.name();
-  if (!value.type().has_tensor_type()) return desc;
-  const auto& tensor = value.type().tensor_type();
-  if (auto dtype = DTypeFromOnnx(tensor.elem_type())) desc.dtype = *dtype;
-  if (tensor.has_shape()) {
+  const onnx::TypeProto_Tensor* tensor = InnerTensorType(value.type(), &desc.sequence, &desc.optional);
+  if (tensor == nullptr) return desc;
+  if (auto dtype = DTypeFromOnnx(tensor->elem_type())) desc.dtype = *dtype;
+  // A sequence's elements may differ in shape; its element shape is a hint chipfit does not bind.
+  if (tensor->has_shape() && !desc.sequence) {
     desc.has_shape = true;
-    for (const auto& dim : tensor.shape().dim()) {
+    for (const auto& dim : tensor->shape().dim()) {
       desc.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
       desc.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
     }
@@ -200,6 +224,15 @@ Result<Attribute> ImportAttribute(const onnx::AttributeProto& proto, const Node&
       auto sub = ImportGraph(proto.g(), opset, base_dir, visible);
       if (!sub.ok()) return Status(sub.status().code(), what + ": " + sub.status().message());
       a.graph = std::make_shared<const Graph>(std::move(sub).value());
+      break;
+    }
+    case onnx::AttributeProto::TYPE_PROTO: {
+      bool sequence = false, optional = false;
+      const onnx::TypeProto_Tensor* tensor = InnerTensorType(proto.tp(), &sequence, &optional);
+      if (tensor == nullptr || optional) return Unsupported(what + ": only tensor and sequence types are supported");
+      a.kind = Attribute::Kind::kType;
+      a.s = sequence ? "sequence" : "tensor";
+      a.i = tensor->elem_type();
       break;
     }
     default:
@@ -268,7 +301,7 @@ Result<std::vector<Node>> SortTopologically(std::vector<Node> nodes, const std::
 
 Result<Tensor> TensorFromOnnx(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what) {
   auto dtype = DTypeFromOnnx(proto.data_type());
-  if (!dtype || *dtype == DType::kString) {
+  if (!dtype) {
     return Unsupported(what + ": tensor element type " + OnnxTypeName(proto.data_type()) + " is not supported");
   }
   Shape shape;
@@ -285,6 +318,18 @@ Result<Tensor> TensorFromOnnx(const onnx::TensorProto& proto, const fs::path& ba
       return ParseError(what + ": shape " + ShapeToString(shape) + " is implausibly large (corrupt file?)");
     }
     elements *= d;
+  }
+  if (*dtype == DType::kString) {
+    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+      return Unsupported(what + ": string tensors in external data are not supported");
+    }
+    if (proto.string_data_size() != elements) {
+      return ParseError(what + ": " + std::to_string(proto.string_data_size()) + " strings for shape " +
+                        ShapeToString(shape));
+    }
+    Tensor strings(DType::kString, shape);
+    std::copy(proto.string_data().begin(), proto.string_data().end(), strings.data<std::string>());
+    return strings;
   }
   const size_t bytes = static_cast<size_t>(elements) * DTypeSize(*dtype);
   if (proto.data_location() != onnx::TensorProto_DataLocation_EXTERNAL && proto.has_raw_data() &&
@@ -311,6 +356,49 @@ Result<Tensor> ReadTensorProtoFile(const fs::path& path) {
   onnx::TensorProto proto;
   if (!proto.ParseFromIstream(&in)) return ParseError("'" + path.string() + "' is not a serialized TensorProto");
   return TensorFromOnnx(proto, path.parent_path(), "tensor file '" + path.string() + "'");
+}
+
+namespace {
+
+Result<Tensor> SequenceFromOnnx(const onnx::SequenceProto& proto, DType dtype, const fs::path& base_dir,
+                                const std::string& what) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.tensor_values_size() == 0 &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return Unsupported(what + ": only sequences of tensors are supported");
+  }
+  std::vector<Tensor> elements;
+  for (int i = 0; i < proto.tensor_values_size(); ++i) {
+    ASSIGN_OR_RETURN(Tensor t,
+                     TensorFromOnnx(proto.tensor_values(i), base_dir, what + " element " + std::to_string(i)));
+    elements.push_back(std::move(t));
+  }
+  return Tensor::Sequence(dtype, std::move(elements));
+}
+
+}  // namespace
+
+ValueDesc ValueDescFromOnnx(const onnx::ValueInfoProto& value) { return DescFromOnnx(value); }
+
+Result<Tensor> ReadValueProtoFile(const fs::path& path, const ValueDesc& desc) {
+  if (!desc.sequence && !desc.optional) return ReadTensorProtoFile(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("value file '" + path.string() + "' cannot be opened");
+  const std::string what = "value file '" + path.string() + "'";
+  if (desc.optional) {
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromIstream(&in)) return ParseError(what + " is not a serialized OptionalProto");
+    if (proto.has_tensor_value()) return TensorFromOnnx(proto.tensor_value(), path.parent_path(), what);
+    if (proto.has_sequence_value())
+      return SequenceFromOnnx(proto.sequence_value(), desc.dtype, path.parent_path(), what);
+    if (proto.elem_type() == onnx::OptionalProto::TENSOR || proto.elem_type() == onnx::OptionalProto::SEQUENCE ||
+        proto.elem_type() == onnx::OptionalProto::UNDEFINED) {
+      return Tensor::None(desc.dtype, desc.sequence || proto.elem_type() == onnx::OptionalProto::SEQUENCE);
+    }
+    return Unsupported(what + ": only optional tensors and sequences are supported");
+  }
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromIstream(&in)) return ParseError(what + " is not a serialized SequenceProto");
+  return SequenceFromOnnx(proto, desc.dtype, path.parent_path(), what);
 }
 
 Result<Graph> ImportGraph(const onnx::GraphProto& proto, int64_t opset, const fs::path& base_dir,
@@ -380,6 +468,17 @@ Result<Graph> ImportModel(const LoadedOnnxModel& model, const ImportOptions& opt
   auto graph = ImportGraph(model.proto.graph(), model.default_opset, model.path.parent_path());
   if (!graph.ok()) return Status(graph.status().code(), what + ": " + graph.status().message());
   if (options.require_static_inputs) {
+    // chipfit makes (or reads) tensors for a model's inputs; a sequence input has nothing to bind.
+    for (const ValueDesc& in : graph->inputs) {
+      if (in.dtype == DType::kUndefined) {
+        return InvalidArgument(what + ": input '" + in.name + "' declares no element type");
+      }
+      if (in.sequence || in.dtype == DType::kString) {
+        return Unsupported(what + ": input '" + in.name + "' is " + DescribeValueType(in) +
+                           "; chipfit profiles models whose inputs are numeric tensors (sequence and string values "
+                           "run inside a model, and in `chipfit conformance`)");
+      }
+    }
     std::string listing;
     bool dynamic = false;
     for (const ValueDesc& in : graph->inputs) {

@@ -18,6 +18,11 @@ Result<Tensor> TensorFromOnnx(const onnx::TensorProto& proto, const std::filesys
                               const std::string& what);
 // Reads a serialized TensorProto file (the ONNX test suite's input_N.pb / output_N.pb).
 Result<Tensor> ReadTensorProtoFile(const std::filesystem::path& path);
+// The type a graph input/output declares (element dtype, shape, sequence/optional).
+ValueDesc ValueDescFromOnnx(const onnx::ValueInfoProto& value);
+// Reads the suite's file for a value of type `desc`: a TensorProto, or for seq(…) a SequenceProto and
+// for optional(…) an OptionalProto (an empty one becomes Tensor::None).
+Result<Tensor> ReadValueProtoFile(const std::filesystem::path& path, const ValueDesc& desc);
 
 // Imports a (sub)graph; names in `outer_scope` may be used by nodes without being defined here.
 Result<Graph> ImportGraph(const onnx::GraphProto& proto, int64_t opset, const std::filesystem::path& base_dir,

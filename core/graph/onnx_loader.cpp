@@ -178,7 +178,14 @@ Status BindInputShapes(onnx::ModelProto& proto, const std::map<std::string, std:
       return InvalidArgument("--shape " + name + ": '" + origin + "' has no input named '" + name +
                              "' (inputs: " + names + ")");
     }
-    auto* tensor = input->mutable_type()->mutable_tensor_type();
+    // An optional(tensor) input binds its tensor; a sequence's elements each have their own shape.
+    onnx::TypeProto* type = input->mutable_type();
+    if (type->has_optional_type()) type = type->mutable_optional_type()->mutable_elem_type();
+    if (type->has_sequence_type()) {
+      return InvalidArgument("--shape " + name + ": input '" + name +
+                             "' is a sequence; its elements' shapes are not bound");
+    }
+    auto* tensor = type->mutable_tensor_type();
     std::string bound;
     for (size_t i = 0; i < dims.size(); ++i) bound += (i ? "x" : "") + std::to_string(dims[i]);
     if (tensor->has_shape() && !override_declared) {

@@ -10,7 +10,6 @@ namespace {
 
 // Many version bumps at 19 and 21 only add element types chipfit's tensors cannot hold.
 constexpr const char* kNewTypes = "float8/int4/uint4 tensors are refused (no such chipfit dtype)";
-constexpr const char* kNoStrings = "string tensors are refused";
 
 }  // namespace
 
@@ -84,8 +83,8 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"Clip", "", 13, 13, ""},
       {"Where", "", 16, 16, ""},
       {"Cast", "", 21, 21,
-       "casts to or from float8/int4/uint4/float4/complex/string are refused naming the type; saturate "
-       "(Cast-19) only concerns float8 and is ignored"},
+       "casts to or from float8/int4/uint4/float4/complex are refused naming the type; saturate (Cast-19) only "
+       "concerns float8 and is ignored"},
       {"CastLike", "", 21, 21, "as Cast"},
       // conv.cpp
       {"Conv", "", 11, 11, ""},
@@ -134,7 +133,7 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"Flatten", "", 21, 21, kNewTypes},
       {"Squeeze", "", 21, 21, kNewTypes},
       {"Unsqueeze", "", 21, 21, kNewTypes},
-      {"Identity", "", 21, 21, "optional and sequence values are refused; float8/int4/uint4 too"},
+      {"Identity", "", 21, 21, "maps are refused; float8/int4/uint4 too"},
       {"Dropout", "", 13, 13, ""},
       {"Transpose", "", 21, 21, kNewTypes},
       {"Concat", "", 13, 13, ""},
@@ -206,9 +205,25 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"RandomNormalLike", "", 1, 1, ""},
       {"Bernoulli", "", 15, 15, ""},
       // text.cpp
-      {"TfIdfVectorizer", "", 9, 9, kNoStrings},
+      {"TfIdfVectorizer", "", 9, 9, ""},
+      {"StringNormalizer", "", 10, 10,
+       "locale is ignored: case changes and case-insensitive stopwords map ASCII letters only"},
+      // sequence_ops.cpp
+      {"SequenceEmpty", "", 11, 11, ""},
+      {"SequenceConstruct", "", 11, 11, ""},
+      {"SequenceInsert", "", 11, 11, ""},
+      {"SequenceAt", "", 11, 11, ""},
+      {"SequenceErase", "", 11, 11, ""},
+      {"SequenceLength", "", 11, 11, ""},
+      {"SplitToSequence", "", 11, 11, ""},
+      {"ConcatFromSequence", "", 11, 11, ""},
+      {"SequenceMap", "", 17, 17, ""},
+      {"Optional", "", 15, 15, "optional(optional(…)) and maps are refused"},
+      {"OptionalHasElement", "", 18, 18, ""},
+      {"OptionalGetElement", "", 18, 18, ""},
       // com.chipfit ops written by chipfit's own passes: versioned with chipfit, not ONNX.
       {"FusedConv", "com.chipfit", 1, 1, ""},
+      {"QLinearGemm", "com.chipfit", 1, 1, ""},
   };
   return table;
 }

@@ -23,9 +23,10 @@ std::vector<OpEntry> DetectionOps();      // detection.cpp: NonMaxSuppression, R
 std::vector<OpEntry> SignalOps();         // signal.cpp: DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix
 std::vector<OpEntry> RecurrentOps();      // rnn.cpp: LSTM, GRU, RNN
 std::vector<OpEntry> QuantizeOps();       // quantize.cpp: Quantize/DequantizeLinear, DynamicQuantize, QLinear*
-std::vector<OpEntry> TextOps();           // text.cpp: TfIdfVectorizer
+std::vector<OpEntry> TextOps();           // text.cpp: TfIdfVectorizer, StringNormalizer
 std::vector<OpEntry> RandomOps();         // random_ops.cpp: RandomUniform, RandomNormal (+Like), Bernoulli
-std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If
+std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If, Loop, Scan
+std::vector<OpEntry> SequenceOps();       // sequence_ops.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 
 // com.chipfit ops that graph passes create (core/graph/passes.h), one row each in the table.
 Status InferFusedConv(InferContext& ctx);  // conv.cpp: activation(Conv(X, W, B) + Z)

@@ -14,7 +14,7 @@ const std::vector<OpEntry>& ReferenceOps() {
     std::vector<OpEntry> all;
     for (auto family : {ElementwiseOps, ConvOps, MatMulOps, PoolOps, NormalizationOps, ReduceOps, TensorOps, ResizeOps,
                         ControlFlowOps, LossOps, LinalgOps, SelectionOps, DetectionOps, SignalOps, RecurrentOps,
-                        QuantizeOps, RandomOps, TextOps}) {
+                        QuantizeOps, RandomOps, TextOps, SequenceOps}) {
       for (OpEntry& entry : family()) all.push_back(entry);
     }
     all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});

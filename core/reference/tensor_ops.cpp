@@ -132,6 +132,17 @@ IntList IntsAttrOrInput(Ctx& ctx, const char* attr, size_t input, int64_t input_
 Status RunCopy(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   Tensor& y = *ctx.output(0);
+  // Identity of a sequence or an empty optional: the same value (a sequence's elements are immutable).
+  if (!x.is_dense()) {
+    y = x;
+    return Status::Ok();
+  }
+  if (x.dtype() == DType::kString) {
+    if (y.dtype() != DType::kString || y.numel() != x.numel())
+      return Internal(ctx.node().Describe() + ": output size differs");
+    std::copy(x.data<std::string>(), x.data<std::string>() + x.numel(), y.data<std::string>());
+    return Status::Ok();
+  }
   if (y.nbytes() != x.nbytes()) return Internal(ctx.node().Describe() + ": output size differs from input size");
   if (x.nbytes()) std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
   return Status::Ok();

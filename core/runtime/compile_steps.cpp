@@ -369,8 +369,10 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
   // An int8 target runs a QDQ model with its own scales: DequantizeLinear → layer → QuantizeLinear
   // patterns become the device's QLinearConv/QLinearMatMul kernels (before FusedConv can take a layer).
   if (options.fuse && target.precision == Precision::kInt8 && options.kernels != nullptr) {
-    QdqFusionOptions qdq{.conv = !options.kernels->Find("QLinearConv", "", target.kind, target.precision).empty(),
-                         .matmul = !options.kernels->Find("QLinearMatMul", "", target.kind, target.precision).empty()};
+    QdqFusionOptions qdq{
+        .conv = !options.kernels->Find("QLinearConv", "", target.kind, target.precision).empty(),
+        .matmul = !options.kernels->Find("QLinearMatMul", "", target.kind, target.precision).empty(),
+        .gemm = !options.kernels->Find("QLinearGemm", kChipfitDomain, target.kind, target.precision).empty()};
     for (const auto& [name, reason] : options.keep_fp32) qdq.keep.insert(name);
     if (qdq.conv || qdq.matmul) FuseQdqPatterns(graph, qdq);
   }
@@ -738,6 +740,7 @@ void PlanMemory(CompileState& state) {
     auto& slot = program.slots[id];
     if (slot.kind != Program::Kind::kIntermediate || slot.is_output || !slot.shape_known || slot.producer < 0) continue;
     if (program.steps[static_cast<size_t>(slot.producer)].dynamic) continue;
+    if (slot.dtype == DType::kString) continue;  // std::string objects own their bytes: never in an arena
     const BufferRequest request{program.SlotBytes(slot), slot.producer, std::max(slot.last_use, slot.producer)};
     if (slot.on_device) {
       slot.plan_index = static_cast<int>(state.device_requests.size());

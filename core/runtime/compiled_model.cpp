@@ -66,7 +66,17 @@ Status BindInputs(const compile::Program& program, const Graph& g, const std::ma
     const Tensor& t = it->second;
     // A body's inputs may leave the dtype open (ONNX Runtime accepts such subgraphs).
     const bool dtype_ok = t.dtype() == slot.dtype || slot.dtype == DType::kUndefined;
-    if (!dtype_ok || (slot.shape_known && t.shape() != slot.shape)) {
+    // A value without a declared shape may be of any form: a body's outer-scope reads are described
+    // by the enclosing slot, which knows dtype and shape but not whether a sequence will arrive.
+    const bool undeclared = !desc.has_shape && !desc.sequence && !desc.optional;
+    const bool form_ok = t.is_sequence() ? desc.sequence || undeclared
+                         : t.is_none()   ? desc.optional || undeclared
+                                         : !desc.sequence;
+    if (!form_ok) {
+      return InvalidArgument("input '" + desc.name + "' is " + DescribeTensor(t) + ", the model expects " +
+                             DescribeValueType(desc));
+    }
+    if (!dtype_ok || (slot.shape_known && t.is_dense() && t.shape() != slot.shape)) {
       return InvalidArgument("input '" + desc.name + "' is " + DescribeTensor(t) + ", the model expects " + expected);
     }
     values[static_cast<size_t>(program.ids.at(desc.name))] = t;
@@ -235,6 +245,7 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     out_ptrs.clear();
     const bool self_allocating = step.op != nullptr && step.op->self_allocating;
     if (step.dynamic && !self_allocating) {
+      RETURN_IF_ERROR(CheckDenseInputs(node, false, in_ptrs));
       const TensorInfos infos(in_ptrs);
       InferContext ctx(node, g.opset, infos.pointers());
       RETURN_IF_ERROR(compile::AtNode(step.op->infer(ctx), node));

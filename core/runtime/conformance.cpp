@@ -78,6 +78,43 @@ Result<double> Compare(const Tensor& actual, const Tensor& expected, const std::
   return max_error;
 }
 
+// Compare for any value: sequences element by element, empty optionals by form, strings exactly.
+Result<double> CompareValues(const Tensor& actual, const Tensor& expected, const std::string& name, double rtol,
+                             double atol) {
+  if (actual.form() != expected.form() || actual.dtype() != expected.dtype()) {
+    return InvalidArgument("output '" + name + "' is " + DescribeTensor(actual) + ", expected " +
+                           DescribeTensor(expected));
+  }
+  if (expected.is_none()) return 0.0;
+  if (expected.is_sequence()) {
+    const auto& a = actual.elements();
+    const auto& e = expected.elements();
+    if (a.size() != e.size()) {
+      return InvalidArgument("output '" + name + "' has " + std::to_string(a.size()) + " elements, expected " +
+                             std::to_string(e.size()));
+    }
+    double max_error = 0;
+    for (size_t k = 0; k < e.size(); ++k) {
+      ASSIGN_OR_RETURN(const double error, CompareValues(a[k], e[k], name + "[" + std::to_string(k) + "]", rtol, atol));
+      max_error = std::max(max_error, error);
+    }
+    return max_error;
+  }
+  if (expected.dtype() != DType::kString) return Compare(actual, expected, name, rtol, atol);
+  if (actual.shape() != expected.shape()) {
+    return InvalidArgument("output '" + name + "' is " + DescribeTensor(actual) + ", expected " +
+                           DescribeTensor(expected));
+  }
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    if (actual.data<std::string>()[i] != expected.data<std::string>()[i]) {
+      return InvalidArgument("output '" + name + "' element " + std::to_string(i) + ": got \"" +
+                             actual.data<std::string>()[i] + "\", expected \"" + expected.data<std::string>()[i] +
+                             "\"");
+    }
+  }
+  return 0.0;
+}
+
 // A random output: dtype and shape as expected, finite where the expected values are, inside the
 // expected values' range widened by half its span, and integral where they all are (Bernoulli's 0/1).
 Status CompareByProperty(const Tensor& actual, const Tensor& expected, const std::string& name) {
@@ -122,15 +159,6 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
   // Parsed once; checked and shape-inferred below, once per distinct set of input shapes.
   auto loaded = LoadOnnxModel(dir / "model.onnx", {.run_checker = false, .infer_shapes = false});
   if (!loaded.ok()) return classify(loaded.status());
-  for (const auto* list : {&loaded->proto.graph().input(), &loaded->proto.graph().output()}) {
-    for (const auto& value : *list) {
-      if (!value.type().has_tensor_type()) {
-        return finish(Outcome::kUnsupported, Unsupported("value '" + value.name() +
-                                                         "' is a sequence, optional or map: only tensors are "
-                                                         "supported"));
-      }
-    }
-  }
   std::set<std::string> ops;
   for (const auto& node : loaded->proto.graph().node()) ops.insert(node.op_type());
   for (const std::string& op : ops) result.ops += (result.ops.empty() ? "" : ",") + op;
@@ -149,9 +177,14 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
   std::set<std::string> initializer_names;
   for (const auto& init : loaded->proto.graph().initializer()) initializer_names.insert(init.name());
   std::vector<std::string> input_names;
+  std::vector<ValueDesc> input_descs;
   for (const auto& in : loaded->proto.graph().input()) {
-    if (!initializer_names.contains(in.name())) input_names.push_back(in.name());
+    if (initializer_names.contains(in.name())) continue;
+    input_names.push_back(in.name());
+    input_descs.push_back(ValueDescFromOnnx(in));
   }
+  std::vector<ValueDesc> declared_outputs;
+  for (const auto& out : loaded->proto.graph().output()) declared_outputs.push_back(ValueDescFromOnnx(out));
   for (const fs::path& set_dir : SortedEntries(dir, "test_data_set_")) {
     const auto input_files = SortedEntries(set_dir, "input_");
     if (input_files.size() < input_names.size()) {
@@ -161,9 +194,10 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
     std::map<std::string, Tensor> inputs;
     std::map<std::string, Shape> shapes;
     for (size_t i = 0; i < input_names.size(); ++i) {
-      auto tensor = ReadTensorProtoFile(input_files[i]);
+      auto tensor = ReadValueProtoFile(input_files[i], input_descs[i]);
       if (!tensor.ok()) return classify(tensor.status());
-      shapes[input_names[i]] = tensor->shape();
+      // Sequences and empty optionals have no shape to bind.
+      if (tensor->is_dense() && !input_descs[i].sequence) shapes[input_names[i]] = tensor->shape();
       inputs[input_names[i]] = std::move(tensor).value();
     }
     if (!compiled || shapes != compiled_shapes) {
@@ -177,9 +211,8 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
       for (const auto* list : {&graph->inputs, &graph->outputs}) {
         for (const ValueDesc& v : *list) {
           if (v.dtype == DType::kUndefined) {
-            return finish(Outcome::kUnsupported, Unsupported("value '" + v.name +
-                                                             "' is not a tensor of a supported type (sequence, "
-                                                             "optional, map or string)"));
+            return finish(Outcome::kUnsupported,
+                          Unsupported("value '" + v.name + "' has no element type chipfit supports"));
           }
         }
       }
@@ -217,8 +250,15 @@ ConformanceCase RunCase(const fs::path& dir, const std::string& suite, const Con
                                                     " outputs, got " + std::to_string(outputs->size())));
     }
     for (size_t i = 0; i < output_files.size(); ++i) {
-      auto expected = ReadTensorProtoFile(output_files[i]);
+      auto expected =
+          ReadValueProtoFile(output_files[i], i < declared_outputs.size() ? declared_outputs[i] : ValueDesc{});
       if (!expected.ok()) return classify(expected.status());
+      if (!expected->is_dense() || !(*outputs)[i].is_dense() || expected->dtype() == DType::kString) {
+        auto error = CompareValues((*outputs)[i], *expected, outputs_desc[i].name, options.rtol, options.atol);
+        if (!error.ok()) return finish(Outcome::kFail, error.status());
+        result.max_abs_error = std::max(result.max_abs_error, *error);
+        continue;
+      }
       if ((*outputs)[i].dtype() == DType::kBF16 && expected->dtype() == DType::kU16) {
         *expected = Tensor::View(DType::kBF16, expected->shape(), expected->raw_data()).Clone();
       }

@@ -6,11 +6,23 @@
 
 namespace chipfit {
 
+Status CheckDenseInputs(const Node& node, bool self_allocating, const std::vector<const Tensor*>& inputs) {
+  if (self_allocating || node.op_type == "Identity") return Status::Ok();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr && !inputs[i]->is_dense()) {
+      return InvalidArgument(node.Describe() + ": input '" + (i < node.inputs.size() ? node.inputs[i] : "") + "' is " +
+                             DescribeTensor(*inputs[i]) + "; " + node.op_type + " takes tensors");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<Tensor>> RunNodeOnReference(const Node& node, int64_t opset, const std::vector<Tensor>& inputs) {
   const OpEntry* op = FindReferenceOp(node.op_type, node.domain);
   if (op == nullptr) return Unsupported(node.Describe() + ": no reference kernel for op " + node.op_type);
   std::vector<const Tensor*> tensor_ptrs;
   for (const Tensor& t : inputs) tensor_ptrs.push_back(t.defined() ? &t : nullptr);
+  RETURN_IF_ERROR(CheckDenseInputs(node, op->self_allocating, tensor_ptrs));
   const TensorInfos infos(tensor_ptrs);
   InferContext infer(node, opset, infos.pointers());
   RETURN_IF_ERROR(op->infer(infer));

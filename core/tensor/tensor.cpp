@@ -1,6 +1,7 @@
 // Tensor storage and element access helpers.
 #include "core/tensor/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -29,6 +30,12 @@ std::vector<int64_t> Strides(const Shape& shape) {
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  if (dtype_ == DType::kString) {
+    auto* strings = new std::string[static_cast<size_t>(std::max<int64_t>(numel(), 1))];
+    storage_ = std::shared_ptr<void>(strings, [](void* p) { delete[] static_cast<std::string*>(p); });
+    data_ = strings;
+    return;
+  }
   // 64-byte aligned so vector kernels may use aligned loads; at least one byte so data_ is never null.
   const size_t bytes = (std::max<size_t>(nbytes(), 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes);
@@ -46,9 +53,40 @@ Tensor Tensor::View(DType dtype, Shape shape, void* data) {
   return t;
 }
 
+Tensor Tensor::Sequence(DType element_dtype, std::vector<Tensor> elements) {
+  for (Tensor& e : elements) {
+    if (!e.storage_) e = e.Clone();
+  }
+  Tensor t;
+  t.dtype_ = element_dtype;
+  t.shape_ = {0};
+  t.form_ = ValueForm::kSequence;
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+Tensor Tensor::None(DType element_dtype, bool of_sequence) {
+  Tensor t;
+  t.dtype_ = element_dtype;
+  t.shape_ = {0};
+  t.form_ = ValueForm::kNone;
+  t.none_of_sequence_ = of_sequence;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  static const std::vector<Tensor> kNoElements;
+  return elements_ ? *elements_ : kNoElements;
+}
+
 Tensor Tensor::Clone() const {
+  if (!is_dense()) return *this;  // elements are owned and immutable
   Tensor copy(dtype_, shape_);
-  if (nbytes()) std::memcpy(copy.data_, data_, nbytes());
+  if (dtype_ == DType::kString) {
+    std::copy(data<std::string>(), data<std::string>() + numel(), copy.data<std::string>());
+  } else if (nbytes()) {
+    std::memcpy(copy.data_, data_, nbytes());
+  }
   return copy;
 }
 
@@ -90,6 +128,13 @@ std::vector<int64_t> Tensor::ToInt64Vector() const {
 }
 
 std::string DescribeTensor(const Tensor& tensor) {
+  if (tensor.is_sequence()) {
+    return "seq(" + std::string(DTypeName(tensor.dtype())) + ")[" + std::to_string(tensor.elements().size()) + "]";
+  }
+  if (tensor.is_none()) {
+    return std::string(tensor.none_of_sequence() ? "none(seq(" : "none(") + std::string(DTypeName(tensor.dtype())) +
+           (tensor.none_of_sequence() ? "))" : ")");
+  }
   return std::string(DTypeName(tensor.dtype())) + "[" + ShapeToString(tensor.shape()) + "]";
 }
 

@@ -1,10 +1,12 @@
-// Tensor: dtype + shape + a pointer to dense row-major data, owned (shared) or borrowed (arena).
+// Tensor: dtype + shape + a pointer to dense row-major data, owned (shared) or borrowed (arena); also
+// the ONNX values that are not one dense tensor (a sequence of tensors, an optional without a value).
 #pragma once
 
 #include <cassert>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor/dtype.h"
@@ -21,15 +23,33 @@ std::string ShapeToString(const Shape& shape);
 // Row-major strides in elements.
 std::vector<int64_t> Strides(const Shape& shape);
 
+// What a value holds. Almost always one dense tensor; ONNX also has seq(tensor) values (the Sequence*
+// ops, SplitToSequence, Loop-carried lists) and optional values, of which only the empty one needs a
+// form of its own (an optional holding a value is that value). Sequences and empty optionals carry
+// their element dtype and shape {0}: no data, so code that only knows dense tensors reads nothing.
+enum class ValueForm : uint8_t { kTensor, kSequence, kNone };
+
 class Tensor {
  public:
   Tensor() = default;
-  // Owns zero-initialised storage.
+  // Owns zero-initialised storage (empty strings for kString; strings never live in an arena).
   Tensor(DType dtype, Shape shape);
   // Borrows `data` (e.g. an arena slot); the caller keeps it alive while the Tensor is used.
   static Tensor View(DType dtype, Shape shape, void* data);
+  // A sequence of dense tensors of one dtype. Elements that borrow their data are copied, so a
+  // sequence never points into an arena; copies of the sequence share its (immutable) elements.
+  static Tensor Sequence(DType element_dtype, std::vector<Tensor> elements);
+  // An optional without a value; `of_sequence`: optional(seq(tensor)) rather than optional(tensor).
+  static Tensor None(DType element_dtype, bool of_sequence = false);
 
-  bool defined() const { return dtype_ != DType::kUndefined; }
+  bool defined() const { return dtype_ != DType::kUndefined || form_ != ValueForm::kTensor; }
+  ValueForm form() const { return form_; }
+  bool is_dense() const { return form_ == ValueForm::kTensor; }
+  bool is_sequence() const { return form_ == ValueForm::kSequence; }
+  bool is_none() const { return form_ == ValueForm::kNone; }
+  bool none_of_sequence() const { return form_ == ValueForm::kNone && none_of_sequence_; }
+  // A sequence's elements (empty for any other form).
+  const std::vector<Tensor>& elements() const;
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -41,12 +61,12 @@ class Tensor {
   const void* raw_data() const { return data_; }
   template <typename T>
   T* data() {
-    assert(sizeof(T) == DTypeSize(dtype_) || (dtype_ == DType::kBool && sizeof(T) == 1));
+    assert(Holds<T>());
     return static_cast<T*>(data_);
   }
   template <typename T>
   const T* data() const {
-    assert(sizeof(T) == DTypeSize(dtype_) || (dtype_ == DType::kBool && sizeof(T) == 1));
+    assert(Holds<T>());
     return static_cast<const T*>(data_);
   }
 
@@ -61,13 +81,22 @@ class Tensor {
   std::vector<int64_t> ToInt64Vector() const;
 
  private:
+  template <typename T>
+  bool Holds() const {
+    if (dtype_ == DType::kString) return std::is_same_v<T, std::string>;
+    return sizeof(T) == DTypeSize(dtype_) || (dtype_ == DType::kBool && sizeof(T) == 1);
+  }
+
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   std::shared_ptr<void> storage_;
   void* data_ = nullptr;
+  ValueForm form_ = ValueForm::kTensor;
+  bool none_of_sequence_ = false;
+  std::shared_ptr<const std::vector<Tensor>> elements_;
 };
 
-// "f32[1x3x32x32]"
+// "f32[1x3x32x32]", "seq(f32)[3]" (three tensors), "none(f32)"
 std::string DescribeTensor(const Tensor& tensor);
 
 // Calls f(T{}) with T the C++ type of `dtype` (float, double, Float16, BFloat16, int8_t … uint64_t,

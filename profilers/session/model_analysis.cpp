@@ -79,6 +79,7 @@ std::string DescribeAttribute(const std::string& name, const Attribute& a) {
     case Attribute::Kind::kTensor: return name + "=tensor";
     case Attribute::Kind::kGraph:
       return name + "=graph" + (a.graph ? " (" + std::to_string(a.graph->nodes.size()) + " nodes)" : std::string());
+    case Attribute::Kind::kType: return name + "=" + a.s + " type " + std::to_string(a.i);
   }
   return name;
 }
