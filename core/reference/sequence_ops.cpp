@@ -16,14 +16,16 @@ Status InferAtRunTime(InferContext& ctx) { return ctx.ValueNeeded(); }
 Result<const Tensor*> SequenceInput(const KernelContext& ctx, size_t i) {
   const Tensor* s = ctx.input(i);
   if (s == nullptr) return ctx.Error("input " + std::to_string(i) + " is missing");
-  if (!s->is_sequence()) return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*s) + ", not a sequence");
+  if (!s->is_sequence())
+    return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*s) + ", not a sequence");
   return s;
 }
 
 Result<const Tensor*> TensorInput(const KernelContext& ctx, size_t i) {
   const Tensor* t = ctx.input(i);
   if (t == nullptr) return ctx.Error("input " + std::to_string(i) + " is missing");
-  if (!t->is_dense()) return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*t) + ", not a tensor");
+  if (!t->is_dense())
+    return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*t) + ", not a tensor");
   return t;
 }
 
@@ -186,7 +188,8 @@ Status RunConcatFromSequence(KernelContext& ctx) {
   const Shape& first = parts.front().shape();
   const auto rank = static_cast<int64_t>(first.size());
   // With new_axis the parts are stacked: a dimension of 1 is inserted at `axis` first.
-  ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(ctx.node().GetInt("axis", 0), rank + (new_axis ? 1 : 0), ctx.node()));
+  ASSIGN_OR_RETURN(const int64_t axis,
+                   NormalizeAxis(ctx.node().GetInt("axis", 0), rank + (new_axis ? 1 : 0), ctx.node()));
   Shape out_shape = first;
   if (new_axis) out_shape.insert(out_shape.begin() + axis, 0);
   out_shape[static_cast<size_t>(axis)] = 0;  // the parts' extents are added below
@@ -214,7 +217,8 @@ Status RunConcatFromSequence(KernelContext& ctx) {
   int64_t offset = 0;
   for (const Tensor& p : shaped) {
     const int64_t len = p.dim(axis);
-    for (int64_t o = 0; o < outer; ++o) CopyElements(p, o * len * inner, out, (o * total + offset) * inner, len * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      CopyElements(p, o * len * inner, out, (o * total + offset) * inner, len * inner);
     offset += len;
   }
   if (Tensor* y = ctx.output(0)) *y = std::move(out);

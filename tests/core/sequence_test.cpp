@@ -195,8 +195,7 @@ TEST(SequenceTest, PositionsOutOfRangeNameTheNode) {
   AddNode(g, "SequenceAt", {"rows", "far"}, {"row"}, "at_far");
   auto out = RunModel(m, {{"x", F32({3, 2}, {1, 2, 3, 4, 5, 6})}});
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("node 'at_far' (SequenceAt): position 7 is outside [-3, 2]"),
-            std::string::npos)
+  EXPECT_NE(out.status().message().find("node 'at_far' (SequenceAt): position 7 is outside [-3, 2]"), std::string::npos)
       << out.status().message();
 }
 
