@@ -1,6 +1,7 @@
 // Dead-node elimination, Constant promotion and BatchNormalization folding.
 #include "core/graph/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -54,6 +55,61 @@ std::optional<Tensor> ConstantNodeValue(const Node& node) {
     return filled(DType::kI64, {static_cast<int64_t>(v.size())}, v);
   }
   return std::nullopt;
+}
+
+// Drops the nodes at `erased` and the initializers nothing reads any more (weights only they read).
+void EraseNodes(Graph& graph, const std::set<size_t>& erased) {
+  if (erased.empty()) return;
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!erased.contains(i)) kept.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(kept);
+  const auto now_read = CountValueReaders(graph);
+  for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
+    it = now_read.contains(it->first) ? std::next(it) : graph.initializers.erase(it);
+  }
+}
+
+// A constant Pad's begin/end amounts per axis of a rank-`rank` tensor (ONNX order: all begins, then all
+// ends), when it pads with zeros in constant mode; nullopt otherwise. Opset < 11: attributes `pads` and
+// `value`; 11+: inputs pads, constant_value (empty: 0) and, from 18, axes.
+std::optional<std::vector<int64_t>> ZeroPadAmounts(const Graph& graph, const Node& pad, int64_t rank) {
+  if (pad.GetString("mode", "constant") != "constant") return std::nullopt;
+  auto constant = [&](size_t input) -> const Tensor* {
+    if (!pad.HasInput(input)) return nullptr;
+    auto it = graph.initializers.find(pad.inputs[input]);
+    return it == graph.initializers.end() ? nullptr : &it->second;
+  };
+  std::vector<int64_t> pads;
+  if (graph.opset < 11 || !pad.HasInput(1)) {
+    if (pad.GetFloat("value", 0.0f) != 0.0f || !pad.Has("pads")) return std::nullopt;
+    pads = pad.GetInts("pads");
+  } else {
+    const Tensor* given = constant(1);
+    if (given == nullptr) return std::nullopt;
+    pads = given->ToInt64Vector();
+    if (pad.HasInput(2)) {
+      const Tensor* value = constant(2);
+      if (value == nullptr || value->numel() != 1 || value->GetAsDouble(0) != 0.0) return std::nullopt;
+    }
+    if (pad.HasInput(3)) {
+      const Tensor* axes_tensor = constant(3);
+      if (axes_tensor == nullptr) return std::nullopt;
+      const std::vector<int64_t> axes = axes_tensor->ToInt64Vector();
+      if (pads.size() != 2 * axes.size()) return std::nullopt;
+      std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank) return std::nullopt;
+        full[static_cast<size_t>(axis)] = pads[i];
+        full[static_cast<size_t>(axis + rank)] = pads[i + axes.size()];
+      }
+      pads = std::move(full);
+    }
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank) return std::nullopt;
+  return pads;
 }
 
 }  // namespace
@@ -171,19 +227,56 @@ Result<int> FoldBatchNorm(Graph& graph) {
     erased.insert(b);
     ++folded;
   }
-  if (folded) {
-    std::vector<Node> kept;
-    for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      if (!erased.contains(i)) kept.push_back(std::move(graph.nodes[i]));
-    }
-    graph.nodes = std::move(kept);
-    // Weights that only the folded pairs read are now unused.
-    const auto now_read = CountValueReaders(graph);
-    for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
-      it = now_read.contains(it->first) ? std::next(it) : graph.initializers.erase(it);
-    }
-  }
+  EraseNodes(graph, erased);
   return folded;
+}
+
+int FoldPadIntoConv(Graph& graph) {
+  auto readers = CountValueReaders(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
+  }
+  std::set<size_t> erased;
+  for (Node& conv : graph.nodes) {
+    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2) continue;
+    const std::string auto_pad = conv.GetString("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") continue;
+    auto prod = producer.find(conv.inputs[0]);
+    if (prod == producer.end() || erased.contains(prod->second)) continue;
+    const Node& pad = graph.nodes[prod->second];
+    if (pad.op_type != "Pad" || !pad.domain.empty() || pad.inputs.empty() || readers[conv.inputs[0]] != 1) continue;
+    auto w = graph.initializers.find(conv.inputs[1]);
+    if (w == graph.initializers.end() || w->second.rank() < 3) continue;
+    const int64_t rank = w->second.rank(), spatial = rank - 2;
+    const std::optional<std::vector<int64_t>> amounts = ZeroPadAmounts(graph, pad, rank);
+    if (!amounts) continue;
+    const std::vector<int64_t>& p = *amounts;
+    // Only spatial padding, never negative (a crop): N and C stay, as Conv's pads are spatial.
+    if (p[0] != 0 || p[1] != 0 || p[static_cast<size_t>(rank)] != 0 || p[static_cast<size_t>(rank + 1)] != 0 ||
+        std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; })) {
+      continue;
+    }
+    std::vector<int64_t> conv_pads =
+        auto_pad == "VALID" ? std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0)
+                            : conv.GetInts("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
+    if (static_cast<int64_t>(conv_pads.size()) != 2 * spatial) continue;
+    for (int64_t d = 0; d < spatial; ++d) {
+      conv_pads[static_cast<size_t>(d)] += p[static_cast<size_t>(2 + d)];
+      conv_pads[static_cast<size_t>(spatial + d)] += p[static_cast<size_t>(rank + 2 + d)];
+    }
+    Attribute pads_attr;
+    pads_attr.kind = Attribute::Kind::kInts;
+    pads_attr.ints = std::move(conv_pads);
+    conv.attributes["pads"] = std::move(pads_attr);
+    conv.attributes.erase("auto_pad");
+    conv.inputs[0] = pad.inputs[0];
+    if (conv.covers.empty()) conv.covers.push_back(conv.name);
+    conv.covers.push_back(pad.name);
+    erased.insert(prod->second);
+  }
+  EraseNodes(graph, erased);
+  return static_cast<int>(erased.size());
 }
 
 }  // namespace chipfit

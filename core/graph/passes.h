@@ -35,6 +35,13 @@ int PromoteConstantNodes(Graph& graph);
 // The merged node keeps the Conv/Gemm name and lists both ONNX nodes in `covers`.
 Result<int> FoldBatchNorm(Graph& graph);
 
+// Folds a Pad that pads only spatial dims with zeros (constant mode, value 0, constant non-negative
+// amounts, any opset form incl. opset 18's axes) into the Conv reading it, when the Conv is its only
+// reader: the amounts add to the Conv's pads (auto_pad VALID counts as zeros; SAME_* stays). Converted
+// TensorFlow models write such a Pad before every strided convolution. The Conv keeps its name and
+// covers the Pad. Returns the number of Pads folded.
+int FoldPadIntoConv(Graph& graph);
+
 // Rewrites Conv [→ Add(conv, Z)] [→ activation] into one com.chipfit FusedConv node:
 //   Y = activation(Conv(X, W, B) + Z)
 // with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for

@@ -363,6 +363,9 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
   if (target.kind == DeviceKind::kReference) return Status();
   // Exporters such as paddle2onnx keep weights in Constant nodes; the passes need initializers.
   stats.constants_promoted = PromoteConstantNodes(graph);
+  // tf2onnx's explicit zero Pad before a strided Conv becomes the Conv's own padding: no copy of the
+  // padded tensor, and the Conv stays in the device's layout.
+  if (options.fuse) FoldPadIntoConv(graph);
   if (options.fold_batchnorm) {
     ASSIGN_OR_RETURN(stats.batchnorms_folded, FoldBatchNorm(graph));
   }

@@ -117,6 +117,70 @@ TEST(PassesTest, ReferenceTargetRunsTheGraphAsWritten) {
   EXPECT_EQ((*ref)->kernels().size(), 2u);
 }
 
+// x [1, 2, 7, 7] → Pad (zeros; opset 13: pads as an input) → Conv 3x3 stride 2 "conv" [with its own pads 1]:
+// what tf2onnx writes before a strided convolution. `value` is the pad value; `channel_pad` pads C as well.
+onnx::ModelProto PadConv(float value, bool channel_pad, bool conv_pads) {
+  onnx::ModelProto m = testing::NewModel("pad_conv", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 2, 7, 7});
+  const int64_t c = channel_pad ? 3 : 2, hw = conv_pads ? 5 : 4;
+  AddValue(g->mutable_output(), "y", {1, 3, hw, hw});
+  auto* pads = g->add_initializer();
+  pads->set_name("pads");
+  pads->set_data_type(onnx::TensorProto_DataType_INT64);
+  pads->add_dims(8);
+  for (int64_t v : {0L, 0L, 0L, 1L, 0L, channel_pad ? 1L : 0L, 2L, 1L}) pads->add_int64_data(v);
+  AddInitializer(g, "value", {}, [&](int64_t) { return value; });
+  AddNode(g, "Pad", {"x", "pads", "value"}, {"padded"}, "pad");
+  AddInitializer(g, "w", {3, c, 3, 3}, [](int64_t i) { return Wave(i, 0.5); });
+  auto* conv = AddNode(g, "Conv", {"padded", "w"}, {"y"}, "conv");
+  testing::AddIntsAttr(conv, "strides", {2, 2});
+  if (conv_pads) testing::AddIntsAttr(conv, "pads", {1, 1, 1, 1});
+  return m;
+}
+
+TEST(PassesTest, ZeroPadFoldsIntoTheConvsPads) {
+  for (bool conv_pads : {false, true}) {
+    Graph graph = ImportOrDie(PadConv(0.0f, false, conv_pads));
+    Graph folded = graph;
+    ASSERT_EQ(FoldPadIntoConv(folded), 1);
+    ASSERT_EQ(folded.nodes.size(), 1u);
+    const Node& conv = folded.nodes[0];
+    EXPECT_EQ(conv.inputs[0], "x");
+    const int64_t base = conv_pads ? 1 : 0;
+    EXPECT_EQ(conv.GetInts("pads"), (std::vector<int64_t>{base, base + 1, base + 2, base + 1}));
+    EXPECT_EQ(conv.covers, (std::vector<std::string>{"conv", "pad"}));
+    EXPECT_FALSE(folded.initializers.contains("pads"));
+    auto a = Compile(graph, Target{});
+    auto b = Compile(folded, Target{});
+    ASSERT_TRUE(a.ok() && b.ok());
+    const Tensor x = Input({1, 2, 7, 7});
+    auto ya = (*a)->Run({{"x", x}});
+    auto yb = (*b)->Run({{"x", x}});
+    ASSERT_TRUE(ya.ok() && yb.ok());
+    ASSERT_EQ((*ya)[0].shape(), (*yb)[0].shape());
+    for (int64_t i = 0; i < (*ya)[0].numel(); ++i) {
+      EXPECT_NEAR((*ya)[0].data<float>()[i], (*yb)[0].data<float>()[i], 1e-6) << i;
+    }
+  }
+}
+
+TEST(PassesTest, PadsThatAreNotZerosOrTouchChannelsStay) {
+  Graph nonzero = ImportOrDie(PadConv(1.5f, false, false));
+  EXPECT_EQ(FoldPadIntoConv(nonzero), 0);
+  EXPECT_EQ(nonzero.nodes.size(), 2u);
+  Graph channels = ImportOrDie(PadConv(0.0f, true, false));
+  EXPECT_EQ(FoldPadIntoConv(channels), 0);
+}
+
+TEST(PassesTest, CpuTargetFoldsThePadAndReportsItOnTheConv) {
+  Graph graph = ImportOrDie(PadConv(0.0f, false, true));
+  auto cpu = Compile(graph, *ParseTarget("cpu:fp32"));
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  ASSERT_EQ((*cpu)->kernels().size(), 1u);
+  EXPECT_EQ((*cpu)->kernels()[0].onnx_nodes, (std::vector<std::string>{"conv", "pad"}));
+}
+
 TEST(PassesTest, DeadNodesAreRemovedTransitively) {
   onnx::ModelProto m = testing::NewModel("dead");
   auto* g = m.mutable_graph();
