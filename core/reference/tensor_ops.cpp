@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/reference/index_maps.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
 
@@ -993,6 +994,14 @@ Status RunPad(KernelContext& ctx) {
   });
 }
 
+// Pad's fill value: the attribute before opset 11, input 2 (default 0) from then on.
+Result<double> PadValue(InferContext& ctx) {
+  if (ctx.opset() < 11 || !ctx.node().HasInput(2)) return ctx.opset() < 11 ? ctx.node().GetFloat("value", 0.0f) : 0.0;
+  const Tensor* v = ctx.RequireValue(2);
+  if (v == nullptr) return Unsupported(ctx.node().Describe() + ": constant_value known only at run time");
+  return v->numel() > 0 ? v->GetAsDouble(0) : 0.0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shape, Size, Constant, ConstantOfShape, Range, EyeLike, OneHot, NonZero
 
@@ -1500,6 +1509,32 @@ Status RunCol2Im(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Result<IndexMaps> PadIndexMaps(InferContext& ctx, const Shape& in) {
+  bool missing = false;
+  ASSIGN_OR_RETURN(PadSpec spec, PlanPad(ctx, in, &missing));
+  if (missing) return Unsupported(ctx.node().Describe() + ": pads known only at run time");
+  IndexMaps maps{.out = spec.out};
+  ASSIGN_OR_RETURN(maps.fill, PadValue(ctx));
+  for (size_t d = 0; d < in.size(); ++d) {
+    std::vector<int64_t>& source = maps.source.emplace_back(static_cast<size_t>(spec.out[d]));
+    for (int64_t c = 0; c < spec.out[d]; ++c)
+      source[static_cast<size_t>(c)] = PadSource(spec.mode, c, spec.begin[d], in[d]);
+  }
+  return maps;
+}
+
+Result<IndexMaps> SliceIndexMaps(InferContext& ctx, const Shape& in) {
+  bool missing = false;
+  ASSIGN_OR_RETURN(SliceSpec spec, PlanSlice(ctx, in, &missing));
+  if (missing) return Unsupported(ctx.node().Describe() + ": starts, ends, axes or steps known only at run time");
+  IndexMaps maps{.out = spec.out};
+  for (size_t d = 0; d < in.size(); ++d) {
+    std::vector<int64_t>& source = maps.source.emplace_back(static_cast<size_t>(std::max<int64_t>(spec.out[d], 0)));
+    for (size_t c = 0; c < source.size(); ++c) source[c] = spec.start[d] + static_cast<int64_t>(c) * spec.step[d];
+  }
+  return maps;
+}
 
 std::vector<OpEntry> TensorOps() {
   return {

@@ -23,6 +23,8 @@ KernelTable BuildTable() {
     t.Add(op, "", kCpu, kFp32, {"cpu:copy", cpu::CreateCopy});
   }
   t.Add("Transpose", "", kCpu, kFp32, {"onednn:reorder", cpu::CreateTranspose});
+  t.Add("Pad", "", kCpu, kFp32, {"cpu:index-copy", cpu::CreatePad});
+  t.Add("Slice", "", kCpu, kFp32, {"cpu:index-copy", cpu::CreateSlice});
   t.Add("LSTM", "", kCpu, kFp32, {"onednn:lstm", cpu::CreateLstmF32});
   t.Add("GRU", "", kCpu, kFp32, {"onednn:gru", cpu::CreateGruF32});
   t.Add("RNN", "", kCpu, kFp32, {"onednn:rnn", cpu::CreateRnnF32});

@@ -20,6 +20,11 @@ Result<std::unique_ptr<IKernel>> CreateConvBf16ForTest(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init);
 
+// index_copy_cpu.cpp: Pad (constant, edge, reflect, wrap) and Slice with constant pads/starts…, any
+// fixed-size dtype: a copy driven by the reference's index maps.
+Result<std::unique_ptr<IKernel>> CreatePad(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateSlice(const KernelInit& init);
+
 // rnn_cpu.cpp: LSTM, GRU, RNN on oneDNN's RNN primitives. bf16 rounds X, the states and the weights to
 // bf16; the gates accumulate in f32 and the outputs stay f32.
 Result<std::unique_ptr<IKernel>> CreateLstmF32(const KernelInit& init);
