@@ -1,6 +1,7 @@
 // chipfit-bench-ort: end-to-end latency of chipfit's compiled CPU targets against ONNX Runtime
 // (onnxruntime-node, a long-lived worker process), on the same seeded input, in alternating rounds.
-// Usage: chipfit-bench-ort [--models cls,oww,cnn] [--targets cpu:fp32,...] [--kernels] [--json FILE]
+// Usage: chipfit-bench-ort [--models cls,oww,cnn,det,rec] [--model FILE --shape NAME=DxD...] [--targets cpu:fp32,...]
+//                          [--kernels] [--json FILE]
 #include <fcntl.h>
 #include <omp.h>
 #include <spawn.h>
@@ -23,6 +24,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -485,6 +487,8 @@ Floor MeasureFloor(OrtWorker& worker, const fs::path& work, int iterations, int 
 
 struct Settings {
   std::vector<std::string> models = {"cls", "oww", "cnn"};
+  std::string model_file;  // --model: any single-input model, benchmarked the same way
+  std::string shape;       // --shape NAME=DxD...: its input's shape (needed where a dim is dynamic)
   std::vector<std::string> targets = {"cpu:fp32", "cpu:int8", "cpu:bf16"};
   int rounds = 10;
   int iterations = 50;
@@ -522,6 +526,42 @@ std::string ReadOrtVersion(const fs::path& node_modules) {
   std::ifstream in(node_modules / "onnxruntime-node/package.json");
   const json package = json::parse(in, nullptr, /*allow_exceptions=*/false);
   return package.is_object() && package.contains("version") ? package["version"].get<std::string>() : "unknown";
+}
+
+// --model FILE [--shape NAME=DxD...]: a single-input model; its input's shape is the one given, else the
+// one it declares (which must then be static).
+Result<BenchModel> UserModel(const std::string& file, const std::string& shape_text) {
+  auto loaded = LoadOnnxModel(file, {.run_checker = false, .infer_shapes = false});
+  if (!loaded.ok()) return loaded.status();
+  std::set<std::string> initializers;
+  for (const auto& init : loaded->proto.graph().initializer()) initializers.insert(init.name());
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& in : loaded->proto.graph().input()) {
+    if (!initializers.contains(in.name())) inputs.push_back(&in);
+  }
+  if (inputs.size() != 1) {
+    return Unsupported(fmt::format("has {} inputs; this benchmark feeds exactly one", inputs.size()));
+  }
+  BenchModel model{.key = fs::path(file).stem().string(),
+                   .label = fs::path(file).filename().string(),
+                   .path = file,
+                   .input = inputs[0]->name(),
+                   .shape = {}};
+  if (!shape_text.empty()) {
+    ASSIGN_OR_RETURN(auto binding, ParseShapeBinding(shape_text));
+    if (binding.first != model.input) {
+      return InvalidArgument(fmt::format("--shape names '{}'; the model's input is '{}'", binding.first, model.input));
+    }
+    model.shape = binding.second;
+    return model;
+  }
+  const ValueDesc desc = ValueDescFromOnnx(*inputs[0]);
+  if (!desc.has_shape || std::any_of(desc.shape.begin(), desc.shape.end(), [](int64_t d) { return d < 0; })) {
+    return InvalidArgument(
+        fmt::format("input '{}' is {}; give --shape {}=DxD...", model.input, DescribeValueType(desc), model.input));
+  }
+  model.shape = desc.shape;
+  return model;
 }
 
 // Benchmarks one model; returns false when something failed that is not a target's known limit.
@@ -769,9 +809,18 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
 int Main(int argc, char** argv) {
   Settings settings;
   CLI::App app{"chipfit-bench-ort: chipfit's compiled targets vs ONNX Runtime (CPU), same input, alternating rounds"};
-  app.add_option("--models", settings.models, "models to run: cls (PP-OCR cls), oww (openWakeWord embedding), cnn")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"cls", "oww", "cnn"}));
+  auto* models_option =
+      app.add_option("--models", settings.models,
+                     "models to run: cls (PP-OCR cls), oww (openWakeWord embedding), cnn, det (PP-OCRv4 det "
+                     "1x3x640x640), rec (PP-OCRv4 rec 1x3x48x320)")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"cls", "oww", "cnn", "det", "rec"}));
+  auto* model_option =
+      app.add_option("--model", settings.model_file, "any single-input ONNX model file instead of --models")
+          ->check(CLI::ExistingFile)
+          ->excludes(models_option);
+  app.add_option("--shape", settings.shape, "the --model input's shape, NAME=DxDx... (required for dynamic dims)")
+      ->needs(model_option);
   app.add_option("--targets", settings.targets, "chipfit targets, comma-separated")->delimiter(',');
   app.add_option("--rounds", settings.rounds, "alternating rounds")->check(CLI::PositiveNumber);
   app.add_option("--iterations", settings.iterations, "timed runs per side per round")->check(CLI::PositiveNumber);
@@ -810,9 +859,19 @@ int Main(int argc, char** argv) {
       {"cls", "PP-OCR mobile v2 text-direction classifier", cache / "ppocr_mobile_v2_cls.onnx", "x", {1, 3, 48, 192}},
       {"oww", "openWakeWord embedding", cache / "openwakeword_embedding.onnx", "input_1", {1, 76, 32, 1}},
       {"cnn", "chipfit sample CNN", root / "resources/models/cnn.onnx", "input", {1, 3, 32, 32}},
+      {"det", "PP-OCRv4 text detection", cache / "ppocrv4_det.onnx", "x", {1, 3, 640, 640}},
+      {"rec", "PP-OCRv4 text recognition", cache / "ppocrv4_rec.onnx", "x", {1, 3, 48, 320}},
   };
   std::vector<BenchModel> models;
-  for (const std::string& key : settings.models) {
+  if (!settings.model_file.empty()) {
+    auto model = UserModel(settings.model_file, settings.shape);
+    if (!model.ok()) {
+      fmt::print(stderr, "chipfit-bench-ort: --model {}: {}\n", settings.model_file, model.status().message());
+      return 2;
+    }
+    models.push_back(std::move(model).value());
+  }
+  for (const std::string& key : settings.model_file.empty() ? settings.models : std::vector<std::string>{}) {
     for (const BenchModel& m : all)
       if (m.key == key) models.push_back(m);
   }
