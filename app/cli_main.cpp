@@ -455,7 +455,10 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
     // The outputs as the bound shapes make them (the file may declare them symbolic).
     const std::vector<ValueDesc>& outputs = (*compiled)->outputs();
     for (size_t i = 0; i < outputs.size() && i < summary.outputs.size(); ++i) {
-      if (std::any_of(outputs[i].shape.begin(), outputs[i].shape.end(), [](int64_t d) { return d < 0; })) continue;
+      if (!outputs[i].has_shape ||
+          std::any_of(outputs[i].shape.begin(), outputs[i].shape.end(), [](int64_t d) { return d < 0; })) {
+        continue;  // known only at run time (a sequence, a data-dependent shape)
+      }
       summary.outputs[i].has_shape = true;
       summary.outputs[i].dims.clear();
       for (int64_t d : outputs[i].shape) summary.outputs[i].dims.push_back({.value = d, .param = {}});
