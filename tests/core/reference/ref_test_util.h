@@ -107,6 +107,19 @@ inline Tensor I64(Shape shape, std::vector<int64_t> values) {
 inline Tensor I32(Shape shape, std::vector<int32_t> values) {
   return MakeTensor<int32_t>(std::move(shape), std::move(values));
 }
+inline Tensor Strings(Shape shape, std::vector<std::string> values) {
+  Tensor t(DType::kString, std::move(shape));
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i) {
+    t.data<std::string>()[i] = values[i];
+  }
+  return t;
+}
+// A string tensor's elements (empty, and a failure, for any other dtype).
+inline std::vector<std::string> Texts(const Tensor& t) {
+  EXPECT_EQ(t.dtype(), DType::kString) << DescribeTensor(t);
+  return t.dtype() == DType::kString ? Values<std::string>(t) : std::vector<std::string>{};
+}
 
 // Inside TEST bodies a bare Run() would name testing::Test::Run: these name the helper above.
 inline std::vector<Tensor> RunAll(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {

@@ -22,19 +22,6 @@ constexpr int64_t kOnnxFloat = 1, kOnnxUint8 = 2, kOnnxInt32 = 6, kOnnxInt64 = 7
 
 Node CastTo(int64_t to) { return MakeNode("Cast", 1, 1, {{"to", IntAttr(to)}}); }
 
-Tensor Strings(Shape shape, std::vector<std::string> values) {
-  Tensor t(DType::kString, std::move(shape));
-  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i)
-    t.data<std::string>()[i] = values[i];
-  return t;
-}
-
-std::vector<std::string> Texts(const Tensor& t) {
-  EXPECT_EQ(t.dtype(), DType::kString) << DescribeTensor(t);
-  return t.dtype() == DType::kString ? Values<std::string>(t) : std::vector<std::string>{};
-}
-
 template <typename T>
 std::vector<std::string> ToText(std::vector<T> values) {
   const auto n = static_cast<int64_t>(values.size());

@@ -103,19 +103,6 @@ TEST(TfIdfVectorizerTest, ShapeFunctionKeepsAnUnknownBatch) {
   EXPECT_EQ(ctx.outputs()[0].shape, (Shape{-1, 5}));
 }
 
-Tensor Strings(Shape shape, std::vector<std::string> values) {
-  Tensor t(DType::kString, std::move(shape));
-  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i)
-    t.data<std::string>()[i] = values[i];
-  return t;
-}
-
-std::vector<std::string> Texts(const Tensor& t) {
-  EXPECT_EQ(t.dtype(), DType::kString) << DescribeTensor(t);
-  return t.dtype() == DType::kString ? Values<std::string>(t) : std::vector<std::string>{};
-}
-
 // The word for an integer item, so that a string pool and input mirror an integer one.
 std::string Word(int64_t item) { return "w" + std::to_string(item); }
 
