@@ -508,7 +508,8 @@ Status RunQLinearMatMul(KernelContext& ctx) {
   }
   // QLinearGemm (com.chipfit): an int32 bias per column at scale a_scale·b_scale, added before requantizing.
   if (const Tensor* bias = ctx.input(8)) {
-    for (size_t i = 0; i < acc.size(); ++i) acc[i] += bias->GetAsInt64(static_cast<int64_t>(i) % g.n);
+    const int32_t* b = bias->data<int32_t>();  // int32 [N], checked by InferQLinearGemm
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] += b[i % static_cast<size_t>(g.n)];
   }
   return Requantize(ctx, acc, multiplier, y_zp[0], *ctx.output(0), [](int64_t i) { return i; });
 }

@@ -13,20 +13,22 @@ namespace {
 
 Status InferAtRunTime(InferContext& ctx) { return ctx.ValueNeeded(); }
 
-Result<const Tensor*> SequenceInput(const KernelContext& ctx, size_t i) {
-  const Tensor* s = ctx.input(i);
-  if (s == nullptr) return ctx.Error("input " + std::to_string(i) + " is missing");
-  if (!s->is_sequence())
-    return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*s) + ", not a sequence");
-  return s;
-}
-
-Result<const Tensor*> TensorInput(const KernelContext& ctx, size_t i) {
+// Input i, which must be present and of `form` (a sequence, or a dense tensor).
+Result<const Tensor*> InputOfForm(const KernelContext& ctx, size_t i, ValueForm form) {
   const Tensor* t = ctx.input(i);
   if (t == nullptr) return ctx.Error("input " + std::to_string(i) + " is missing");
-  if (!t->is_dense())
-    return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*t) + ", not a tensor");
+  if (t->form() != form) {
+    return ctx.Error("input '" + ctx.node().inputs[i] + "' is " + DescribeTensor(*t) + ", not a " +
+                     (form == ValueForm::kSequence ? "sequence" : "tensor"));
+  }
   return t;
+}
+
+Result<const Tensor*> SequenceInput(const KernelContext& ctx, size_t i) {
+  return InputOfForm(ctx, i, ValueForm::kSequence);
+}
+Result<const Tensor*> TensorInput(const KernelContext& ctx, size_t i) {
+  return InputOfForm(ctx, i, ValueForm::kTensor);
 }
 
 // A position input (int32/int64 scalar) checked against [-size, size - 1], or [-size, size] when
