@@ -479,19 +479,11 @@ TEST(CliProfileTest, CtrlCStopsCleanlyAndMarksTheRestCancelled) {
   const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
   const auto json_path =
       std::filesystem::temp_directory_path() / ("chipfit_sigint_" + std::to_string(::getpid()) + ".json");
-  const auto log_path = json_path.string() + ".log";
-  // SIGINT once the first target's 30-second timing loop has begun (its progress line says so), not
-  // after a fixed delay that a loaded machine may not reach the loop in. The shell's exit status is
-  // chipfit's.
-  const std::string script = std::string(CHIPFIT_CLI) + " profile " + cnn +
-                             " --targets cpu:fp32,opencl:0:fp32 --min-time 30 --warmup 1 --no-store --json " +
-                             json_path.string() + " 2>" + log_path +
-                             " >/dev/null & pid=$!; for i in $(seq 1200); do grep -q end-to-end " + log_path +
-                             " && break; sleep 0.05; done; kill -INT $pid; wait $pid";
-  Outcome o = RunCli("-c '" + script + "'", false, "sh");
-  std::ifstream log(log_path);
-  const std::string progress((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(log_path);
+  // The shell's exit status is chipfit's.
+  const auto [o, progress] = chipfit::testing::InterruptWhenProgressShows(
+      std::string(CHIPFIT_CLI) + " profile " + cnn +
+          " --targets cpu:fp32,opencl:0:fp32 --min-time 30 --warmup 1 --no-store --json " + json_path.string(),
+      "end-to-end", json_path.string() + ".log");
   EXPECT_NE(progress.find("cpu:fp32: end-to-end"), std::string::npos) << progress;
   EXPECT_EQ(o.exit_code, 130) << o.out << progress;
   std::ifstream in(json_path);

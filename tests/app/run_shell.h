@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace chipfit::testing {
@@ -25,6 +27,29 @@ inline Outcome RunShell(const std::string& command) {
   const int status = pclose(pipe);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
+}
+
+struct Interrupted {
+  Outcome outcome;       // the command's exit status (its stdout is discarded)
+  std::string progress;  // what it wrote to stderr before and after the SIGINT
+};
+
+// Runs `command` (a `chipfit profile …` line, without redirections) in the background and sends it
+// SIGINT once its stderr shows `marker` (a progress line such as "end-to-end"), or after 60 s. Never a
+// fixed delay: a loaded or cold machine (a fresh CI clone loading Qt and oneDNN from disk) may not reach
+// the signal handler within one, and a SIGINT before it kills the process instead of testing it.
+inline Interrupted InterruptWhenProgressShows(const std::string& command, const std::string& marker,
+                                              const std::string& log_path) {
+  const std::string script = command + " 2>" + log_path + " >/dev/null & pid=$!; for i in $(seq 1200); do grep -q '" +
+                             marker + "' " + log_path + " && break; sleep 0.05; done; kill -INT $pid; wait $pid";
+  std::string quoted = "'";
+  for (char c : script) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  Interrupted result{.outcome = RunShell("sh -c " + quoted + "' 2>&1"), .progress = {}};
+  std::ifstream log(log_path);
+  result.progress.assign(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>());
+  log.close();
+  std::remove(log_path.c_str());
+  return result;
 }
 
 }  // namespace chipfit::testing
