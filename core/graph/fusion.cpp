@@ -368,10 +368,11 @@ class ConvFuser : GraphIndex {
 
 }  // namespace
 
-// Max(y, c) / Min(y, c) with a one-element f32 constant c after a FusedConv: a clamp of its output
-// (openWakeWord's LeakyRelu → Max(·, floor) after every Conv). Stored as clamp_min / clamp_max,
-// applied after the activation.
-int AbsorbClamps(Graph& graph) {
+// What follows a FusedConv and becomes part of it: Max(y, c) / Min(y, c) as clamp_min / clamp_max
+// (openWakeWord's LeakyRelu → Max(·, floor) after every Conv), and Mul / Div / Add / Sub by c as
+// post_scale / post_shift (PP-LCNet's learnable affine block after its hard-swish), c a one-element f32
+// constant. The order is activation → clamp → linear, so a clamp after a linear stays a node.
+int AbsorbTails(Graph& graph) {
   int absorbed = 0;
   bool changed = true;
   while (changed) {
@@ -387,30 +388,62 @@ int AbsorbClamps(Graph& graph) {
       const std::string& y = fused.outputs[0];
       auto r = readers.find(y);
       if (r == readers.end() || r->second != 1 || !consumer.contains(y)) continue;
-      const bool graph_output =
-          std::any_of(graph.outputs.begin(), graph.outputs.end(), [&](const ValueDesc& v) { return v.name == y; });
-      if (graph_output) continue;
       const size_t m = consumer[y];
-      const Node& clamp = graph.nodes[m];
-      const bool is_max = IsOnnxOp(clamp, "Max"), is_min = IsOnnxOp(clamp, "Min");
-      if ((!is_max && !is_min) || clamp.inputs.size() != 2 || clamp.outputs.size() != 1) continue;
-      const std::string other = clamp.inputs[0] == y ? clamp.inputs[1] : clamp.inputs[0];
+      const Node& tail = graph.nodes[m];
+      if (tail.inputs.size() != 2 || tail.outputs.size() != 1 || graph.opset < 7) continue;
+      const bool first = tail.inputs[0] == y;
+      const std::string other = first ? tail.inputs[1] : tail.inputs[0];
       auto c = graph.initializers.find(other);
-      if (other == y || c == graph.initializers.end() || c->second.dtype() != DType::kF32 || c->second.numel() != 1) {
+      if (other == y || c == graph.initializers.end() || c->second.dtype() != DType::kF32 || c->second.numel() != 1 ||
+          c->second.rank() > 1) {
         continue;
       }
-      const float bound = c->second.data<float>()[0];
-      const char* attr = is_max ? "clamp_min" : "clamp_max";
-      Attribute a;
-      a.kind = Attribute::Kind::kFloat;
-      a.f = fused.Has(attr)
-                ? (is_max ? std::max(fused.GetFloat(attr, bound), bound) : std::min(fused.GetFloat(attr, bound), bound))
-                : bound;
-      fused.attributes[attr] = a;
-      fused.covers.push_back(clamp.name);
-      fused.outputs[0] = clamp.outputs[0];
+      const double v = c->second.data<float>()[0];
+      const bool linear = fused.Has("post_scale") || fused.Has("post_shift");
+      double scale = fused.GetFloat("post_scale", 1.0f), shift = fused.GetFloat("post_shift", 0.0f);
+      auto set_float = [&](const char* name, double value) {
+        Attribute a;
+        a.kind = Attribute::Kind::kFloat;
+        a.f = static_cast<float>(value);
+        fused.attributes[name] = a;
+      };
+      if ((IsOnnxOp(tail, "Max") || IsOnnxOp(tail, "Min")) && !linear) {
+        const bool is_max = IsOnnxOp(tail, "Max");
+        const char* attr = is_max ? "clamp_min" : "clamp_max";
+        const double bound = fused.Has(attr) ? (is_max ? std::max<double>(fused.GetFloat(attr, 0), v)
+                                                       : std::min<double>(fused.GetFloat(attr, 0), v))
+                                             : v;
+        set_float(attr, bound);
+      } else if (IsOnnxOp(tail, "Mul")) {
+        scale *= v;
+        shift *= v;
+      } else if (IsOnnxOp(tail, "Div") && first && v != 0.0) {
+        scale /= v;
+        shift /= v;
+      } else if (IsOnnxOp(tail, "Add")) {
+        shift += v;
+      } else if (IsOnnxOp(tail, "Sub")) {
+        if (first) {
+          shift -= v;
+        } else {
+          scale = -scale;
+          shift = v - shift;
+        }
+      } else {
+        continue;
+      }
+      if (!IsOnnxOp(tail, "Max") && !IsOnnxOp(tail, "Min")) {
+        set_float("post_scale", scale);
+        set_float("post_shift", shift);
+      }
+      if (tail.covers.empty()) {
+        fused.covers.push_back(tail.name);
+      } else {
+        fused.covers.insert(fused.covers.end(), tail.covers.begin(), tail.covers.end());
+      }
+      fused.outputs[0] = tail.outputs[0];
       graph.value_info.erase(y);
-      // The FusedConv moves to the Max's place: Max's other input is a constant, so every input is
+      // The FusedConv moves to the tail's place: its other input is a constant, so every input is
       // still computed before it and every reader of the output after it.
       Node moved = std::move(fused);
       graph.nodes[m] = std::move(moved);
@@ -425,7 +458,7 @@ int AbsorbClamps(Graph& graph) {
 
 int FuseConvActivations(Graph& graph) {
   const int fused = ConvFuser(graph).Run();
-  AbsorbClamps(graph);
+  AbsorbTails(graph);
   return fused;
 }
 

@@ -112,6 +112,121 @@ std::optional<std::vector<int64_t>> ZeroPadAmounts(const Graph& graph, const Nod
   return pads;
 }
 
+// A Conv or ConvTranspose (ai.onnx) whose f32 initializer weights and bias (or none) can absorb a
+// per-output-channel affine map: its output channels and output rank.
+struct AffineLayer {
+  bool transposed = false;
+  int64_t channels = 0, rank = 0, groups = 1;
+};
+
+std::optional<AffineLayer> FoldableLayer(const Graph& graph, const Node& layer) {
+  const bool conv = layer.op_type == "Conv", transposed = layer.op_type == "ConvTranspose";
+  if ((!conv && !transposed) || !layer.domain.empty() || layer.inputs.size() < 2 || layer.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  auto w = graph.initializers.find(layer.inputs[1]);
+  if (w == graph.initializers.end() || w->second.dtype() != DType::kF32 || w->second.rank() < 3) return std::nullopt;
+  // Conv W is [M, C/g, k…]; ConvTranspose W is [C, M/g, k…].
+  const int64_t groups = layer.GetInt("group", 1);
+  if (groups < 1 || (transposed && w->second.dim(0) % groups != 0)) return std::nullopt;
+  const int64_t channels = transposed ? w->second.dim(1) * groups : w->second.dim(0);
+  if (layer.HasInput(2) && F32Constant(graph, layer.inputs[2], channels) == nullptr) return std::nullopt;
+  return AffineLayer{transposed, channels, w->second.rank(), groups};
+}
+
+// y' = scale[m] · y + shift[m] per output channel m.
+struct Affine {
+  std::vector<double> scale, shift;
+};
+
+// c's values per output channel (one entry when c is a scalar) when c is an f32 initializer that
+// broadcasts against a rank-`rank` layer output along the channel axis (1) only.
+std::optional<std::vector<float>> ChannelConstant(const Graph& graph, const std::string& name, int64_t rank,
+                                                  int64_t channels) {
+  auto it = graph.initializers.find(name);
+  if (it == graph.initializers.end() || it->second.dtype() != DType::kF32) return std::nullopt;
+  const Tensor& c = it->second;
+  if (c.rank() > rank || (c.numel() != 1 && c.numel() != channels)) return std::nullopt;
+  for (int64_t i = 0; i < c.rank(); ++i) {
+    const int64_t axis = rank - c.rank() + i;  // right-aligned, as ONNX broadcasting
+    if (c.dim(i) != 1 && axis != 1) return std::nullopt;
+  }
+  return std::vector<float>(c.data<float>(), c.data<float>() + c.numel());
+}
+
+// Mul / Div / Add / Sub of the layer output (operand `side`) and a channel constant.
+std::optional<Affine> BinaryAffine(const Graph& graph, const Node& op, size_t side, int64_t rank, int64_t channels) {
+  const auto c = ChannelConstant(graph, op.inputs[1 - side], rank, channels);
+  if (!c) return std::nullopt;
+  const bool mul = op.op_type == "Mul", div = op.op_type == "Div", add = op.op_type == "Add";
+  if (div && (side != 0 || std::any_of(c->begin(), c->end(), [](float v) { return v == 0.0f; }))) {
+    return std::nullopt;  // c / y is not affine
+  }
+  Affine f{std::vector<double>(static_cast<size_t>(channels), 1.0), std::vector<double>(static_cast<size_t>(channels))};
+  for (size_t m = 0; m < static_cast<size_t>(channels); ++m) {
+    const double v = (*c)[c->size() == 1 ? 0 : m];
+    if (mul) {
+      f.scale[m] = v;
+    } else if (div) {
+      f.scale[m] = 1.0 / v;
+    } else if (add) {
+      f.shift[m] = v;
+    } else {  // Sub: y − c, or c − y
+      f.scale[m] = side == 0 ? 1.0 : -1.0;
+      f.shift[m] = side == 0 ? -v : v;
+    }
+  }
+  return f;
+}
+
+// Inference BatchNormalization with constant statistics: scale = gamma / sqrt(var + eps),
+// shift = beta − mean · scale.
+std::optional<Affine> BatchNormAffine(const Graph& graph, const Node& bn, int64_t channels) {
+  const Tensor* gamma = F32Constant(graph, bn.inputs[1], channels);
+  const Tensor* beta = F32Constant(graph, bn.inputs[2], channels);
+  const Tensor* mean = F32Constant(graph, bn.inputs[3], channels);
+  const Tensor* var = F32Constant(graph, bn.inputs[4], channels);
+  if (!gamma || !beta || !mean || !var) return std::nullopt;
+  const double eps = bn.GetFloat("epsilon", 1e-5f);
+  Affine f;
+  for (int64_t m = 0; m < channels; ++m) {
+    const double s = gamma->data<float>()[m] / std::sqrt(static_cast<double>(var->data<float>()[m]) + eps);
+    f.scale.push_back(s);
+    f.shift.push_back(beta->data<float>()[m] - mean->data<float>()[m] * s);
+  }
+  return f;
+}
+
+// W' = W · scale (per output channel), b' = b · scale + shift, as new initializers of the layer.
+void ApplyAffine(Graph& graph, Node& layer, const AffineLayer& target, const Affine& f) {
+  const Tensor& w = graph.initializers.at(layer.inputs[1]);
+  Tensor new_w = w.Clone();
+  Tensor new_b(DType::kF32, {target.channels});
+  const float* b0 = layer.HasInput(2) ? graph.initializers.at(layer.inputs[2]).data<float>() : nullptr;
+  for (int64_t m = 0; m < target.channels; ++m) {
+    new_b.data<float>()[m] =
+        static_cast<float>((b0 ? b0[m] : 0.0) * f.scale[static_cast<size_t>(m)] + f.shift[static_cast<size_t>(m)]);
+  }
+  // Conv: row m of W is channel m. ConvTranspose: W[c, j, k…] feeds channel g·(M/g) + j, g = c / (C/g).
+  const int64_t rows = w.dim(0), per_row = w.numel() / rows;
+  const int64_t out_per_group = target.transposed ? w.dim(1) : 1;
+  const int64_t in_per_group = rows / target.groups;
+  const int64_t kernel = target.transposed ? per_row / out_per_group : per_row;
+  float* data = new_w.data<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < per_row; ++k) {
+      const int64_t m = target.transposed ? (r / in_per_group) * out_per_group + k / kernel : r;
+      data[r * per_row + k] = static_cast<float>(data[r * per_row + k] * f.scale[static_cast<size_t>(m)]);
+    }
+  }
+  const std::string base = (layer.name.empty() ? layer.outputs[0] : layer.name) + "/affine_folded_";
+  graph.initializers[base + "weight"] = std::move(new_w);
+  graph.initializers[base + "bias"] = std::move(new_b);
+  layer.inputs.resize(3);
+  layer.inputs[1] = base + "weight";
+  layer.inputs[2] = base + "bias";
+}
+
 }  // namespace
 
 std::map<std::string, int> CountValueReaders(const Graph& graph) {
@@ -229,6 +344,114 @@ Result<int> FoldBatchNorm(Graph& graph) {
   }
   EraseNodes(graph, erased);
   return folded;
+}
+
+int FoldAffineIntoConv(Graph& graph) {
+  int folded = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    const auto readers = CountValueReaders(graph);
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
+    }
+    std::set<size_t> erased;
+    for (size_t a = 0; a < graph.nodes.size(); ++a) {
+      const Node& op = graph.nodes[a];
+      const bool bn = op.op_type == "BatchNormalization";
+      const bool binary = op.op_type == "Mul" || op.op_type == "Div" || op.op_type == "Add" || op.op_type == "Sub";
+      if ((!bn && !binary) || !op.domain.empty() || op.inputs.empty() || op.outputs.size() != 1) continue;
+      if (binary && (op.inputs.size() != 2 || graph.opset < 7)) continue;
+      if (bn && (op.inputs.size() != 5 || op.GetInt("training_mode", 0) != 0)) continue;
+      // Which operand is the layer's output (BatchNormalization: X only); the rest are constants.
+      for (size_t side = 0; side < (binary ? 2u : 1u); ++side) {
+        const std::string& y = op.inputs[side];
+        auto prod = producer.find(y);
+        if (prod == producer.end() || erased.contains(prod->second) || erased.contains(a)) continue;
+        Node& layer = graph.nodes[prod->second];
+        const std::optional<AffineLayer> target = FoldableLayer(graph, layer);
+        auto r = readers.find(y);
+        if (!target || r == readers.end() || r->second != 1) continue;
+        const std::optional<Affine> affine = bn ? BatchNormAffine(graph, op, target->channels)
+                                                : BinaryAffine(graph, op, side, target->rank, target->channels);
+        if (!affine) continue;
+        ApplyAffine(graph, layer, *target, *affine);
+        if (layer.covers.empty()) layer.covers.push_back(layer.name);
+        layer.covers.push_back(op.name);
+        graph.value_info.erase(y);
+        layer.outputs[0] = op.outputs[0];
+        erased.insert(a);
+        ++folded;
+        changed = true;
+        break;
+      }
+    }
+    // The layer stays where it was: it computes the op's output before any reader of it.
+    EraseNodes(graph, erased);
+  }
+  return folded;
+}
+
+int FactorResidualScale(Graph& graph) {
+  const auto readers = CountValueReaders(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
+  }
+  auto is_f32 = [&](const std::string& name) {
+    auto it = graph.value_info.find(name);
+    return it != graph.value_info.end() && it->second.dtype == DType::kF32;
+  };
+  int factored = 0;
+  for (size_t a = 0; a < graph.nodes.size(); ++a) {
+    const Node& add = graph.nodes[a];
+    if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+        graph.opset < 7) {
+      continue;
+    }
+    for (size_t side = 0; side < 2; ++side) {
+      const std::string& x = add.inputs[1 - side];
+      auto prod = producer.find(add.inputs[side]);
+      if (prod == producer.end() || x.empty()) continue;
+      const Node& mul = graph.nodes[prod->second];
+      if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+          readers.at(mul.outputs[0]) != 1) {
+        continue;
+      }
+      const bool first = mul.inputs[0] == x, second = mul.inputs[1] == x;
+      if (first == second) continue;  // x · x, or x is not a factor
+      const std::string s = first ? mul.inputs[1] : mul.inputs[0];
+      if (!is_f32(s) || !is_f32(x)) continue;
+      const std::string one = add.name + "/one";
+      Tensor one_value(DType::kF32, {});
+      one_value.data<float>()[0] = 1.0f;
+      graph.initializers[one] = std::move(one_value);
+      // The Mul's place takes 1 + s (after s and x are computed); the Add's place the product.
+      Node one_plus;
+      one_plus.name = add.name + "/one_plus_scale";
+      one_plus.op_type = "Add";
+      one_plus.inputs = {s, one};
+      one_plus.outputs = {add.name + "/one_plus_scale_output"};
+      one_plus.covers = {add.name};
+      Node product;
+      product.name = mul.name;
+      product.op_type = "Mul";
+      product.inputs = {x, one_plus.outputs[0]};
+      product.outputs = add.outputs;
+      product.covers = mul.covers.empty() ? std::vector<std::string>{mul.name} : mul.covers;
+      if (auto it = graph.value_info.find(s); it != graph.value_info.end()) {
+        ValueDesc desc = it->second;
+        desc.name = one_plus.outputs[0];
+        graph.value_info[desc.name] = desc;
+      }
+      graph.value_info.erase(mul.outputs[0]);
+      graph.nodes[prod->second] = std::move(one_plus);
+      graph.nodes[a] = std::move(product);
+      ++factored;
+      break;
+    }
+  }
+  return factored;
 }
 
 int FoldPadIntoConv(Graph& graph) {

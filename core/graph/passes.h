@@ -35,6 +35,28 @@ int PromoteConstantNodes(Graph& graph);
 // The merged node keeps the Conv/Gemm name and lists both ONNX nodes in `covers`.
 Result<int> FoldBatchNorm(Graph& graph);
 
+// Folds a per-output-channel affine map that follows a Conv or ConvTranspose into its weights and bias:
+//   Mul(y, c) or Mul(c, y)  →  W' = W · c,  b' = b · c
+//   Div(y, c)               →  W' = W / c,  b' = b / c
+//   Add(y, c), Add(c, y)    →  b' = b + c
+//   Sub(y, c) / Sub(c, y)   →  b' = b − c / W' = −W, b' = c − b
+//   BatchNormalization(y)   →  inference form with constant statistics, as FoldBatchNorm
+// where c is an f32 initializer of one element or of one element per output channel that broadcasts
+// along the channel axis only ([M,1,…], [1,M,1,…]; never more dims than y), the layer (ai.onnx) has
+// f32 initializer weights and an f32 initializer bias or none, and y has no other reader and is not a
+// graph output. Repeats until nothing folds, so Conv → Mul → Add (PP-LCNet's learnable affine blocks)
+// and ConvTranspose → Add → BatchNormalization (DB heads) become one layer. The layer keeps its name,
+// covers the folded nodes and writes the last one's output; its weights are new initializers (shared
+// ones stay as they were). Returns the number of nodes folded.
+int FoldAffineIntoConv(Graph& graph);
+
+// Rewrites x + x · s (either operand order; squeeze-and-excitation blocks with a residual, PP-OCR's
+// RSE neck) as x · (1 + s): the Mul's place takes a new Add(s, 1) (on s, the small per-channel tensor,
+// covering the original Add), the Add's place the Mul(x, 1 + s) with the Mul's name. One pass over x
+// instead of two. Only when x and s are described as float32 and x · s has no other reader. Returns the
+// number of rewrites.
+int FactorResidualScale(Graph& graph);
+
 // Folds a Pad that pads only spatial dims with zeros (constant mode, value 0, constant non-negative
 // amounts, any opset form incl. opset 18's axes) into the Conv reading it, when the Conv is its only
 // reader: the amounts add to the Conv's pads (auto_pad VALID counts as zeros; SAME_* stays). Converted
@@ -54,6 +76,9 @@ int FoldPadIntoConv(Graph& graph);
 // separate node) and the graph's value descriptions show that adding Z keeps the Conv's output
 // shape. The fused node keeps the Conv's name, lists every merged ONNX node in `covers` (after those
 // the Conv already covered) and writes the pattern's last output, so readers are unchanged.
+// Then what follows a FusedConv joins it: Max / Min with a one-element f32 constant as `clamp_min` /
+// `clamp_max` (after the activation), and Mul / Div / Add / Sub by one as `post_scale` / `post_shift`
+// (last: Y = post_scale · clamp(activation(·)) + post_shift).
 // Returns the number of FusedConv nodes created.
 int FuseConvActivations(Graph& graph);
 

@@ -338,7 +338,8 @@ Status RunDeformConv(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// FusedConv (com.chipfit, written by FuseConvActivations): Y = activation(Conv(X, W, B) + Z).
+// FusedConv (com.chipfit, written by FuseConvActivations):
+//   Y = post_scale · clamp(activation(Conv(X, W, B) + Z), clamp_min, clamp_max) + post_shift.
 
 enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish, kSigmoid, kTanh };
 
@@ -348,6 +349,8 @@ struct FusedActivation {
   // Max(·, clamp_min) / Min(·, clamp_max) absorbed after the activation (±inf when absent).
   double clamp_min = -std::numeric_limits<double>::infinity();
   double clamp_max = std::numeric_limits<double>::infinity();
+  // Mul / Div / Add / Sub by a constant absorbed last: y · post_scale + post_shift.
+  double post_scale = 1.0, post_shift = 0.0;
 };
 
 struct ActivationDef {
@@ -380,6 +383,8 @@ Result<FusedActivation> ReadFusedActivation(const Node& node) {
     FusedActivation act{def.kind, params.empty() ? def.a : params[0], params.size() < 2 ? def.b : params[1]};
     if (node.Has("clamp_min")) act.clamp_min = node.GetFloat("clamp_min", 0);
     if (node.Has("clamp_max")) act.clamp_max = node.GetFloat("clamp_max", 0);
+    act.post_scale = node.GetFloat("post_scale", 1.0f);
+    act.post_shift = node.GetFloat("post_shift", 0.0f);
     return act;
   }
   return InvalidArgument(node.Describe() + ": activation '" + name +
@@ -447,6 +452,9 @@ Status RunFusedConv(KernelContext& ctx) {
     for (double& v : y) {
       if (!std::isnan(v)) v = std::min(std::max(v, act.clamp_min), act.clamp_max);
     }
+  }
+  if (act.post_scale != 1.0 || act.post_shift != 0.0) {
+    for (double& v : y) v = v * act.post_scale + act.post_shift;
   }
   StoreDoubles(y, &out);
   return Status::Ok();

@@ -369,6 +369,10 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
   if (options.fold_batchnorm) {
     ASSIGN_OR_RETURN(stats.batchnorms_folded, FoldBatchNorm(graph));
   }
+  // A per-channel Mul / Add right after a Conv (PP-LCNet's learnable affine blocks, a scale that
+  // exporters leave behind) becomes the Conv's weights and bias: no pass over its output.
+  if (options.fuse) FoldAffineIntoConv(graph);
+  if (options.fuse) FactorResidualScale(graph);
   // An int8 target runs a QDQ model with its own scales: DequantizeLinear → layer → QuantizeLinear
   // patterns become the device's QLinearConv/QLinearMatMul kernels (before FusedConv can take a layer).
   if (options.fuse && target.precision == Precision::kInt8 && options.kernels != nullptr) {

@@ -68,14 +68,16 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
     cost.flops = 0;
   } else if ((op == "Conv" || op == "ConvInteger" || op == "FusedConv") && x && w && w->shape.size() >= 2) {
     // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…]; a fused residual Z, an
-    // activation ("" is none) and each absorbed Max/Min clamp add one op per output element, as the
-    // ops they replace did. ConvInteger's third input is x's zero point, not a bias.
+    // activation ("" is none) and each absorbed Max/Min clamp add one op per output element, and an
+    // absorbed scale-and-shift two (a Mul and an Add), as the ops they replace did. ConvInteger's third input is x's
+    // zero point, not a bias.
     const bool bias = op != "ConvInteger" && inputs.size() > 2 && inputs[2];
     cost.flops = 2 * y * Product(w->shape, 1) + (bias ? y : 0);
     if (op == "FusedConv") {
       const int64_t post_ops = (inputs.size() > 3 && inputs[3] ? 1 : 0) +
                                (node.GetString("activation", "").empty() ? 0 : 1) + (node.Has("clamp_min") ? 1 : 0) +
-                               (node.Has("clamp_max") ? 1 : 0);
+                               (node.Has("clamp_max") ? 1 : 0) +
+                               (node.Has("post_scale") || node.Has("post_shift") ? 2 : 0);
       cost.flops += post_ops * y;
     }
   } else if (op == "QLinearConv" && x && inputs.size() > 3 && inputs[3] && inputs[3]->shape.size() >= 2) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace chipfit::cpu {
 
@@ -89,30 +90,66 @@ bool HasVnni() {
 
 bool IsReferenceImpl(const std::string& impl_info) { return impl_info.rfind("ref", 0) == 0; }
 
-Status AppendActivation(dnnl::post_ops& ops, const std::string& activation, const std::vector<float>& params) {
+Status EltwiseChain::AddActivation(const std::string& activation, const std::vector<float>& params) {
   using alg = dnnl::algorithm;
   auto param = [&](size_t i, float fallback) { return i < params.size() ? params[i] : fallback; };
   if (activation.empty()) return Status();
   if (activation == "Relu") {
-    ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+    Add(alg::eltwise_relu, 0.0f, 0.0f);
   } else if (activation == "LeakyRelu") {
-    ops.append_eltwise(1.0f, alg::eltwise_relu, param(0, 0.01f), 0.0f);
+    Add(alg::eltwise_relu, param(0, 0.01f), 0.0f);
   } else if (activation == "Clip") {
-    ops.append_eltwise(1.0f, alg::eltwise_clip_v2, param(0, -3.402823466e38f), param(1, 3.402823466e38f));
+    AddClip(param(0, -std::numeric_limits<float>::max()), param(1, std::numeric_limits<float>::max()));
   } else if (activation == "Sigmoid") {
-    ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+    Add(alg::eltwise_logistic, 0.0f, 0.0f);
   } else if (activation == "Tanh") {
-    ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f);
+    Add(alg::eltwise_tanh, 0.0f, 0.0f);
   } else if (activation == "HardSigmoid") {
-    // oneDNN 2.6 has no hardsigmoid: max(0, min(1, alpha·x + beta)) as linear then clip.
-    ops.append_eltwise(1.0f, alg::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
-    ops.append_eltwise(1.0f, alg::eltwise_clip_v2, 0.0f, 1.0f);
+    // oneDNN 2.7 has no hardsigmoid: max(0, min(1, alpha·x + beta)) as linear then clip.
+    AddLinear(param(0, 0.2f), param(1, 0.5f));
+    AddClip(0.0f, 1.0f);
   } else if (activation == "HardSwish") {
-    ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+    Add(alg::eltwise_hardswish, 0.0f, 0.0f);
   } else {
     return Unsupported("activation " + activation + " has no oneDNN post-op");
   }
   return Status();
+}
+
+void EltwiseChain::AddClip(float lo, float hi) {
+  if (!ops_.empty() && ops_.back().alg == dnnl::algorithm::eltwise_clip_v2) {
+    // clamp(clamp(x, a, b), lo, hi) = clamp(x, clamp(a, lo, hi), clamp(b, lo, hi)).
+    Op& last = ops_.back();
+    last.alpha = std::clamp(last.alpha, lo, hi);
+    last.beta = std::clamp(last.beta, lo, hi);
+    return;
+  }
+  Add(dnnl::algorithm::eltwise_clip_v2, lo, hi);
+}
+
+void EltwiseChain::AddLinear(float scale, float shift) {
+  if (!ops_.empty() && ops_.back().alg == dnnl::algorithm::eltwise_clip_v2) {
+    // s · clamp(u, lo, hi) + t = clamp(s · u + t, s · lo + t, s · hi + t), the bounds swapped for s < 0.
+    const Op clip = ops_.back();
+    ops_.pop_back();
+    AddLinear(scale, shift);
+    const float a = scale * clip.alpha + shift, b = scale * clip.beta + shift;
+    Add(dnnl::algorithm::eltwise_clip_v2, std::min(a, b), std::max(a, b));
+    return;
+  }
+  if (!ops_.empty() && ops_.back().alg == dnnl::algorithm::eltwise_linear) {
+    Op& last = ops_.back();  // s · (a · x + b) + t
+    last.alpha *= scale;
+    last.beta = scale * last.beta + shift;
+    return;
+  }
+  Add(dnnl::algorithm::eltwise_linear, scale, shift);
+}
+
+void EltwiseChain::Add(dnnl::algorithm alg, float alpha, float beta) { ops_.push_back({alg, alpha, beta}); }
+
+void EltwiseChain::AppendTo(dnnl::post_ops& ops) const {
+  for (const Op& op : ops_) ops.append_eltwise(1.0f, op.alg, op.alpha, op.beta);
 }
 
 }  // namespace chipfit::cpu

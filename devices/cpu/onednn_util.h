@@ -100,8 +100,27 @@ class PrimitiveCall {
   int dst_arg_ = DNNL_ARG_DST;
 };
 
-// Activations oneDNN can apply as eltwise post-ops, from a FusedConv's `activation` attribute or a
-// plain activation node. Unsupported names the activation.
-Status AppendActivation(dnnl::post_ops& ops, const std::string& activation, const std::vector<float>& params);
+// A chain of eltwise post-ops in which no algorithm appears twice: oneDNN 2.7's JIT post-op injectors
+// give wrong results for a chain that repeats one (clip then clip, linear · clip · linear; measured
+// on FusedConv with an absorbed clamp or scale). Adjacent linears and clips merge, and a linear after
+// a clip moves before it (s · clip(u, lo, hi) + t = clip(s · u + t, …) with the bounds mapped and, for
+// s < 0, swapped), so a FusedConv's activation → clamp → scale-and-shift needs each algorithm once.
+class EltwiseChain {
+ public:
+  // An ONNX activation by name (FusedConv's `activation`, or a plain activation node); Unsupported
+  // names one oneDNN cannot apply.
+  Status AddActivation(const std::string& activation, const std::vector<float>& params);
+  void AddClip(float lo, float hi);
+  void AddLinear(float scale, float shift);
+  void AppendTo(dnnl::post_ops& ops) const;
+
+ private:
+  struct Op {
+    dnnl::algorithm alg;
+    float alpha, beta;
+  };
+  void Add(dnnl::algorithm alg, float alpha, float beta);
+  std::vector<Op> ops_;
+};
 
 }  // namespace chipfit::cpu

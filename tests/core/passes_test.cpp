@@ -693,5 +693,141 @@ TEST(FuseConvActivationsTest, MaxAndMinWithAConstantAfterTheActivationBecomeACla
   EXPECT_EQ(fused.outputs[0], "y");
 }
 
+// Imports, promotes Constant nodes, folds affine maps into the layers; checks the results did not change.
+Fused FoldAffineAndCompare(const onnx::ModelProto& m) {
+  Fused f;
+  f.original = ImportOrDie(m);
+  f.graph = f.original;
+  PromoteConstantNodes(f.graph);
+  f.count = FoldAffineIntoConv(f.graph);
+  ExpectSameResults(f.original, f.graph);
+  return f;
+}
+
+// PP-LCNet's learnable affine block and the other forms: every per-channel or scalar Mul / Add / Sub /
+// Div after the Conv becomes its weights and bias, in either operand order.
+TEST(FoldAffineIntoConvTest, ScaleShiftChainsFoldIntoTheConv) {
+  onnx::ModelProto m = ConvModel("affine", 13);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "scale", {3, 1, 1}, [](int64_t i) { return 0.5 + 0.25 * static_cast<double>(i); });
+  AddInitializer(g, "shift", {1}, [](int64_t) { return 0.75; });
+  AddInitializer(g, "from", {1, 3, 1, 1}, [](int64_t i) { return 1.0 - 0.5 * static_cast<double>(i); });
+  AddInitializer(g, "divisor", {}, [](int64_t) { return -4.0; });
+  AddNode(g, "Mul", {"scale", "c"}, {"m"}, "mul");
+  AddNode(g, "Add", {"m", "shift"}, {"a"}, "add");
+  AddNode(g, "Sub", {"from", "a"}, {"s"}, "sub");
+  AddNode(g, "Div", {"s", "divisor"}, {"y"}, "div");
+  AddOutput(m, "y");
+  const Fused f = FoldAffineAndCompare(m);
+  EXPECT_EQ(f.count, 4);
+  ASSERT_EQ(f.graph.nodes.size(), 1u);
+  const Node& conv = f.graph.nodes[0];
+  EXPECT_EQ(conv.op_type, "Conv");
+  EXPECT_EQ(conv.covers, (std::vector<std::string>{"conv", "mul", "add", "sub", "div"}));
+  EXPECT_EQ(conv.outputs[0], "y");
+  // The original weights stay for whoever else reads them; the Conv reads its own.
+  EXPECT_NE(conv.inputs[1], "w");
+}
+
+// ConvTranspose (W is [C, M/g, k…], so channel m is a column of W), then a bias Add and an inference
+// BatchNormalization, as DB text detectors' heads write it; grouped too.
+TEST(FoldAffineIntoConvTest, BiasAndBatchNormFoldIntoConvTranspose) {
+  for (int64_t group : {1, 2}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    onnx::ModelProto m = testing::NewModel("deconv_affine", 13);
+    auto* g = m.mutable_graph();
+    AddValue(g->mutable_input(), "x", {1, 4, 3, 3});
+    AddInitializer(g, "w", {4, 4 / group, 2, 2}, [](int64_t i) { return Wave(i, 0.7); });
+    auto* deconv = AddNode(g, "ConvTranspose", {"x", "w"}, {"d"}, "deconv");
+    SetIntsAttr(deconv, "strides", {2, 2});
+    testing::SetIntAttr(deconv, "group", group);
+    AddInitializer(g, "bias", {4, 1, 1}, [](int64_t i) { return 0.2 * static_cast<double>(i) - 0.3; });
+    AddNode(g, "Add", {"d", "bias"}, {"a"}, "add");
+    AddBatchNorm(g, "a", "y", 4);
+    AddValue(g->mutable_output(), "y", {1, 4, 6, 6});
+    const Fused f = FoldAffineAndCompare(m);
+    EXPECT_EQ(f.count, 2);
+    ASSERT_EQ(f.graph.nodes.size(), 1u);
+    EXPECT_EQ(f.graph.nodes[0].covers, (std::vector<std::string>{"deconv", "add", "bn"}));
+  }
+}
+
+TEST(FoldAffineIntoConvTest, WhatIsNotAPerChannelAffineMapStays) {
+  // A constant that varies along a spatial axis, c / y, and a Conv output with a second reader.
+  onnx::ModelProto m = ConvModel("not_affine", 13);
+  auto* g = m.mutable_graph();
+  AddInitializer(g, "rows", {5, 1}, [](int64_t i) { return 1.0 + static_cast<double>(i); });
+  AddInitializer(g, "numerator", {1}, [](int64_t) { return 2.0; });
+  AddNode(g, "Mul", {"c", "rows"}, {"m"}, "mul");
+  AddNode(g, "Div", {"numerator", "m"}, {"q"}, "div");
+  AddNode(g, "Add", {"q", "c"}, {"y"}, "add");
+  AddOutput(m, "y");
+  EXPECT_EQ(FoldAffineAndCompare(m).count, 0);
+}
+
+// Squeeze-and-excitation with a residual: x + x · s becomes x · (1 + s), and the + 1 joins the
+// FusedConv that computes s as its post_shift.
+TEST(FactorResidualScaleTest, ResidualScaleBecomesOneProductAndTheOneJoinsTheGate) {
+  onnx::ModelProto m = ConvModel("se_residual", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "GlobalAveragePool", {"c"}, {"pooled"}, "gap");
+  AddInitializer(g, "w_gate", {3, 3, 1, 1}, [](int64_t i) { return Wave(i, 0.9); });
+  AddNode(g, "Conv", {"pooled", "w_gate"}, {"logits"}, "gate_conv");
+  AddNode(g, "HardSigmoid", {"logits"}, {"gate"}, "hsig");
+  AddNode(g, "Mul", {"c", "gate"}, {"scaled"}, "mul");
+  AddNode(g, "Add", {"scaled", "c"}, {"y"}, "add");
+  AddOutput(m, "y");
+  Graph original = ImportOrDie(m);
+  Graph graph = original;
+  ASSERT_EQ(FactorResidualScale(graph), 1);
+  ExpectSameResults(original, graph);
+  ASSERT_EQ(graph.nodes.size(), 6u);
+  const Node& one_plus = graph.nodes[4];
+  EXPECT_EQ(one_plus.op_type, "Add");
+  EXPECT_EQ(one_plus.inputs[0], "gate");
+  EXPECT_EQ(one_plus.covers, (std::vector<std::string>{"add"}));
+  const Node& product = graph.nodes[5];
+  EXPECT_EQ(product.op_type, "Mul");
+  EXPECT_EQ(product.inputs[0], "c");
+  EXPECT_EQ(product.outputs[0], "y");
+
+  FuseConvActivations(graph);
+  ExpectSameResults(original, graph);
+  const Node* gate = nullptr;
+  for (const Node& node : graph.nodes) {
+    if (node.name == "gate_conv") gate = &node;
+  }
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->op_type, "FusedConv");
+  EXPECT_FLOAT_EQ(gate->GetFloat("post_shift", 0), 1.0f);
+  EXPECT_EQ(gate->covers, (std::vector<std::string>{"gate_conv", "hsig", "add"}));
+}
+
+// Scalar Mul / Add / Sub / Div after a FusedConv compose into one post_scale / post_shift; a Max
+// after them stays a node (the clamp comes before the linear map).
+TEST(FuseConvActivationsTest, ScalarArithmeticAfterTheActivationBecomesAScaleAndShift) {
+  onnx::ModelProto m = ConvModel("post_linear", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "Relu", {"c"}, {"r"}, "relu");
+  AddInitializer(g, "k", {1}, [](int64_t) { return 1.5; });
+  AddInitializer(g, "t", {}, [](int64_t) { return -0.5; });
+  AddInitializer(g, "two", {1}, [](int64_t) { return 2.0; });
+  AddInitializer(g, "floor", {1}, [](int64_t) { return 0.1; });
+  AddNode(g, "Mul", {"k", "r"}, {"m"}, "mul");
+  AddNode(g, "Add", {"m", "t"}, {"a"}, "add");
+  AddNode(g, "Sub", {"two", "a"}, {"s"}, "sub");
+  AddNode(g, "Div", {"s", "two"}, {"d"}, "div");
+  AddNode(g, "Max", {"d", "floor"}, {"y"}, "max");
+  AddOutput(m, "y");
+  const Fused f = FuseAndCompare(m);
+  ASSERT_EQ(f.graph.nodes.size(), 2u);
+  const Node& fused = f.graph.nodes[0];
+  EXPECT_EQ(fused.covers, (std::vector<std::string>{"conv", "relu", "mul", "add", "sub", "div"}));
+  // (2 − (1.5 · r − 0.5)) / 2 = −0.75 · r + 1.25
+  EXPECT_FLOAT_EQ(fused.GetFloat("post_scale", 0), -0.75f);
+  EXPECT_FLOAT_EQ(fused.GetFloat("post_shift", 0), 1.25f);
+  EXPECT_EQ(f.graph.nodes[1].op_type, "Max");
+}
+
 }  // namespace
 }  // namespace chipfit

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/reference/conv_util.h"
 #include "devices/cpu/onednn_util.h"
@@ -110,11 +111,16 @@ class ConvKernel final : public IKernel {
     auto make_ops = [&](Layout dst_layout) -> Result<dnnl::post_ops> {
       dnnl::post_ops ops;
       if (kernel->has_z_) ops.append_binary(dnnl::algorithm::binary_add, Describe(geo.y, dt::f32, dst_layout));
-      RETURN_IF_ERROR(AppendActivation(ops, node.GetString("activation", ""), node.GetFloats("activation_params")));
+      EltwiseChain chain;
+      RETURN_IF_ERROR(chain.AddActivation(node.GetString("activation", ""), node.GetFloats("activation_params")));
       if (node.Has("clamp_min") || node.Has("clamp_max")) {
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, node.GetFloat("clamp_min", -3.402823466e38f),
-                           node.GetFloat("clamp_max", 3.402823466e38f));
+        chain.AddClip(node.GetFloat("clamp_min", -std::numeric_limits<float>::max()),
+                      node.GetFloat("clamp_max", std::numeric_limits<float>::max()));
       }
+      if (node.Has("post_scale") || node.Has("post_shift")) {
+        chain.AddLinear(node.GetFloat("post_scale", 1.0f), node.GetFloat("post_shift", 0.0f));
+      }
+      chain.AppendTo(ops);
       return ops;
     };
     // Output order: channels-last, except for 1-D-shaped kernels (kx1 or 1xk, k > 1) with channels

@@ -5,6 +5,7 @@
 #define CF_HAS_BIAS 1
 #define CF_HAS_Z 2
 #define CF_HAS_CLAMP 4
+#define CF_HAS_LINEAR 8
 
 // A copy of gemm.cl's cf_activate (every program is common.cl plus one file): FusedConv's
 // activations with the reference's formulas and NaN behaviour.
@@ -27,7 +28,7 @@ inline float cf_activate(int act, float x, float p0, float p1) {
 __kernel void depthwise(__global const store_t* X, __global const store_t* W, __global const store_t* Bias,
                         __global const store_t* Z, __global store_t* Y, int total, int C, int IH, int IW, int OH,
                         int OW, int KH, int KW, int SH, int SW, int DH, int DW, int PH, int PW, int4 zs, int act,
-                        int flags, float p0, float p1, float lo, float hi) {
+                        int flags, float p0, float p1, float lo, float hi, float ps, float pt) {
   const int idx = get_global_id(0);
   if (idx >= total) return;
   const int ow = idx % OW;
@@ -52,5 +53,6 @@ __kernel void depthwise(__global const store_t* X, __global const store_t* W, __
   if (flags & CF_HAS_Z) acc += LOADF(Z, n * zs.s0 + c * zs.s1 + oh * zs.s2 + ow * zs.s3);
   acc = cf_activate(act, acc, p0, p1);
   if ((flags & CF_HAS_CLAMP) && !isnan(acc)) acc = fmin(fmax(acc, lo), hi);
+  if (flags & CF_HAS_LINEAR) acc = acc * ps + pt;
   STOREF(Y, idx, acc);
 }

@@ -1,4 +1,4 @@
-// Conv and FusedConv (bias, residual Z, activation, clamp) on OpenCL for 1-D and 2-D inputs:
+// Conv and FusedConv (bias, residual Z, activation, clamp, scale and shift) on OpenCL for 1-D and 2-D inputs:
 // depthwise on a direct kernel (ops/conv.cl), 1x1 stride-1 unpadded as a plain GEMM and everything
 // else as implicit GEMM (ops/gemm.cl reads the window straight from X: no im2col buffer).
 #include <algorithm>
@@ -48,6 +48,9 @@ Result<GemmEpilogue> ReadEpilogue(const Node& node) {
     if (node.Has("clamp_min")) e.lo = node.GetFloat("clamp_min", 0);
     if (node.Has("clamp_max")) e.hi = node.GetFloat("clamp_max", 0);
     e.clamp = node.Has("clamp_min") || node.Has("clamp_max");
+    e.linear = node.Has("post_scale") || node.Has("post_shift");
+    e.scale = node.GetFloat("post_scale", 1.0f);
+    e.shift = node.GetFloat("post_shift", 0.0f);
     return e;
   }
   return Unsupported("FusedConv on OpenCL: activation '" + name + "' is not implemented");
@@ -140,12 +143,12 @@ class ConvKernel final : public IKernel {
     cl_int4 zs;
     for (int i = 0; i < 4; ++i) zs.s[i] = i32(z_strides_[static_cast<size_t>(i)]);
     // Absent bias and Z are never read (flags without CF_HAS_BIAS / CF_HAS_Z): X stands in for them.
-    const cl_int flags = (has(2) ? 1 : 0) | (has(3) ? 2 : 0) | (epilogue_.clamp ? 4 : 0);
+    const cl_int flags = (has(2) ? 1 : 0) | (has(3) ? 2 : 0) | (epilogue_.clamp ? 4 : 0) | (epilogue_.linear ? 8 : 0);
     RETURN_IF_ERROR(ocl::SetArgs(kernel_, what, x, mem(1), has(2) ? mem(2) : x, has(3) ? mem(3) : x,
                                  ocl::Mem(ctx.device_output(0)), i32(total), i32(g.c), i32(g.ih), i32(g.iw), i32(g.oh),
                                  i32(g.ow), i32(g.kh), i32(g.kw), i32(g.sh), i32(g.sw), i32(g.dh), i32(g.dw), i32(g.ph),
                                  i32(g.pw), zs, epilogue_.activation, flags, epilogue_.p0, epilogue_.p1, epilogue_.lo,
-                                 epilogue_.hi));
+                                 epilogue_.hi, epilogue_.scale, epilogue_.shift));
     const auto global =
         static_cast<size_t>((total + static_cast<int64_t>(local_) - 1) / static_cast<int64_t>(local_)) * local_;
     return ctx_->Launch(kernel_, cl::NDRange(global), cl::NDRange(local_), what);

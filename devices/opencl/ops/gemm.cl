@@ -7,7 +7,7 @@
 // CONV_B. The epilogue is chosen by arguments, not build options: a branch per output element
 // costs nothing next to the K loop, and every combination would otherwise be a program build of
 // its own. `act`: 0 none, 1 Relu, 2 Clip, 3 LeakyRelu, 4 HardSigmoid, 5 HardSwish, 6 Sigmoid,
-// 7 Tanh; `flags`: CF_HAS_C, CF_HAS_Z, CF_HAS_CLAMP.
+// 7 Tanh; `flags`: CF_HAS_C, CF_HAS_Z, CF_HAS_CLAMP, CF_HAS_LINEAR (· ps + pt, last).
 #ifndef TM
 #define TM 64
 #endif
@@ -32,6 +32,7 @@
 #define CF_HAS_C 1
 #define CF_HAS_Z 2
 #define CF_HAS_CLAMP 4
+#define CF_HAS_LINEAR 8
 
 #define WX (TN / RN)
 #define WY (TM / RM)
@@ -76,10 +77,11 @@ inline int batch_offset(int b, int4 dims, int4 s) {
 // NTAB[n] = {oh·SH − PH, ow·SW − PW}.
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
     __global const store_t* A, __global const store_t* B, __global const store_t* C, __global const store_t* Z,
-    __global store_t* Y, __global const int4* KTAB, __global const int2* NTAB, int M, int N, int K, int4 bdims, int4 a_bs, int4 b_bs, int4 c_bs, int4 z_bs, int4 y_bs,
-    int a_sm, int a_sk, int b_sk, int b_sn, int c_sm, int c_sn, int z_sm, int z_shi, int z_slo, int z_div, int y_sm,
-    float alpha, float beta, int act, int flags, float p0, float p1, float lo, float hi, int IH, int IW, int KH, int KW, int OW,
-    int SH, int SW, int DH, int DW, int PH, int PW) {
+    __global store_t* Y, __global const int4* KTAB, __global const int2* NTAB, int M, int N, int K, int4 bdims,
+    int4 a_bs, int4 b_bs, int4 c_bs, int4 z_bs, int4 y_bs, int a_sm, int a_sk, int b_sk, int b_sn, int c_sm, int c_sn,
+    int z_sm, int z_shi, int z_slo, int z_div, int y_sm, float alpha, float beta, int act, int flags, float p0,
+    float p1, float lo, float hi, float ps, float pt, int IH, int IW, int KH, int KW, int OW, int SH, int SW, int DH,
+    int DW, int PH, int PW) {
   __local float As[TK][TM + 1];
   __local float Bs[TK][TN + 1];
   const int tx = get_local_id(0), ty = get_local_id(1);
@@ -148,6 +150,7 @@ __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
       if (flags & CF_HAS_Z) v += LOADF(Z, z_off + m * z_sm + (n / z_div) * z_shi + (n % z_div) * z_slo);
       v = cf_activate(act, v, p0, p1);
       if ((flags & CF_HAS_CLAMP) && !isnan(v)) v = fmin(fmax(v, lo), hi);
+      if (flags & CF_HAS_LINEAR) v = v * ps + pt;
       STOREF(Y, y_off + m * y_sm + n, v);
     }
   }

@@ -164,7 +164,8 @@ Status GemmLauncher::Run(ocl::OpenClContext& ctx, cl_mem a, cl_mem b, cl_mem c, 
   if (z == nullptr) z = a;
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
   const GemmEpilogue& e = s.epilogue;
-  const cl_int flags = (s.has_c ? 1 : 0) | (s.has_z ? 2 : 0) | (e.clamp ? 4 : 0);  // gemm.cl's CF_HAS_*
+  const cl_int flags =
+      (s.has_c ? 1 : 0) | (s.has_z ? 2 : 0) | (e.clamp ? 4 : 0) | (e.linear ? 8 : 0);  // gemm.cl's CF_HAS_*
   // Without the conv tables A stands in for them too (CONV_B is not defined, they are not read).
   const cl_mem ktab = s.conv_b ? ocl::Mem(ktab_) : a;
   const cl_mem ntab = s.conv_b ? ocl::Mem(ntab_) : a;
@@ -172,8 +173,8 @@ Status GemmLauncher::Run(ocl::OpenClContext& ctx, cl_mem a, cl_mem b, cl_mem c, 
                                Int4(s.a_bs), Int4(s.b_bs), Int4(s.c_bs), Int4(s.z_bs), Int4(s.y_bs), i32(s.a_sm),
                                i32(s.a_sk), i32(s.b_sk), i32(s.b_sn), i32(s.c_sm), i32(s.c_sn), i32(s.z_sm),
                                i32(s.z_shi), i32(s.z_slo), i32(s.z_div), i32(s.y_sm), s.alpha, s.beta, e.activation,
-                               flags, e.p0, e.p1, e.lo, e.hi, i32(s.ih), i32(s.iw), i32(s.kh), i32(s.kw), i32(s.ow),
-                               i32(s.sh), i32(s.sw), i32(s.dh), i32(s.dw), i32(s.ph), i32(s.pw)));
+                               flags, e.p0, e.p1, e.lo, e.hi, e.scale, e.shift, i32(s.ih), i32(s.iw), i32(s.kh),
+                               i32(s.kw), i32(s.ow), i32(s.sh), i32(s.sw), i32(s.dh), i32(s.dw), i32(s.ph), i32(s.pw)));
   const int64_t wx = tn_ / rn_, wy = tm_ / rm_;
   const int64_t batches = s.batch[0] * s.batch[1] * s.batch[2] * s.batch[3];
   const cl::NDRange global(static_cast<size_t>(CeilDiv(s.n, tn_) * wx), static_cast<size_t>(CeilDiv(s.m, tm_) * wy),

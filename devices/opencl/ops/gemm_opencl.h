@@ -27,13 +27,16 @@ Status RequireStaticF32(const KernelInit& init, std::initializer_list<size_t> re
 // Fails when input i's shape at run time differs from the one the kernel was built for.
 Status CheckRunShape(const KernelContext& ctx, size_t i, const Shape& want);
 
-// What follows the product, in this order: + beta·C, + Z, activation, clamp (FusedConv's order).
+// What follows the product, in this order: + beta·C, + Z, activation, clamp, · scale + shift
+// (FusedConv's order).
 struct GemmEpilogue {
   int activation = 0;  // gemm.cl's act codes
   float p0 = 0, p1 = 0;
   bool clamp = false;
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
+  bool linear = false;
+  float scale = 1, shift = 0;
 };
 
 // One batched product Y[b] (M x N) = alpha · A[b] (M x K) · B[b] (K x N) + epilogue, every operand

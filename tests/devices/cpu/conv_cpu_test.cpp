@@ -165,8 +165,12 @@ TEST(ConvCpuTest, FusedConvPostOpsMatchReference) {
         c.node.inputs.push_back("in3");
         c.inputs.push_back(RandomF32({1, 16, 9, 7}, seed + 1, -2.0f, 2.0f));
         c.layouts = {Layout::kChannelsLast, Layout::kPlain, Layout::kPlain, Layout::kChannelsLast};
+        // An absorbed clamp, then an absorbed scale and shift (the last post-op).
+        c.node.attributes["clamp_max"] = FloatAttr(0.75f);
+        c.node.attributes["post_scale"] = FloatAttr(-1.5f);
+        c.node.attributes["post_shift"] = FloatAttr(1.0f);
       }
-      SCOPED_TRACE(activation + (with_z ? " + Z" : ""));
+      SCOPED_TRACE(activation + (with_z ? " + Z, clamp, scale and shift" : ""));
       const auto ref = RunReference(c);
       auto out = RunCpuKernel(cpu::CreateConvF32, c);
       ASSERT_TRUE(out.ok()) << out.status().ToString();

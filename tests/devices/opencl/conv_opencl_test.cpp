@@ -121,7 +121,7 @@ TEST(FusedConvOpenClTest, EveryActivationWithAndWithoutResidual) {
   }
 }
 
-TEST(FusedConvOpenClTest, ResidualBroadcastsAndClamps) {
+TEST(FusedConvOpenClTest, ResidualBroadcastsClampsAndScaleShift) {
   CHIPFIT_REQUIRE_OPENCL();
   const std::vector<ConvSpec> specs = {
       {"3x3", {2, 4, 6, 5}, {8, 4, 3, 3}, {{"pads", IntsAttr({1, 1, 1, 1})}}},
@@ -135,6 +135,9 @@ TEST(FusedConvOpenClTest, ResidualBroadcastsAndClamps) {
       {{"clamp_min", FloatAttr(-0.5f)}},
       {{"clamp_max", FloatAttr(0.25f)}},
       {{"clamp_min", FloatAttr(0.0f)}, {"clamp_max", FloatAttr(6.0f)}, {"activation", StringAttr("LeakyRelu")}},
+      // An absorbed scale and shift, last: after the activation and the clamp.
+      {{"activation", StringAttr("HardSigmoid")}, {"post_scale", FloatAttr(-1.5f)}, {"post_shift", FloatAttr(1.0f)}},
+      {{"clamp_max", FloatAttr(0.25f)}, {"post_scale", FloatAttr(2.0f)}, {"post_shift", FloatAttr(-0.5f)}},
   };
   uint64_t seed = 3000;
   for (const ConvSpec& spec : specs) {
