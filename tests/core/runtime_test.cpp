@@ -345,6 +345,20 @@ TEST(LayoutTest, ReordersBetweenEveryPairOfOrders) {
   Tensor nhwc(DType::kF32, shape);
   ASSERT_TRUE(ReorderTensor(plain, Layout::kPlain, nhwc, Layout::kChannelsLast).ok());
   EXPECT_EQ(nhwc.data<float>()[((1 * 3 + 2) * 5 + 4) * 16 + 11], 419.0f);
+  // Several partial 64x64 tiles of the plain ↔ nhwc transpose: 3 channels over 70x67 pixels, and 130
+  // channels over 3x3.
+  for (const Shape& big : {Shape{2, 3, 70, 67}, Shape{1, 130, 3, 3}}) {
+    Tensor p(DType::kF32, big), cl(DType::kF32, big), back(DType::kF32, big);
+    for (int64_t i = 0; i < p.numel(); ++i) p.data<float>()[i] = static_cast<float>(i);
+    ASSERT_TRUE(ReorderTensor(p, Layout::kPlain, cl, Layout::kChannelsLast).ok());
+    ASSERT_TRUE(ReorderTensor(cl, Layout::kChannelsLast, back, Layout::kPlain).ok());
+    const int64_t C = big[1], H = big[2], W = big[3];
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      ASSERT_EQ(back.data<float>()[i], p.data<float>()[i]) << ShapeToString(big) << " at " << i;
+      const int64_t n = i / (C * H * W), c = i / (H * W) % C, hw = i % (H * W);
+      ASSERT_EQ(cl.data<float>()[(n * H * W + hw) * C + c], p.data<float>()[i]) << ShapeToString(big) << " at " << i;
+    }
+  }
   // nChw8c never holds channels that are not a multiple of 8.
   Tensor odd(DType::kF32, {1, 6, 2, 2}), odd_out(DType::kF32, {1, 6, 2, 2});
   EXPECT_FALSE(ReorderTensor(odd, Layout::kPlain, odd_out, Layout::kBlocked8).ok());
