@@ -100,7 +100,10 @@ void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
   cmd->add_option("--max-memory-mb", f.limits.max_memory_mb, "Limit: planned peak memory, MiB");
   cmd->add_option("--max-energy-mj", f.limits.max_energy_mj,
                   "Limit: energy per inference, mJ (estimated where not measured)");
-  cmd->add_option("--objective", f.objective, "Rank passing targets by latency, energy or cost")->capture_default_str();
+  cmd->add_option(
+         "--objective", f.objective,
+         "Rank passing targets by latency, energy, cost or throughput (inferences/s at the best --batch/--streams)")
+      ->capture_default_str();
   cmd->add_option("--weights", f.weights, "Weighted ranking instead: latency=1,energy=0.5,cost=0,drift=0.2");
   cmd->add_option("--costs", f.costs, "Device $/hour table (YAML) for the cost objective (default: the shipped one)");
   cmd->add_flag("!--no-accuracy-guard", f.limits.accuracy_guard,
@@ -820,7 +823,9 @@ struct ProfileFlags {
   uint64_t seed = 1;
   std::string db;  // empty: RunStore::DefaultPath()
   bool no_store = false;
-  int threads = 0;  // 0: every core
+  int threads = 0;      // 0: every core
+  std::string batches;  // throughput mode: "1,4,16"
+  int streams = 1;
   QuantFlags quant;
   LimitFlags limits;
 };
@@ -854,6 +859,18 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.task.map_threshold = flags.map_threshold;
   o.drift_samples = flags.drift_samples;
   o.threads = flags.threads;
+  for (const std::string& text : SplitList(flags.batches)) {
+    char* end = nullptr;
+    const long batch = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != '\0' || batch < 1 || batch > 65536) {
+      return InvalidArgument("--batch '" + text + "': expected batch sizes from 1 to 65536, comma-separated");
+    }
+    o.batches.push_back(static_cast<int>(batch));
+  }
+  if (flags.streams < 1 || flags.streams > 256) {
+    return InvalidArgument(fmt::format("--streams {}: expected 1 to 256 concurrent streams", flags.streams));
+  }
+  o.streams = flags.streams;
   auto method = ParseCalibrationMethod(flags.quant.method);
   if (!method)
     return InvalidArgument("--calibration '" + flags.quant.method + "': expected minmax, entropy or percentile");
@@ -988,6 +1005,28 @@ void PrintProfileSummary(const RunResult& run) {
   }
 }
 
+// Throughput mode's table: a row per target, batch size and stream count.
+void PrintThroughput(const RunResult& run) {
+  bool any = false;
+  for (const auto& t : run.targets) any = any || !t->throughput.empty();
+  if (!any) return;
+  fmt::print("\nthroughput (latency per request of one batch; inferences/s = batch x requests / wall time):\n");
+  fmt::print("  {:<16} {:>6} {:>8} {:>8} {:>11} {:>11} {:>14} {:>13}\n", "target", "batch", "streams", "threads",
+             "p50 ms", "p90 ms", "inferences/s", "ms/inference");
+  for (const auto& t : run.targets) {
+    for (const ThroughputPoint& p : t->throughput) {
+      if (p.status != "ok") {
+        fmt::print("  {:<16} {:>6} {:>8} {}: {}\n", t->target.ToString(), p.batch, p.streams, p.status,
+                   p.error.substr(0, 100));
+        continue;
+      }
+      fmt::print("  {:<16} {:>6} {:>8} {:>8} {:>11.3f} {:>11.3f} {:>14.1f} {:>13.3f}\n", t->target.ToString(), p.batch,
+                 p.streams, p.threads_per_stream, p.latency.p50, p.latency.p90, p.inferences_per_s,
+                 p.inferences_per_s > 0 ? 1e3 / p.inferences_per_s : 0.0);
+    }
+  }
+}
+
 // --json, --trace and --report of a finished profile.
 Status WriteProfileOutputs(const RunResult& run, const ProfileFlags& flags) {
   const nlohmann::json out = RunResultToJson(run);
@@ -1051,6 +1090,7 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   if (Status written = WriteProfileOutputs(**run, flags); !written.ok()) return Fail(written);
   if (!flags.quiet) {
     PrintProfileSummary(**run);
+    PrintThroughput(**run);
     PrintRecommendation((*run)->recommendation);
     if ((*run)->run_id) {
       fmt::print("\nstored as run {} ({}) in {}\n", *(*run)->run_id, (*run)->status,
@@ -1802,6 +1842,12 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   profile->add_option("--warmup", profile_flags.warmup, "Warm-up runs, at least (and ≥ 0.2 s)")->capture_default_str();
   profile->add_option("--min-time", profile_flags.min_time, "Timed runs last at least this many seconds")
+      ->capture_default_str();
+  profile->add_option("--batch", profile_flags.batches,
+                      "Throughput mode: also profile at these batch sizes (1,4,16; the inputs' first dim rebound)");
+  profile
+      ->add_option("--streams", profile_flags.streams,
+                   "Throughput mode: also run N concurrent inference streams at each batch, splitting the threads")
       ->capture_default_str();
   profile->add_option("--json", profile_flags.json_file, "Write the profile JSON (schema chipfit.profile/1) here");
   profile->add_option("--trace", profile_flags.trace_file,

@@ -57,11 +57,11 @@ nlohmann::json OnnxNodeView(const TargetResult& p, const std::map<std::string, s
   return view;
 }
 
-nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
-  nlohmann::json fallbacks = nlohmann::json::array();
-  for (const Fallback& f : p.fallbacks) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
+namespace {
+
+nlohmann::json LayersJson(const std::vector<LayerResult>& list) {
   nlohmann::json layers = nlohmann::json::array();
-  for (const LayerResult& l : p.layers) {
+  for (const LayerResult& l : list) {
     nlohmann::json drift = nullptr;
     if (l.drift) {
       drift = {{"cosine", l.drift->cosine},
@@ -96,23 +96,51 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
       layers.back()["iterations"] = l.iterations;
     }
   }
-  const bool measured = p.status == "ok";
-  nlohmann::json latency = nullptr;
-  if (measured) {
-    const LatencyStats& s = p.latency;
-    latency = {{"p50", s.p50},    {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean},
-               {"min", s.min},    {"max", s.max}, {"cov", s.cov}, {"iterations", s.iterations},
-               {"noisy", s.noisy}};
-    // The robust spread and the samples, which runs made before them lack (kept as they were).
-    if (!s.samples.empty()) {
-      latency["mad"] = s.mad;
-      latency["outliers"] = s.outliers;
-      latency["other_cpu_share"] = s.other_cpu_share ? nlohmann::json(*s.other_cpu_share) : nlohmann::json(nullptr);
-      latency["machine_busy"] = s.machine_busy;
-      latency["samples"] = s.samples;
-      latency["samples_sketch"] = s.samples_sketch;
-    }
+  return layers;
+}
+
+nlohmann::json LatencyJson(const LatencyStats& s) {
+  nlohmann::json latency = {{"p50", s.p50},    {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean},
+                            {"min", s.min},    {"max", s.max}, {"cov", s.cov}, {"iterations", s.iterations},
+                            {"noisy", s.noisy}};
+  // The robust spread and the samples, which runs made before them lack (kept as they were).
+  if (!s.samples.empty()) {
+    latency["mad"] = s.mad;
+    latency["outliers"] = s.outliers;
+    latency["other_cpu_share"] = s.other_cpu_share ? nlohmann::json(*s.other_cpu_share) : nlohmann::json(nullptr);
+    latency["machine_busy"] = s.machine_busy;
+    latency["samples"] = s.samples;
+    latency["samples_sketch"] = s.samples_sketch;
   }
+  return latency;
+}
+
+nlohmann::json ThroughputJson(const std::vector<ThroughputPoint>& points) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ThroughputPoint& t : points) {
+    const bool measured = t.status == "ok";
+    out.push_back({{"batch", t.batch},
+                   {"streams", t.streams},
+                   {"threads_per_stream", t.threads_per_stream},
+                   {"status", t.status},
+                   {"error", t.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.error)},
+                   {"latency_ms", measured ? LatencyJson(t.latency) : nlohmann::json(nullptr)},
+                   {"inferences_per_s", measured ? nlohmann::json(t.inferences_per_s) : nlohmann::json(nullptr)},
+                   {"requests", t.requests},
+                   {"duration_s", t.duration_s},
+                   {"layers", LayersJson(t.layers)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
+  nlohmann::json fallbacks = nlohmann::json::array();
+  for (const Fallback& f : p.fallbacks) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
+  const nlohmann::json layers = LayersJson(p.layers);
+  const bool measured = p.status == "ok";
+  const nlohmann::json latency = measured ? LatencyJson(p.latency) : nlohmann::json(nullptr);
   nlohmann::json accuracy = nullptr;
   if (p.accuracy) {
     const AccuracySummary& a = *p.accuracy;
@@ -141,7 +169,7 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
     }
     accuracy["tasks"] = tasks;
   }
-  return {
+  nlohmann::json out = {
       {"target", p.target.ToString()},
       {"status", p.status},
       {"error", p.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
@@ -160,6 +188,9 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
       {"notes", p.notes},
       {"layers", layers},
       {"nodes", OnnxNodeView(p, node_ops)}};
+  // Present only in throughput mode, so other profiles are the same document as before.
+  if (!p.throughput.empty()) out["throughput"] = ThroughputJson(p.throughput);
+  return out;
 }
 
 }  // namespace chipfit
@@ -246,6 +277,26 @@ std::optional<DeviceCeilings> TargetCeilingsFromJson(const json& c) {
   return ceilings;
 }
 
+LatencyStats LatencyFromJson(const json& s) {
+  LatencyStats l;
+  l.p50 = Get<double>(s, "p50");
+  l.p90 = Get<double>(s, "p90");
+  l.p99 = Get<double>(s, "p99");
+  l.mean = Get<double>(s, "mean");
+  l.min = Get<double>(s, "min");
+  l.max = Get<double>(s, "max");
+  l.cov = Get<double>(s, "cov");
+  l.iterations = Get<int>(s, "iterations");
+  l.noisy = Get<bool>(s, "noisy");
+  l.mad = Get<double>(s, "mad");
+  l.outliers = Get<int>(s, "outliers");
+  l.samples = Get<std::vector<double>>(s, "samples");
+  l.samples_sketch = Get<bool>(s, "samples_sketch");
+  l.other_cpu_share = GetOptional<double>(s, "other_cpu_share");
+  l.machine_busy = Get<bool>(s, "machine_busy");
+  return l;
+}
+
 }  // namespace
 
 Result<TargetResult> TargetResultFromJson(const json& j) {
@@ -263,24 +314,7 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
       t.fallbacks.push_back({Get<std::string>(f, "node"), Get<std::string>(f, "op"), Get<std::string>(f, "reason")});
     }
     t.compile_ms = Get<double>(j, "compile_ms");
-    if (const json& s = Member(j, "latency_ms"); s.is_object()) {
-      LatencyStats& l = t.latency;
-      l.p50 = Get<double>(s, "p50");
-      l.p90 = Get<double>(s, "p90");
-      l.p99 = Get<double>(s, "p99");
-      l.mean = Get<double>(s, "mean");
-      l.min = Get<double>(s, "min");
-      l.max = Get<double>(s, "max");
-      l.cov = Get<double>(s, "cov");
-      l.iterations = Get<int>(s, "iterations");
-      l.noisy = Get<bool>(s, "noisy");
-      l.mad = Get<double>(s, "mad");
-      l.outliers = Get<int>(s, "outliers");
-      l.samples = Get<std::vector<double>>(s, "samples");
-      l.samples_sketch = Get<bool>(s, "samples_sketch");
-      l.other_cpu_share = GetOptional<double>(s, "other_cpu_share");
-      l.machine_busy = Get<bool>(s, "machine_busy");
-    }
+    if (const json& s = Member(j, "latency_ms"); s.is_object()) t.latency = LatencyFromJson(s);
     t.instrumentation_overhead = Get<double>(j, "instrumentation_overhead");
     t.peak_memory_bytes = Get<size_t>(j, "peak_memory_bytes");
     t.measured_peak_memory_bytes = GetOptional<int64_t>(j, "measured_peak_memory_bytes");
@@ -312,6 +346,22 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
     t.notes = Get<std::vector<std::string>>(j, "notes");
     for (const json& l : Member(j, "layers").is_array() ? j["layers"] : json::array()) {
       t.layers.push_back(LayerFromJson(l));
+    }
+    for (const json& p : Member(j, "throughput").is_array() ? j["throughput"] : json::array()) {
+      ThroughputPoint point;
+      point.batch = Get<int>(p, "batch", 1);
+      point.streams = Get<int>(p, "streams", 1);
+      point.threads_per_stream = Get<int>(p, "threads_per_stream");
+      point.status = Get<std::string>(p, "status", std::string("ok"));
+      point.error = Get<std::string>(p, "error");
+      if (const json& s = Member(p, "latency_ms"); s.is_object()) point.latency = LatencyFromJson(s);
+      point.inferences_per_s = Get<double>(p, "inferences_per_s");
+      point.requests = Get<int64_t>(p, "requests");
+      point.duration_s = Get<double>(p, "duration_s");
+      for (const json& l : Member(p, "layers").is_array() ? p["layers"] : json::array()) {
+        point.layers.push_back(LayerFromJson(l));
+      }
+      t.throughput.push_back(std::move(point));
     }
     return t;
   } catch (const json::exception& e) {

@@ -105,6 +105,23 @@ struct AccuracySummary {
   bool random_calibration = false;
 };
 
+// Throughput mode (`profile --batch 1,4,16 --streams N`): one point per batch size and stream count.
+// A point with one stream has the batch's end-to-end latency and its per-layer profile; a point with
+// N streams runs N compiled copies concurrently on N threads, splitting the CPU's OpenMP threads among
+// them (as OpenVINO's -nstreams), and has the per-request latency over all streams.
+struct ThroughputPoint {
+  int batch = 1;
+  int streams = 1;
+  int threads_per_stream = 0;  // OpenMP threads each stream ran with
+  std::string status = "ok";   // ok | failed | unsupported | cancelled
+  std::string error{};
+  LatencyStats latency{};             // per request (one batch of `batch` inferences)
+  double inferences_per_s = 0;        // batch × requests completed / wall time of the timed window
+  int64_t requests = 0;               // requests timed, all streams together
+  double duration_s = 0;              // the timed window
+  std::vector<LayerResult> layers{};  // one stream only: the per-layer profile at this batch
+};
+
 struct TargetResult {
   Target target;
   std::string status = "ok";  // ok | failed | unsupported | cancelled
@@ -122,7 +139,8 @@ struct TargetResult {
   std::optional<EnergyValue> energy{};       // per inference
   std::optional<AccuracySummary> accuracy{};
   std::vector<LayerResult> layers;
-  std::vector<std::string> notes;  // random calibration, noisy, fallbacks …
+  std::vector<std::string> notes;             // random calibration, noisy, fallbacks …
+  std::vector<ThroughputPoint> throughput{};  // throughput mode only
 };
 
 // The machine a run was measured on: host facts and every device discovery found.

@@ -26,7 +26,9 @@ struct Candidate {
   std::optional<double> device_share;
   std::string device_id;
   std::optional<double> energy_mj, memory_mb, sqnr_db, top1, cost;
-  std::optional<double> task;  // task agreement (top-1 where there are class scores)
+  double inference_ms = kInf;     // wall time per inference at the best throughput (p50 without one)
+  std::optional<int> best_batch;  // throughput mode's best batch
+  std::optional<double> task;     // task agreement (top-1 where there are class scores)
   std::string task_metric;
   bool random_calibration = false;
   std::string energy_source;
@@ -67,10 +69,13 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
   c.task = t.top1_agreement ? t.top1_agreement : t.task_agreement;
   c.task_metric = t.top1_agreement ? "top-1 agreement" : t.task_metric;
   c.random_calibration = t.random_calibration;
-  if (o.costs != nullptr && std::isfinite(c.p50)) {
+  c.inference_ms = t.inferences_per_s && *t.inferences_per_s > 0 ? 1e3 / *t.inferences_per_s : c.p50;
+  c.best_batch = t.best_batch;
+  if (o.costs != nullptr && std::isfinite(c.inference_ms)) {
     if (const CostEntry* e = o.costs->Find(c.kind, c.device_name)) {
-      // One inference at a time on the whole device: $/h × seconds per inference × 10^6 / 3600.
-      c.cost = e->usd_per_hour * (c.p50 / 1e3) * 1e6 / 3600.0;
+      // $/h × seconds per inference × 10^6 / 3600: one inference at a time on the whole device, or at
+      // the best batch and stream count of throughput mode.
+      c.cost = e->usd_per_hour * (c.inference_ms / 1e3) * 1e6 / 3600.0;
     }
   }
   return c;
@@ -171,6 +176,7 @@ const char* ObjectiveName(Objective objective) {
     case Objective::kLatency: return "latency";
     case Objective::kEnergy: return "energy";
     case Objective::kCost: return "cost";
+    case Objective::kThroughput: return "throughput";
   }
   return "latency";
 }
@@ -179,7 +185,8 @@ Result<Objective> ParseObjective(const std::string& text) {
   if (text == "latency") return Objective::kLatency;
   if (text == "energy") return Objective::kEnergy;
   if (text == "cost") return Objective::kCost;
-  return InvalidArgument("unknown objective '" + text + "' (latency, energy or cost)");
+  if (text == "throughput") return Objective::kThroughput;
+  return InvalidArgument("unknown objective '" + text + "' (latency, energy, cost or throughput)");
 }
 
 const CostEntry* CostTable::Find(const std::string& kind, const std::string& device_name) const {
@@ -250,8 +257,8 @@ Result<std::map<std::string, double>> ParseWeights(const std::string& text) {
     const size_t eq = part.find('=');
     if (eq == std::string::npos) return InvalidArgument("--weights: '" + part + "' is not NAME=NUMBER");
     const std::string name = part.substr(0, eq);
-    if (name != "latency" && name != "energy" && name != "cost" && name != "drift") {
-      return InvalidArgument("--weights: unknown term '" + name + "' (latency, energy, cost, drift)");
+    if (name != "latency" && name != "energy" && name != "cost" && name != "drift" && name != "throughput") {
+      return InvalidArgument("--weights: unknown term '" + name + "' (latency, energy, cost, drift, throughput)");
     }
     char* end = nullptr;
     const double w = std::strtod(part.c_str() + eq + 1, &end);
@@ -356,6 +363,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
     if (term == "latency") return c.rank_latency;
     if (term == "energy") return c.energy_mj.value_or(kInf);
     if (term == "cost") return c.cost.value_or(kInf);
+    if (term == "throughput") return c.inference_ms;  // wall time per inference: lower is more throughput
     return c.sqnr_db.value_or(-kInf);
   };
   std::map<std::string, double> best;
@@ -426,6 +434,10 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                       {"task_agreement", c.task ? json(*c.task) : json(nullptr)},
                       {"task_metric", c.task_metric.empty() ? json(nullptr) : json(c.task_metric)},
                       {"random_calibration", c.random_calibration}});
+    if (c.best_batch) {  // throughput mode only, so other recommendations stay the documents they were
+      scores.back()["inferences_per_s"] = 1e3 / c.inference_ms;
+      scores.back()["best_batch"] = *c.best_batch;
+    }
   }
   json pareto = json::array();
   for (const Candidate& c : all) {

@@ -43,7 +43,7 @@ struct Limits {
 inline constexpr double kGuardMinTaskAgreement = 0.99;
 inline constexpr double kGuardMinSqnrDb = 20.0;
 
-enum class Objective { kLatency, kEnergy, kCost };
+enum class Objective { kLatency, kEnergy, kCost, kThroughput };
 const char* ObjectiveName(Objective objective);
 Result<Objective> ParseObjective(const std::string& text);
 
@@ -96,6 +96,10 @@ struct RecommendCandidate {
   // to another device or the reference kernels. Absent: not known.
   std::optional<double> device_share{};
   std::string device_id{};  // "cpu", "opencl:0": the device the share is of
+  // Throughput mode: the best inferences/s over the target's batch sizes and stream counts, and the
+  // batch that reached it. Absent: one inference at a time (1000 / p50).
+  std::optional<double> inferences_per_s{};
+  std::optional<int> best_batch{};
 };
 
 // A target that ran less than this share of its time on its own device measured another device: it

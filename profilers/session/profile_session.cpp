@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
+#include <latch>
+#include <mutex>
+#include <thread>
 
 #include <omp.h>
 
@@ -20,6 +24,7 @@
 #include "profilers/accuracy/drift.h"
 #include "profilers/energy/energy_profiler.h"
 #include "profilers/energy/sensors.h"
+#include "profilers/latency/latency_stats.h"
 #include "profilers/memory/ceilings.h"
 #include "profilers/memory/memory_profiler.h"
 #include "profilers/profile_json.h"
@@ -31,6 +36,7 @@ namespace {
 // Everything a run sets up once, before its first target.
 struct RunSetup {
   std::unique_ptr<Graph> graph;
+  std::filesystem::path model_path;  // throughput mode loads it again at each batch size
   std::vector<Target> targets;
   std::vector<std::map<std::string, Tensor>> samples;  // the user's data (empty: seeded random)
   std::map<std::string, Tensor> inputs;                // timed inputs
@@ -269,6 +275,163 @@ Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledMode
   return Status::Ok();
 }
 
+// Throughput mode ------------------------------------------------------------------------------------
+
+// The timed inputs at batch `batch`: the user's samples (or the seeded inputs) stacked along dim 0,
+// cycling through them. Every input must have a dim 0 of 1 as bound for the run.
+Result<std::map<std::string, Tensor>> StackBatch(const RunSetup& setup, int batch) {
+  std::vector<const std::map<std::string, Tensor>*> sources;
+  for (const auto& sample : setup.samples) sources.push_back(&sample);
+  if (sources.empty()) sources.push_back(&setup.inputs);
+  std::map<std::string, Tensor> stacked;
+  for (const auto& [name, first] : *sources.front()) {
+    if (first.rank() == 0 || first.dim(0) != 1) {
+      return Unsupported("input '" + name + "' has " + ShapeToString(first.shape()) +
+                         " in this run; --batch stacks inputs of batch 1 along their first dim");
+    }
+    Shape shape = first.shape();
+    shape[0] = batch;
+    Tensor t(first.dtype(), shape);
+    const size_t row = first.nbytes();
+    for (int b = 0; b < batch; ++b) {
+      const Tensor& src = sources[static_cast<size_t>(b) % sources.size()]->at(name);
+      std::memcpy(static_cast<uint8_t*>(t.raw_data()) + static_cast<size_t>(b) * row, src.raw_data(), row);
+    }
+    stacked.emplace(name, std::move(t));
+  }
+  return stacked;
+}
+
+// The model with every input's dim 0 bound to `batch` (the rest as the run bound them). A model whose
+// first dim is fixed is refused by the loader, naming the input.
+Result<std::unique_ptr<Graph>> GraphAtBatch(const RunSetup& setup, int batch) {
+  std::vector<std::string> shapes;
+  for (const auto& [name, tensor] : setup.inputs) {
+    std::string dims = std::to_string(batch);
+    for (int64_t i = 1; i < tensor.rank(); ++i) dims += "x" + std::to_string(tensor.dim(i));
+    shapes.push_back(name + "=" + dims);
+  }
+  RunResult scratch;
+  auto graph = LoadGraph(setup.model_path, shapes, scratch);
+  // A fixed first dim (or any other binding the model refuses) means this batch size cannot run.
+  if (!graph.ok()) return Unsupported("--batch " + std::to_string(batch) + ": " + graph.status().message());
+  return graph;
+}
+
+// N compiled copies run concurrently, each on its own thread with its share of the OpenMP threads,
+// until the timed window (at least min_time_s, and `iterations` requests in all) is over.
+Status RunStreams(std::vector<std::unique_ptr<CompiledModel>>& copies, const std::map<std::string, Tensor>& inputs,
+                  const ProfileOptions& options, const std::stop_token& stop, ThroughputPoint& point) {
+  const int streams = static_cast<int>(copies.size());
+  point.threads_per_stream = std::max(1, omp_get_max_threads() / streams);
+  const int per_stream = std::max(1, (options.iterations + streams - 1) / streams);
+  const double window_s = std::max(options.min_time_s, 0.2);
+  std::vector<std::vector<double>> latencies(copies.size());
+  std::vector<Status> statuses(copies.size());
+  std::vector<std::chrono::steady_clock::time_point> ends(copies.size());
+  std::latch warmed(streams);
+  std::chrono::steady_clock::time_point start;
+  std::mutex start_mutex;
+  bool started = false;
+  auto stream = [&](size_t s) {
+    omp_set_num_threads(point.threads_per_stream);
+    for (int i = 0; i < std::max(1, options.warmup) && statuses[s].ok(); ++i) {
+      statuses[s] = copies[s]->Run(inputs, nullptr, stop).status();
+    }
+    warmed.arrive_and_wait();
+    {
+      const std::lock_guard lock(start_mutex);
+      if (!started) start = std::chrono::steady_clock::now();
+      started = true;
+    }
+    const auto deadline = start + std::chrono::duration<double>(window_s);
+    while (statuses[s].ok() && !stop.stop_requested() &&
+           (static_cast<int>(latencies[s].size()) < per_stream || std::chrono::steady_clock::now() < deadline)) {
+      const auto t0 = std::chrono::steady_clock::now();
+      statuses[s] = copies[s]->Run(inputs, nullptr, stop).status();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (statuses[s].ok()) latencies[s].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      ends[s] = t1;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t s = 0; s < copies.size(); ++s) threads.emplace_back(stream, s);
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : statuses) RETURN_IF_ERROR(s);
+  if (stop.stop_requested()) return Cancelled("throughput stopped");
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  const auto end = *std::max_element(ends.begin(), ends.end());
+  point.duration_s = std::chrono::duration<double>(end - start).count();
+  point.requests = static_cast<int64_t>(all.size());
+  point.latency = ComputeLatencyStats(std::move(all));
+  point.inferences_per_s = point.duration_s > 0 ? point.batch * point.requests / point.duration_s : 0;
+  return Status::Ok();
+}
+
+// One throughput point: compile at the batch, then either the end-to-end and per-layer passes (one
+// stream) or the concurrent streams. Never an error: what went wrong is the point's status.
+ThroughputPoint ProfileThroughputPoint(const ProfileOptions& options, RunSetup& setup, const Target& target,
+                                       const CompileOptions& compile, int batch, int streams,
+                                       const ProfileSettings& settings, const ProgressFn& progress,
+                                       const std::stop_token& stop) {
+  ThroughputPoint point{.batch = batch, .streams = streams};
+  Status status = [&]() -> Status {
+    progress("throughput", fmt::format("batch {}, {} stream(s)", batch, streams));
+    ASSIGN_OR_RETURN(auto graph, GraphAtBatch(setup, batch));
+    ASSIGN_OR_RETURN(const auto inputs, StackBatch(setup, batch));
+    Int8Options int8;
+    int8.calibration.method = options.calibration;
+    int8.calibration.percentile = options.calibration_percentile;
+    int8.random_samples = options.calibration_samples;
+    // int8 calibrates on the stacked timed inputs at this batch (the user's data when given).
+    int8.samples = {inputs};
+    std::vector<std::unique_ptr<CompiledModel>> copies;
+    for (int s = 0; s < streams; ++s) {
+      ASSIGN_OR_RETURN(auto compiled, CompileForTarget(*graph, target, compile, int8));
+      copies.push_back(std::move(compiled));
+    }
+    if (streams > 1) return RunStreams(copies, inputs, options, stop, point);
+    point.threads_per_stream = omp_get_max_threads();
+    TargetResult one;
+    one.target = target;
+    RETURN_IF_ERROR(RunProfilePipeline(*copies.front(), inputs, settings, {}, one, stop, progress));
+    point.latency = one.latency;
+    point.layers = std::move(one.layers);
+    point.requests = one.latency.iterations;
+    point.duration_s = one.latency.mean * one.latency.iterations / 1e3;
+    point.inferences_per_s = one.latency.p50 > 0 ? batch * 1e3 / one.latency.p50 : 0;
+    return Status::Ok();
+  }();
+  if (!status.ok()) {
+    point.status = status.code() == StatusCode::kCancelled     ? "cancelled"
+                   : status.code() == StatusCode::kUnsupported ? "unsupported"
+                                                               : "failed";
+    point.error = status.message();
+    point.layers.clear();
+  }
+  return point;
+}
+
+// Every batch size with one stream, then each with --streams N when N > 1. Without --batch: the
+// run's own batch.
+void ProfileThroughput(const ProfileOptions& options, RunSetup& setup, const CompileOptions& compile,
+                       const ProfileSettings& settings, const ProgressFn& progress, const std::stop_token& stop,
+                       TargetResult& result) {
+  std::vector<int> batches = options.batches;
+  if (batches.empty()) {
+    const Tensor& first = setup.inputs.begin()->second;
+    batches.push_back(first.rank() > 0 ? static_cast<int>(first.dim(0)) : 1);
+  }
+  for (int batch : batches) {
+    for (int streams : options.streams > 1 ? std::vector<int>{1, options.streams} : std::vector<int>{1}) {
+      if (stop.stop_requested()) return;
+      result.throughput.push_back(
+          ProfileThroughputPoint(options, setup, result.target, compile, batch, streams, settings, progress, stop));
+    }
+  }
+}
+
 // One target: compile → warm-up → end-to-end → per-layer → energy → drift. Never an error: what went
 // wrong is the result's status and message.
 TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_t index, ProfileEvents& events,
@@ -308,6 +471,9 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   if (status.ok()) status = ProfileEnergy(setup, **compiled, progress, stop, result);
   const bool random_calibration = target.precision == Precision::kInt8 && quant.random_calibration;
   if (status.ok()) status = ProfileDrift(options, setup, **compiled, random_calibration, progress, stop, result);
+  if (status.ok() && (!options.batches.empty() || options.streams > 1)) {
+    ProfileThroughput(options, setup, compile, settings, progress, stop, result);
+  }
   if (!status.ok()) {
     result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
                     : status.code() == StatusCode::kUnsupported ? "unsupported"
@@ -327,6 +493,7 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
   run.command = options.command;
   run.source = options.source;
   ASSIGN_OR_RETURN(setup.graph, LoadGraph(model_path, options.shapes, run));
+  setup.model_path = model_path;
   for (const std::string& name : options.keep_fp32) {
     if (setup.graph->FindNode(name) == nullptr)
       return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
@@ -398,6 +565,12 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
                          .device_kind = std::string(DeviceKindName(t->target.kind)),
                          .device_name = t->device_name,
                          .peak_memory_bytes = static_cast<double>(t->peak_memory_bytes)};
+    for (const ThroughputPoint& p : t->throughput) {
+      if (p.status == "ok" && p.inferences_per_s > c.inferences_per_s.value_or(0)) {
+        c.inferences_per_s = p.inferences_per_s;
+        c.best_batch = p.batch;
+      }
+    }
     if (t->status == "ok") {  // latency is measured only for targets that ran
       c.p50_ms = t->latency.p50;
       c.p90_ms = t->latency.p90;

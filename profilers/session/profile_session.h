@@ -60,6 +60,10 @@ struct ProfileOptions {
   TaskOptions task;                    // per-output task metrics (--task, --ctc-blank, --map-threshold)
   int drift_samples = 4;               // seeded samples when there is no data
   int threads = 0;                     // CPU threads (OpenMP); 0: all cores
+  // Throughput mode: each batch size (the inputs' dim 0 rebound) and, with streams > 1, that many
+  // concurrent streams at each (TargetResult::throughput). Empty batches and streams 1: off.
+  std::vector<int> batches;
+  int streams = 1;
   // int8 targets: as `run` and `inspect` take them (--calibration, --percentile,
   // --calibration-samples, --keep-fp32, --auto-fp32-sqnr).
   CalibrationMethod calibration = CalibrationMethod::kMinMax;

@@ -473,6 +473,12 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
   std::filesystem::remove(trace_path);
   EXPECT_EQ(RunCli("profile " + cnn).exit_code, 2);  // no targets
   EXPECT_EQ(RunCli("profile " + cnn + " --targets cpu:fp99").exit_code, 2);
+  // Throughput mode's flags: a batch size or stream count that cannot be is exit 2, naming it.
+  for (const char* bad : {" --batch 0", " --batch 1,x", " --streams 0"}) {
+    const Outcome o = RunCli("profile " + cnn + " --targets cpu:fp32 --no-store" + bad);
+    EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out;
+    EXPECT_NE(o.out.find(std::string(bad).substr(1, 8)), std::string::npos) << o.out;
+  }
 }
 
 TEST(CliProfileTest, CtrlCStopsCleanlyAndMarksTheRestCancelled) {

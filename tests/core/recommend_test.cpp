@@ -272,6 +272,43 @@ TEST(RecommendTest, EnergyAndCostObjectivesAndWeights) {
   std::filesystem::remove_all(dir);
 }
 
+// Throughput mode: the objective ranks by inferences/s at each target's best batch (wall time per
+// inference), and the cost per million is at that batch; targets without it count one at a time.
+TEST(RecommendTest, ThroughputObjectiveRanksByTheBestBatch) {
+  std::vector<RecommendCandidate> run = kRun;
+  run[0].inferences_per_s = 5000;  // cpu:fp32 at batch 16: 0.2 ms per inference, though 1 ms per request
+  run[0].best_batch = 16;
+  run[2].inferences_per_s = 4000;  // cpu:int8: 0.25 ms
+  run[2].best_batch = 8;
+  RecommendOptions o;
+  ASSERT_TRUE(ParseObjective("throughput").ok());
+  o.objective = *ParseObjective("throughput");
+  auto r = Recommend(run, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]).front(), "cpu:fp32");
+  EXPECT_EQ(Names((*r)["ranked"])[1], "cpu:int8");
+  EXPECT_EQ((*r)["scores"][0]["best_batch"], 16);
+  EXPECT_DOUBLE_EQ((*r)["scores"][0]["inferences_per_s"].get<double>(), 5000);
+  // Without throughput mode the scores carry no throughput fields.
+  o.objective = Objective::kLatency;
+  r = Recommend(kRun, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE((*r)["scores"][0].contains("best_batch"));
+  // The cost per million at the best batch: 3.6 $/h × 0.2 ms → 0.2 $/million.
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_tp_costs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "costs.yaml") << "devices:\n  - kind: cpu\n    usd_per_hour: 3.6\n    source: test\n";
+  auto table = LoadCostTable(dir / "costs.yaml");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  o.objective = Objective::kCost;
+  o.costs = &*table;
+  r = Recommend(run, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "cpu:fp32");
+  EXPECT_NEAR((*r)["scores"][0]["cost_usd_per_million"].get<double>(), 0.2, 1e-9);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RecommendTest, TheShippedCostTableLoadsAndNamesItsSources) {
   auto table = LoadCostTable(DefaultCostTablePath());
   ASSERT_TRUE(table.ok()) << table.status().ToString();

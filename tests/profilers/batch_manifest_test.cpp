@@ -226,7 +226,7 @@ TEST_F(BatchManifestTest, ABadLimitNamesItsLine) {
 
 TEST_F(BatchManifestTest, ABadObjectiveOrWeightsNamesItsLine) {
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nobjective: speed\n")
-                .find(":4: unknown objective 'speed' (latency, energy or cost)"),
+                .find(":4: unknown objective 'speed' (latency, energy, cost or throughput)"),
             std::string::npos);
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nweights: speed=1\n").find(":4: "),
             std::string::npos);

@@ -3,6 +3,7 @@
 #include "profilers/session/profile_session.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "core/store/run_store.h"
 #include "profilers/profile_json.h"
+#include "tests/core/onnx_builder.h"
 
 namespace chipfit {
 namespace {
@@ -215,6 +217,96 @@ TEST(ProfileJsonTest, TheReaderNamesWhatIsWrong) {
       {{"schema", "chipfit.profile/1"}, {"targets", {{{"target", "cpu:fp32"}, {"latency_ms", {{"p50", "fast"}}}}}}});
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_NE(wrong_type.status().message().find("cpu:fp32"), std::string::npos) << wrong_type.status().message();
+}
+
+// x [N, 8] → MatMul [8, 16] → Relu: a model whose batch dim N is symbolic, as exporters write it.
+fs::path DynamicBatchModel() {
+  onnx::ModelProto m = testing::NewModel("dynamic_batch");
+  auto* g = m.mutable_graph();
+  testing::AddValue(g->mutable_input(), "x", {1, 8});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  testing::AddValue(g->mutable_output(), "y", {1, 16});
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  testing::AddInitializer(g, "w", {8, 16}, [](int64_t i) { return 0.01 * static_cast<double>(i % 17) - 0.05; });
+  testing::AddNode(g, "MatMul", {"x", "w"}, {"h"}, "matmul");
+  testing::AddNode(g, "Relu", {"h"}, {"y"}, "relu");
+  const fs::path path = TempPath("dynamic_batch.onnx");
+  std::ofstream out(path, std::ios::binary);
+  m.SerializeToOstream(&out);
+  return path;
+}
+
+// Throughput mode: a point per batch size with one stream (latency per batch and its per-layer
+// profile) and with N streams (per-request latency, the threads split); the JSON keeps every point.
+TEST(ProfileSessionTest, ThroughputModeMeasuresEachBatchAndStreamCount) {
+  const fs::path model = DynamicBatchModel();
+  ProfileOptions o = QuickOptions({});
+  o.store = false;
+  o.targets = {{DeviceKind::kCpu, 0, Precision::kFp32}};
+  o.shapes = {"x=1x8"};
+  o.batches = {1, 3};
+  o.streams = 2;
+  o.iterations = 6;
+  o.min_time_s = 0.05;
+  ProfileSession session(o);
+  Recorder events;
+  auto run = session.Run(model, events);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const TargetResult& t = *(*run)->targets.at(0);
+  ASSERT_EQ(t.status, "ok") << t.error;
+  ASSERT_EQ(t.throughput.size(), 4u);
+  const std::vector<std::pair<int, int>> expected = {{1, 1}, {1, 2}, {3, 1}, {3, 2}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const ThroughputPoint& p = t.throughput[i];
+    SCOPED_TRACE("batch " + std::to_string(p.batch) + ", " + std::to_string(p.streams) + " streams");
+    EXPECT_EQ(std::make_pair(p.batch, p.streams), expected[i]);
+    ASSERT_EQ(p.status, "ok") << p.error;
+    EXPECT_GE(p.requests, 6);
+    EXPECT_GT(p.latency.p50, 0);
+    // inferences/s = batch × requests / wall time; each request takes at least its p50's share.
+    EXPECT_GT(p.inferences_per_s, 0);
+    EXPECT_LE(p.inferences_per_s, p.batch * p.streams * 1e3 / p.latency.min * 1.01);
+    EXPECT_EQ(p.layers.empty(), p.streams > 1);
+    EXPECT_EQ(p.threads_per_stream, p.streams == 1 ? omp_get_max_threads() : std::max(1, omp_get_max_threads() / 2));
+  }
+  EXPECT_NE(std::find(events.phases.begin(), events.phases.end(), "throughput"), events.phases.end());
+  // Written and read back: the same points.
+  const nlohmann::json j = RunResultToJson(**run);
+  ASSERT_TRUE(j["targets"][0].contains("throughput"));
+  auto back = RunResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->targets[0]->throughput.size(), 4u);
+  EXPECT_EQ(back->targets[0]->throughput[2].batch, 3);
+  EXPECT_EQ(back->targets[0]->throughput[2].layers.size(), t.throughput[2].layers.size());
+  EXPECT_DOUBLE_EQ(back->targets[0]->throughput[3].inferences_per_s, t.throughput[3].inferences_per_s);
+  // The recommendation knows the best batch.
+  const nlohmann::json& scores = (*run)->recommendation["scores"];
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_TRUE(scores[0].contains("best_batch"));
+  fs::remove(model);
+}
+
+// A model whose batch dim is fixed: each --batch point says why it did not run; the target itself ran.
+TEST(ProfileSessionTest, ThroughputModeOnAFixedBatchSaysWhy) {
+  ProfileOptions o = QuickOptions({});
+  o.store = false;
+  o.targets = {{DeviceKind::kCpu, 0, Precision::kFp32}};
+  o.batches = {2};
+  ProfileSession session(o);
+  Recorder events;
+  auto run = session.Run(kCnn, events);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const TargetResult& t = *(*run)->targets.at(0);
+  EXPECT_EQ(t.status, "ok");
+  ASSERT_EQ(t.throughput.size(), 1u);
+  EXPECT_EQ(t.throughput[0].status, "unsupported");
+  EXPECT_NE(t.throughput[0].error.find("is fixed at 1"), std::string::npos) << t.throughput[0].error;
+  // Other profiles carry no throughput member: the same document as before.
+  o.batches.clear();
+  ProfileSession plain(o);
+  auto again = plain.Run(kCnn, events);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(RunResultToJson(**again)["targets"][0].contains("throughput"));
 }
 
 }  // namespace
