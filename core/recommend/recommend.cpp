@@ -477,6 +477,9 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
     } else {
       speed = fmt::format("p50 {:.3g} ms", b.p50);
     }
+    if (b.best_batch && std::isfinite(b.inference_ms) && b.inference_ms > 0) {
+      speed += fmt::format(", {:.0f} inferences/s at batch {}", 1e3 / b.inference_ms, *b.best_batch);
+    }
     summary = fmt::format("{}: {}, {}, {}", b.target, speed, DriftText(b),
                           l.any()      ? "within all limits"
                           : GuardOn(l) ? "no limits were given; within the accuracy guard"

@@ -54,6 +54,21 @@ nlohmann::json ReadJson(const fs::path& path) {
 
 void WriteJson(const fs::path& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
 
+// A throughput point (`profile --batch … --streams N`) as profilers/profile_json.cpp writes it, made from
+// a measured target's own latency_ms and layers: one stream has the per-layer profile, several none.
+nlohmann::json ThroughputPoint(const nlohmann::json& target, int batch, int streams) {
+  return {{"batch", batch},
+          {"streams", streams},
+          {"threads_per_stream", streams == 1 ? 4 : 2},
+          {"status", "ok"},
+          {"error", nullptr},
+          {"latency_ms", target["latency_ms"]},
+          {"inferences_per_s", 1234.5},
+          {"requests", 200},
+          {"duration_s", 0.5},
+          {"layers", streams == 1 ? target["layers"] : nlohmann::json::array()}};
+}
+
 class ProfileSchemaTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -116,6 +131,16 @@ TEST_F(ProfileSchemaTest, BrokenProfilesAreRejected) {
       {"ok target without latency", "/targets/0/latency_ms", [](auto& j) { j["targets"][0]["latency_ms"] = nullptr; }},
       {"peak memory negative", "/targets/0/peak_memory_bytes",
        [](auto& j) { j["targets"][0]["peak_memory_bytes"] = -1; }},
+      {"throughput batch 0", "/targets/0/throughput/0/batch",
+       [](auto& j) {
+         j["targets"][0]["throughput"] = nlohmann::json::array({ThroughputPoint(j["targets"][0], 0, 1)});
+       }},
+      {"throughput layers with several streams", "/targets/0/throughput/0/layers",
+       [](auto& j) {
+         nlohmann::json point = ThroughputPoint(j["targets"][0], 4, 2);
+         point["layers"] = j["targets"][0]["layers"];
+         j["targets"][0]["throughput"] = nlohmann::json::array({point});
+       }},
   };
   for (const Mutation& m : mutations) {
     nlohmann::json broken = base;
@@ -127,6 +152,31 @@ TEST_F(ProfileSchemaTest, BrokenProfilesAreRejected) {
     EXPECT_NE(v.out.find(std::string(m.instance_path) + ":"), std::string::npos) << m.what << ":\n" << v.out;
     fs::remove(path);
   }
+}
+
+// Throughput mode adds an optional "throughput" array to each target: points on one stream (with their
+// layers) and on several (without), measured or not, validate; so does the same target without it.
+TEST_F(ProfileSchemaTest, ThroughputPointsValidate) {
+  const fs::path json = TempJson("throughput");
+  ASSERT_NO_FATAL_FAILURE(Profile("cpu:fp32", json));
+  nlohmann::json j = ReadJson(json);
+  ASSERT_EQ(j["targets"][0]["status"], "ok") << j["targets"][0].dump();
+  EXPECT_FALSE(j["targets"][0].contains("throughput")) << "only throughput mode writes it";
+  nlohmann::json failed = ThroughputPoint(j["targets"][0], 64, 1);
+  failed["status"] = "failed";
+  failed["error"] = "out of memory at batch 64";
+  failed["latency_ms"] = nullptr;
+  failed["inferences_per_s"] = nullptr;
+  failed["requests"] = 0;
+  failed["duration_s"] = 0;
+  failed["layers"] = nlohmann::json::array();
+  j["targets"][0]["throughput"] =
+      nlohmann::json::array({ThroughputPoint(j["targets"][0], 1, 1), ThroughputPoint(j["targets"][0], 4, 1),
+                             ThroughputPoint(j["targets"][0], 4, 2), failed});
+  WriteJson(json, j);
+  const Outcome v = Validate(json);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  fs::remove(json);
 }
 
 // Targets that did not run (unsupported, cancelled) carry an error and null measurements, and validate.

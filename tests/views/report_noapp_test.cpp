@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QTemporaryDir>
 #include <fstream>
+#include <memory>
 
 #include "profilers/profile_json.h"
 #include "views/report/report.h"
@@ -28,6 +29,29 @@ TEST(ReportWithoutApplicationTest, ChartFormatsAskForAQApplication) {
   }
   EXPECT_TRUE(WriteReport(run, ReportFormat::kCsv, dir.filePath(QStringLiteral("r.csv")).toStdString()).ok());
   EXPECT_TRUE(WriteReport(run, ReportFormat::kJson, dir.filePath(QStringLiteral("r.json")).toStdString()).ok());
+}
+
+// The throughput table of the CSV needs no Qt application either.
+TEST(ReportWithoutApplicationTest, CsvHasTheThroughputTable) {
+  ASSERT_EQ(QCoreApplication::instance(), nullptr);
+  std::ifstream in(std::string(CHIPFIT_SOURCE_DIR) + "/tests/data/sample_run.json");
+  Result<RunResult> read = RunResultFromJson(nlohmann::json::parse(in));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  RunResult run = std::move(read).value();
+  auto target = std::make_shared<TargetResult>(*run.targets.at(0));
+  ThroughputPoint point;
+  point.batch = 8;
+  point.streams = 2;
+  point.threads_per_stream = 4;
+  point.latency.p50 = 4.0;
+  point.latency.p90 = 5.0;
+  point.inferences_per_s = 4000;
+  target->throughput = {point};
+  run.targets[0] = target;
+  const Result<std::string> csv = RenderCsvReport(run);
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  EXPECT_NE(csv->find("\r\n\r\ntarget,batch,streams,threads_per_stream,"), std::string::npos) << *csv;
+  EXPECT_NE(csv->find("\r\n" + target->target.ToString() + ",8,2,4,4,5,4000,0.5,ok,\r\n"), std::string::npos) << *csv;
 }
 
 }  // namespace

@@ -644,6 +644,126 @@ TEST(ReportLatencyTest, SpreadOutliersAndBusyMachineInTheTargetsTable) {
   EXPECT_FALSE(parsed.text.contains(QStringLiteral("noisy when over 5 %")));
 }
 
+// A throughput point as `profile --batch … --streams N` records it: the latency of one request (a batch).
+ThroughputPoint Point(int batch, int streams, int threads, double p50, double p90, double per_s) {
+  ThroughputPoint p;
+  p.batch = batch;
+  p.streams = streams;
+  p.threads_per_stream = threads;
+  p.latency.p50 = p50;
+  p.latency.p90 = p90;
+  p.latency.iterations = 100;
+  p.inferences_per_s = per_s;
+  p.requests = 100;
+  p.duration_s = 1.0;
+  return p;
+}
+
+// sample_run.json in throughput mode: cpu:fp32 at batch 1 and 4 on one and two streams, batch 16 out
+// of memory; cpu:int8 at batch 4 on two streams.
+RunResult ThroughputRun() {
+  RunResult run = LoadRun("sample_run.json");
+  TargetResult& fp32 = EditTarget(run, 0);
+  EXPECT_EQ(fp32.target.ToString(), "cpu:fp32");
+  fp32.throughput = {Point(1, 1, 8, 0.5, 0.6, 2000), Point(4, 1, 8, 1.6, 1.8, 2500), Point(4, 2, 4, 2.4, 3.0, 3333.3)};
+  ThroughputPoint failed = Point(16, 1, 0, 0, 0, 0);
+  failed.status = "failed";
+  failed.error = "out of memory at batch 16";
+  fp32.throughput.push_back(failed);
+  TargetResult& int8 = EditTarget(run, 1);
+  EXPECT_EQ(int8.target.ToString(), "cpu:int8");
+  int8.throughput = {Point(4, 2, 4, 0.8, 0.9, 10000)};
+  return run;
+}
+
+// Throughput mode adds a Throughput section after the targets, one row per target × point, with a
+// link in the page's navigation; the PDF, from the same document, prints it too.
+TEST(ReportThroughputTest, ThroughputTableInHtml) {
+  const RunResult run = ThroughputRun();
+  const std::string html = Html(run);
+  const ParsedHtml parsed = ParseXml(html);
+  ASSERT_TRUE(parsed.ok) << parsed.error.toStdString();
+  // After the targets table, before the charts.
+  const size_t section = html.find("<h2 id=\"throughput\">Throughput</h2>");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_LT(html.find("<h2 id=\"targets\">"), section);
+  EXPECT_LT(section, html.find("<h2 id=\"charts\">"));
+  EXPECT_NE(html.find("<a href=\"#targets\">Targets</a><a href=\"#throughput\">Throughput</a>"), std::string::npos);
+
+  const std::vector<HtmlTable> tables = HtmlTables(html);
+  const HtmlTable* table = FindTable(tables, QStringLiteral("Threads / stream"));
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->header, (QStringList{QStringLiteral("Target"), QStringLiteral("Batch"), QStringLiteral("Streams"),
+                                        QStringLiteral("Threads / stream"), QStringLiteral("p50 ms / request"),
+                                        QStringLiteral("p90 ms / request"), QStringLiteral("Inferences / s"),
+                                        QStringLiteral("ms / inference (p50 / batch)")}));
+  ASSERT_EQ(table->rows.size(), 5u);
+  EXPECT_EQ(table->rows[0], (QStringList{QStringLiteral("cpu:fp32"), QStringLiteral("1"), QStringLiteral("1"),
+                                         QStringLiteral("8"), QStringLiteral("0.500"), QStringLiteral("0.600"),
+                                         QStringLiteral("2000"), QStringLiteral("0.500")}));
+  EXPECT_EQ(table->rows[2], (QStringList{QStringLiteral("cpu:fp32"), QStringLiteral("4"), QStringLiteral("2"),
+                                         QStringLiteral("4"), QStringLiteral("2.40"), QStringLiteral("3.00"),
+                                         QStringLiteral("3333"), QStringLiteral("0.600")}));
+  // The point that did not run says why across the measurements; no threads were recorded for it.
+  ASSERT_EQ(table->rows[3].size(), 5);
+  EXPECT_EQ(table->rows[3][1], QStringLiteral("16"));
+  EXPECT_EQ(table->rows[3][3], QStringLiteral("–"));
+  EXPECT_EQ(table->rows[3][4], QStringLiteral("failed: out of memory at batch 16"));
+  EXPECT_EQ(table->rows[4][0], QStringLiteral("cpu:int8"));
+  EXPECT_EQ(table->rows[4][6], QStringLiteral("10000"));
+  EXPECT_EQ(table->rows[4][7], QStringLiteral("0.200"));
+
+  const auto pdf = RenderPdfReport(run);
+  ASSERT_TRUE(pdf.ok()) << pdf.status().message();
+  const QString pdftotext = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
+  if (pdftotext.isEmpty()) GTEST_SKIP() << "pdftotext not found (Debian package poppler-utils)";
+  QTemporaryDir dir;
+  const QString file = dir.filePath(QStringLiteral("report.pdf"));
+  std::ofstream(file.toStdString(), std::ios::binary) << *pdf;
+  QProcess p;
+  p.start(pdftotext, {QStringLiteral("-layout"), file, QStringLiteral("-")});
+  ASSERT_TRUE(p.waitForFinished(60000));
+  const QString text = QString::fromUtf8(p.readAllStandardOutput());
+  EXPECT_TRUE(text.contains(QStringLiteral("Threads / stream")));
+  EXPECT_TRUE(text.contains(QStringLiteral("out of memory at batch 16")));
+}
+
+// The CSV keeps its layer table as it was and adds the throughput table after an empty line.
+TEST(ReportThroughputTest, ThroughputTableInCsv) {
+  const RunResult run = ThroughputRun();
+  const auto csv = RenderCsvReport(run);
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  const auto rows = ParseCsv(*csv);
+  size_t layers = 0;
+  for (const auto& t : run.targets) layers += t->layers.size();
+  ASSERT_EQ(rows.size(), layers + 1 + 1 + 1 + 5);  // layer header and rows, empty line, header, 5 points
+  for (size_t i = 0; i <= layers; ++i) EXPECT_EQ(rows[i].size(), 19u) << i;
+  EXPECT_EQ(rows[layers + 1], std::vector<std::string>{""});
+  EXPECT_EQ(rows[layers + 2], (std::vector<std::string>{"target", "batch", "streams", "threads_per_stream",
+                                                        "p50_ms_per_request", "p90_ms_per_request", "inferences_per_s",
+                                                        "ms_per_inference", "status", "error"}));
+  const std::vector<std::vector<std::string>> points(rows.begin() + static_cast<long>(layers) + 3, rows.end());
+  EXPECT_EQ(points[2], (std::vector<std::string>{"cpu:fp32", "4", "2", "4", "2.4", "3", "3333.3", "0.6", "ok", ""}));
+  EXPECT_EQ(points[3], (std::vector<std::string>{"cpu:fp32", "16", "1", "", "", "", "", "", "failed",
+                                                 "out of memory at batch 16"}));
+  EXPECT_EQ(points[4], (std::vector<std::string>{"cpu:int8", "4", "2", "4", "0.8", "0.9", "10000", "0.2", "ok", ""}));
+}
+
+// A run without throughput points (every run not made in throughput mode) has no such section, no link
+// to it, and the CSV is the layer table alone.
+TEST(ReportThroughputTest, NoThroughputSectionWithoutPoints) {
+  const RunResult run = LoadRun("sample_run.json");
+  const std::string html = Html(run);
+  EXPECT_EQ(html.find("throughput"), std::string::npos);
+  EXPECT_EQ(html.find("Throughput"), std::string::npos);
+  EXPECT_EQ(FindTable(HtmlTables(html), QStringLiteral("Threads / stream")), nullptr);
+  const auto csv = RenderCsvReport(run);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(csv->find("\r\n\r\n"), std::string::npos);
+  EXPECT_EQ(csv->find("inferences_per_s"), std::string::npos);
+  for (const auto& row : ParseCsv(*csv)) EXPECT_EQ(row.size(), 19u);
+}
+
 // Ceilings measured for a device no target of this run used (cached by `chipfit devices --measure`)
 // are still the machine's: the devices table and a roofline show them.
 TEST(ReportCeilingsTest, MeasuredCeilingsOfADeviceWithoutTargetsAreShown) {

@@ -36,7 +36,9 @@ Status WriteReport(const RunResult& run, ReportFormat format, const std::filesys
 Result<std::string> RenderReport(const RunResult& run, ReportFormat format);
 Result<std::string> RenderHtmlReport(const RunResult& run);
 Result<std::string> RenderPdfReport(const RunResult& run);
-// One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row.
+// One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row. In throughput
+// mode (a target with throughput points) a second table follows after an empty line, with its own header
+// row: one row per target × throughput point.
 Result<std::string> RenderCsvReport(const RunResult& run);
 
 }  // namespace chipfit

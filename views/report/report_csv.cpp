@@ -1,4 +1,5 @@
-// The per-layer CSV: one row per target × layer, RFC 4180 quoting, numbers at full precision.
+// The per-layer CSV: one row per target × layer, RFC 4180 quoting, numbers at full precision. In
+// throughput mode a second table follows after an empty line: one row per target × throughput point.
 #include <charconv>
 
 #include "views/charts/formats.h"
@@ -27,6 +28,49 @@ std::string Number(std::optional<double> v) {
   char buf[64];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *v);
   return ec == std::errc() ? std::string(buf, end) : std::string();
+}
+
+// The throughput table, after the layer table and an empty line; nothing when no target has points.
+// Times of one request (a batch); with several streams, over every stream's requests.
+void WriteThroughput(const RunResult& run, std::string& out) {
+  static const char* const kHeader[] = {"target",
+                                        "batch",
+                                        "streams",
+                                        "threads_per_stream",
+                                        "p50_ms_per_request",
+                                        "p90_ms_per_request",
+                                        "inferences_per_s",
+                                        "ms_per_inference",
+                                        "status",
+                                        "error"};
+  bool header = false;
+  for (const auto& t : run.targets) {
+    const std::string target = t->target.ToString();
+    for (const ThroughputPoint& p : t->throughput) {
+      if (!header) {
+        out += "\r\n";
+        for (size_t i = 0; i < std::size(kHeader); ++i) out += (i ? "," : "") + std::string(kHeader[i]);
+        out += "\r\n";
+        header = true;
+      }
+      const bool measured = p.status == "ok";
+      const auto p50 = measured ? Finite(p.latency.p50) : std::nullopt;
+      const std::string fields[] = {
+          target,
+          std::to_string(p.batch),
+          std::to_string(p.streams),
+          p.threads_per_stream > 0 ? std::to_string(p.threads_per_stream) : std::string(),
+          Number(p50),
+          Number(measured ? Finite(p.latency.p90) : std::nullopt),
+          Number(measured ? Finite(p.inferences_per_s) : std::nullopt),
+          Number(p50 && p.batch > 0 ? Finite(*p50 / p.batch) : std::nullopt),
+          p.status,
+          p.error,
+      };
+      for (size_t f = 0; f < std::size(fields); ++f) out += (f ? "," : "") + Field(fields[f]);
+      out += "\r\n";
+    }
+  }
 }
 
 }  // namespace
@@ -88,6 +132,7 @@ std::string WriteCsv(const RunResult& run) {
       out += "\r\n";
     }
   }
+  WriteThroughput(run, out);
   return out;
 }
 

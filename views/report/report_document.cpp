@@ -1,6 +1,6 @@
 // Builds the report's content from a RunResult, in the order a reader needs it: what was run, the
-// recommendation, the targets, the charts, the machine, the notes, then the long per-layer tables and
-// how it was measured.
+// recommendation, the targets, their throughput (throughput mode only), the charts, the machine, the
+// notes, then the long per-layer tables and how it was measured.
 #include "views/report/report_document.h"
 
 #include <algorithm>
@@ -518,6 +518,64 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
   if (!best.empty()) doc.blocks.push_back(Paragraph("★ the recommended target.", Tone::kMuted));
 }
 
+// Throughput mode (`profile --batch … --streams N`) only: one row per target × point, in the order the
+// points ran. The times are those of one request (a batch of `batch` inferences); with several streams,
+// over every stream's requests, which ran at once. A point that did not run says why across the rest.
+void AddThroughput(const RunResult& run, Document& doc) {
+  const bool any =
+      std::any_of(run.targets.begin(), run.targets.end(), [](const auto& t) { return !t->throughput.empty(); });
+  if (!any) return;
+  doc.blocks.push_back(Heading(2, "Throughput", "throughput"));
+  doc.blocks.push_back(Paragraph(
+      "One row per target, batch size and stream count. p50 and p90 are the latency of one request (a batch "
+      "of inferences), in the unit the header names; with several streams, N compiled copies ran at once, each "
+      "with its share of the OpenMP threads, and the percentiles are over every stream's requests. Inferences/s "
+      "is the throughput; per inference is p50 / batch.",
+      Tone::kMuted));
+  std::vector<std::optional<double>> times;
+  for (const auto& t : run.targets) {
+    for (const ThroughputPoint& p : t->throughput) {
+      if (p.status != "ok") continue;
+      times.push_back(Finite(p.latency.p50));
+      times.push_back(Finite(p.latency.p90));
+      if (p.batch > 0) times.push_back(Finite(p.latency.p50 / p.batch));
+    }
+  }
+  const TimeUnit unit = TimeUnitOf(times);
+  Table table;
+  table.header = {"Target",
+                  "Batch",
+                  "Streams",
+                  "Threads / stream",
+                  "p50 " + unit.name + " / request",
+                  "p90 " + unit.name + " / request",
+                  "Inferences / s",
+                  unit.name + " / inference (p50 / batch)"};
+  for (const auto& target : run.targets) {
+    const std::string name = target->target.ToString();
+    for (const ThroughputPoint& p : target->throughput) {
+      std::vector<Cell> row = {Mono(name), Num(FormatInt(p.batch)), Num(FormatInt(p.streams)),
+                               Num(p.threads_per_stream > 0 ? FormatInt(p.threads_per_stream) : kDash)};
+      if (p.status != "ok") {
+        Cell error =
+            Text(p.status + ": " + (p.error.empty() ? "did not run (no reason recorded)" : p.error), Tone::kBad);
+        error.colspan = static_cast<int>(table.header.size() - row.size());
+        row.push_back(error);
+        table.rows.push_back(std::move(row));
+        continue;
+      }
+      const auto p50 = Finite(p.latency.p50);
+      const auto rate = Finite(p.inferences_per_s);
+      row.push_back(Num(Time(p50, unit), p.latency.noisy ? Tone::kWarn : Tone::kNormal));
+      row.push_back(Num(Time(Finite(p.latency.p90), unit)));
+      row.push_back(Num(rate ? Sig(*rate) : kDash));
+      row.push_back(Num(p50 && p.batch > 0 ? Time(*p50 / p.batch, unit) : kDash));
+      table.rows.push_back(std::move(row));
+    }
+  }
+  doc.blocks.push_back(TableBlock(std::move(table)));
+}
+
 void AddLayers(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Layers", "layers"));
   doc.blocks.push_back(Paragraph(
@@ -770,6 +828,7 @@ Document BuildDocument(const RunResult& run) {
   AddTitle(run, doc);
   AddRecommendation(run, energy, doc);
   AddTargets(run, energy, doc);
+  AddThroughput(run, doc);
   // The charts before the long per-layer tables, which a reader looks up rather than reads.
   AddCharts(doc);
   AddMachine(run, doc);

@@ -2,6 +2,7 @@
 // attachment or a CI artefact, and well-formed XML so tools (and tests) can parse it.
 #include <QRegularExpression>
 #include <QString>
+#include <algorithm>
 
 #include "views/charts/run_charts.h"
 #include "views/report/report_writers.h"
@@ -181,9 +182,13 @@ std::string WriteHtml(const RunResult& run, const Document& doc) {
         out += "<" + tag + (b.id.empty() ? "" : " id=\"" + EscapeXml(b.id) + "\"") + ">" + EscapeXml(b.text) + "</" +
                tag + ">\n";
         if (b.level == 1) {
-          // Where to jump: the sections in order.
+          // Where to jump: the sections in order (Throughput only in throughput mode).
+          const bool throughput = std::any_of(doc.blocks.begin(), doc.blocks.end(), [](const Block& h) {
+            return h.kind == Block::Kind::kHeading && h.id == "throughput";
+          });
+          out += "<nav><a href=\"#recommendation\">Recommendation</a><a href=\"#targets\">Targets</a>";
+          if (throughput) out += "<a href=\"#throughput\">Throughput</a>";
           out +=
-              "<nav><a href=\"#recommendation\">Recommendation</a><a href=\"#targets\">Targets</a>"
               "<a href=\"#charts\">Charts</a><a href=\"#machine\">Machine</a><a href=\"#notes\">Notes</a>"
               "<a href=\"#layers\">Layers</a></nav>\n";
         }
