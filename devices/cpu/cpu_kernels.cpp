@@ -2,6 +2,7 @@
 #include "devices/cpu/cpu_kernels.h"
 
 #include "devices/cpu/ops/cpu_ops.h"
+#include "devices/cpu/ops/kernel_groups.h"
 
 namespace chipfit {
 namespace {
@@ -87,6 +88,10 @@ KernelTable BuildTable() {
     t.Add("DynamicQuantizeLinear", "", kCpu, p, {"cpu:dynamic-quantize", cpu::CreateDynamicQuantizeLinear});
   }
 
+  cpu::AddLogicKernels(t);
+  cpu::AddIndexKernels(t);
+  cpu::AddMathKernels(t);
+  cpu::AddReferenceOnlyReasons(t);
   return t;
 }
 

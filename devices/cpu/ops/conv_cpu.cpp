@@ -1,6 +1,6 @@
 // Conv and FusedConv (Conv + Z + activation) on oneDNN: fp32; int8 with calibrated activation
 // scales and per-channel weight scales; bf16 inputs and weights with f32 accumulation and output. Activations stay
-// channels-last between convolutions.
+// channels-last between convolutions. 1-D convolutions run as 2-D ones over an H = 1 view (plain order).
 #include "devices/cpu/ops/cpu_ops.h"
 
 #include <cmath>
@@ -18,31 +18,54 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 struct ConvGeometry {
-  Shape x, w, y;
+  Shape x, w, y;  // 1-D convolutions: the 2-D view with H = 1 ([N, C, 1, W]: the same bytes)
+  Shape y_shape;  // the output's ONNX shape (rank 3 for a 1-D convolution)
+  bool one_d = false;
   int64_t groups = 1;
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
+// 2-D convolutions as they are; 1-D ones ([N, C, W] with weights [M, C/group, kW]) as 2-D ones over
+// a view with H = 1, which holds the same bytes in plain order.
 Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
   const Node& node = init.node;
   ConvGeometry g;
-  g.x = init.inputs[0]->shape;
-  if (g.x.size() != 4)
-    return Unsupported(std::to_string(g.x.size() - 2) + "-D convolution: only 2-D runs on oneDNN here");
+  const Shape& x = init.inputs[0]->shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (rank != 3 && rank != 4) {
+    return Unsupported(std::to_string(rank - 2) + "-D convolution: only 1-D and 2-D run on oneDNN here");
+  }
+  g.one_d = rank == 3;
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
   if (w == nullptr) return Unsupported("weights are missing");
-  if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  if (w->dtype != DType::kF32 || static_cast<int64_t>(w->shape.size()) != rank) {
+    return Unsupported("weights are not f32 of rank " + std::to_string(rank));
+  }
   for (int64_t d : w->shape) {
     if (d < 0) return Unsupported("weight shape known only at run time");
   }
-  g.w = w->shape;
+  g.x = g.one_d ? Shape{x[0], x[1], 1, x[2]} : x;
+  g.w = g.one_d ? Shape{w->shape[0], w->shape[1], 1, w->shape[2]} : w->shape;
   g.groups = node.GetInt("group", 1);
   if (g.groups < 1 || g.x[1] % g.groups != 0 || g.w[0] % g.groups != 0 || g.x[1] / g.groups != g.w[1]) {
     return Unsupported("channels do not match the group count");
   }
-  ASSIGN_OR_RETURN(Window win, ReadWindow(node, {g.x[2], g.x[3]}, {g.w[2], g.w[3]}));
+  const Shape spatial(x.begin() + 2, x.end());
+  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  ASSIGN_OR_RETURN(Window win, ReadWindow(node, spatial, kernel));
   RETURN_IF_ERROR(ResolveForwardWindow(node, win, false));
+  if (g.one_d) {
+    // The added H dim: one row, a kernel of one tap, no stride, dilation or padding.
+    g.y = {g.x[0], g.w[0], 1, win.out[0]};
+    g.y_shape = {g.x[0], g.w[0], win.out[0]};
+    g.strides = {1, win.strides[0]};
+    g.dilates = {0, win.dilations[0] - 1};
+    g.pad_l = {0, win.pad_begin[0]};
+    g.pad_r = {0, win.pad_end[0]};
+    return g;
+  }
   g.y = {g.x[0], g.w[0], win.out[0], win.out[1]};
+  g.y_shape = g.y;
   g.strides = {win.strides[0], win.strides[1]};
   g.dilates = {win.dilations[0] - 1, win.dilations[1] - 1};
   g.pad_l = {win.pad_begin[0], win.pad_begin[1]};
@@ -83,7 +106,9 @@ class ConvKernel final : public IKernel {
     const ValueInfo* z = init.inputs.size() > 3 ? init.inputs[3] : nullptr;
     if (z != nullptr) {
       RETURN_IF_ERROR(RequireStaticF32(init, {3}));
-      if (z->shape != geo.y) return Unsupported("the added input Z broadcasts (" + ShapeToString(z->shape) + ")");
+      if (z->shape != geo.y_shape) {
+        return Unsupported("the added input Z broadcasts (" + ShapeToString(z->shape) + ")");
+      }
       kernel->has_z_ = true;
     }
     const ValueInfo* x = init.inputs[0];
@@ -131,15 +156,20 @@ class ConvKernel final : public IKernel {
     // which every other CPU kernel reads without a reorder.
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    std::vector<Layout> dst_layouts = {Layout::kChannelsLast};
-    if (!convert_input && (isa & avx512) != avx512 && geo.w[0] % 8 == 0 && (geo.w[2] > 1) != (geo.w[3] > 1)) {
+    // A 1-D convolution reads and writes rank-3 tensors, which are only ever plain: its view is
+    // nchw on both sides (int8 and bf16 convert the input into their own buffer, in any order).
+    std::vector<Layout> dst_layouts = {geo.one_d ? Layout::kPlain : Layout::kChannelsLast};
+    if (!geo.one_d && !convert_input && (isa & avx512) != avx512 && geo.w[0] % 8 == 0 &&
+        (geo.w[2] > 1) != (geo.w[3] > 1)) {
       dst_layouts.insert(dst_layouts.begin(), Layout::kBlocked8);
     }
 
     // Source order: what the producer wrote when oneDNN has a fast kernel for it; small-channel
     // plain inputs (the first layer) have one, other plain inputs are reordered to channels-last.
     std::vector<Layout> candidates;
-    if (convert_input || x->layout == Layout::kChannelsLast) {
+    if (geo.one_d && !convert_input) {
+      candidates = {Layout::kPlain};
+    } else if (convert_input || x->layout == Layout::kChannelsLast) {
       candidates = {Layout::kChannelsLast};
     } else if (x->layout == Layout::kBlocked8) {
       candidates = {Layout::kBlocked8, Layout::kChannelsLast};

@@ -1,4 +1,5 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool on oneDNN pooling_v2 (2-D windows, fp32).
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool on oneDNN pooling_v2 (fp32): 2-D windows,
+// and 1-D ones as 2-D over an H = 1 view of the same bytes.
 #include <string>
 #include <unordered_map>
 
@@ -15,18 +16,24 @@ using dt = memory::data_type;
 enum class PoolKind { kMax, kAverage };
 
 struct PoolGeometry {
-  Shape x, y;
+  Shape x, y;  // 1-D pools: the 2-D view with H = 1 ([N, C, 1, W]: the same bytes)
+  bool one_d = false;
   memory::dims kernel, strides, dilates, pad_l, pad_r;
 };
 
+// 2-D windows as they are; 1-D ones ([N, C, W]) as 2-D ones over a view with H = 1 (one row, a
+// window of one row, no stride, dilation or padding along it).
 Result<PoolGeometry> ReadPoolGeometry(const KernelInit& init, PoolKind kind, bool global) {
   const Node& node = init.node;
   PoolGeometry g;
-  g.x = init.inputs[0]->shape;
-  if (g.x.size() != 4) {
-    return Unsupported(std::to_string(static_cast<int64_t>(g.x.size()) - 2) +
-                       "-D pooling: only 2-D windows (4-D tensors) run on oneDNN here");
+  const Shape& x = init.inputs[0]->shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (rank != 3 && rank != 4) {
+    return Unsupported(std::to_string(rank - 2) +
+                       "-D pooling: only 1-D and 2-D windows (3-D and 4-D tensors) run on oneDNN here");
   }
+  g.one_d = rank == 3;
+  g.x = g.one_d ? Shape{x[0], x[1], 1, x[2]} : x;
   if (global) {
     g.y = {g.x[0], g.x[1], 1, 1};
     g.kernel = {g.x[2], g.x[3]};
@@ -38,11 +45,20 @@ Result<PoolGeometry> ReadPoolGeometry(const KernelInit& init, PoolKind kind, boo
   }
   if (!node.Has("kernel_shape")) return InvalidArgument(node.Describe() + ": attribute kernel_shape is required");
   const bool ceil_mode = node.GetInt("ceil_mode", 0) != 0;
-  ASSIGN_OR_RETURN(Window win, ReadWindow(node, {g.x[2], g.x[3]}, node.GetInts("kernel_shape")));
+  ASSIGN_OR_RETURN(Window win, ReadWindow(node, Shape(x.begin() + 2, x.end()), node.GetInts("kernel_shape")));
   RETURN_IF_ERROR(ResolveForwardWindow(node, win, ceil_mode));
   const bool include_pad = kind == PoolKind::kAverage && node.GetInt("count_include_pad", 0) != 0;
-  g.y = {g.x[0], g.x[1], win.out[0], win.out[1]};
-  for (size_t i = 0; i < 2; ++i) {
+  if (g.one_d) {
+    g.y = {g.x[0], g.x[1], 1, win.out[0]};
+    g.kernel = {1};
+    g.strides = {1};
+    g.dilates = {0};
+    g.pad_l = {0};
+    g.pad_r = {0};
+  } else {
+    g.y = {g.x[0], g.x[1], win.out[0], win.out[1]};
+  }
+  for (size_t i = 0; i < win.rank(); ++i) {
     g.kernel.push_back(win.kernel[i]);
     g.strides.push_back(win.strides[i]);
     g.dilates.push_back(win.dilations[i] - 1);
@@ -79,8 +95,10 @@ class PoolKernel final : public IKernel {
     // Channels-last is where oneDNN's JIT pooling runs; a global pool over a plain input reduces
     // contiguous planes, fast enough to skip a reorder of the (large) input.
     // A blocked (nChw8c) input from a convolution is pooled in place, in that order.
+    // A 1-D pool reads and writes rank-3 tensors, which are only ever plain: its view is nchw.
     const Layout in_layout = init.inputs[0]->layout;
-    const Layout layout = in_layout == Layout::kBlocked8          ? Layout::kBlocked8
+    const Layout layout = geo.one_d                               ? Layout::kPlain
+                          : in_layout == Layout::kBlocked8        ? Layout::kBlocked8
                           : global && in_layout == Layout::kPlain ? Layout::kPlain
                                                                   : Layout::kChannelsLast;
     const memory::desc src_md = Describe(geo.x, dt::f32, layout);
@@ -92,8 +110,10 @@ class PoolKernel final : public IKernel {
       pd = dnnl::pooling_v2_forward::primitive_desc(desc, Engine());
     }));
     if (IsReferenceImpl(pd.impl_info_str())) {
-      return Unsupported("only oneDNN's reference implementation for this pooling (dilations " +
-                         JoinInts({geo.dilates[0] + 1, geo.dilates[1] + 1}) + ")");
+      std::vector<int64_t> dilations;
+      for (size_t i = geo.one_d ? 1 : 0; i < geo.dilates.size(); ++i) dilations.push_back(geo.dilates[i] + 1);
+      return Unsupported("only oneDNN's reference implementation for this pooling (dilations " + JoinInts(dilations) +
+                         ")");
     }
     auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
     kernel->layout_ = layout;

@@ -1,11 +1,13 @@
 // oneDNN Conv against the reference Conv: odd sizes, strides, pads, dilations, groups, both input
-// orders; fp32 within 1e-4 of max|ref|, int8 by SQNR.
+// orders; 1-D convolutions (an H = 1 view); fp32 within 1e-4 of max|ref|, int8 by SQNR.
 #include <gtest/gtest.h>
 
+#include "core/reference/conv_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "tests/core/reference/ref_test_util.h"
 #include "tests/devices/cpu/cpu_kernel_test_util.h"
+#include "tests/devices/cpu/kernel_layout_util.h"
 
 namespace chipfit::testing {
 namespace {
@@ -84,12 +86,14 @@ TEST(ConvCpuTest, RefusesWhatItCannotRunWithAReason) {
   EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(out.status().message().find("int8 needs constant weights"), std::string::npos);
 
-  KernelCase conv1d{.node = MakeNode("Conv", 2)};
-  conv1d.inputs = {RandomF32({1, 4, 9}, 1), RandomF32({4, 4, 3}, 2)};
-  conv1d.constant = {false, true};
-  out = RunCpuKernel(cpu::CreateConvF32, conv1d);
+  // 3-D convolutions are left to the reference.
+  KernelCase conv3d{.node = MakeNode("Conv", 2)};
+  conv3d.inputs = {RandomF32({1, 4, 5, 5, 5}, 1), RandomF32({4, 4, 3, 3, 3}, 2)};
+  conv3d.constant = {false, true};
+  out = RunCpuKernel(cpu::CreateConvF32, conv3d);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("1-D convolution"), std::string::npos);
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("3-D convolution"), std::string::npos);
 }
 
 // int8: activations quantised with the calibrated range (u8 when never negative, else s8), weights
@@ -244,6 +248,156 @@ TEST(ConvCpuTest, OneDimensionalKernelsInEveryInputOrder) {
       EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
     }
   }
+}
+
+}  // namespace
+}  // namespace chipfit::testing
+
+namespace chipfit::testing {
+namespace {
+
+// 1-D convolutions ([N, C, W]) run as 2-D ones over an H = 1 view of the same bytes, in plain order.
+struct Conv1dSpec {
+  Shape x;  // N C W
+  int64_t out_channels, k, group = 1;
+  std::vector<int64_t> strides{1}, dilations{1}, pads{0, 0};
+  bool bias = true;
+  std::string auto_pad{};
+};
+
+KernelCase MakeConv1d(const Conv1dSpec& s, uint64_t seed) {
+  std::map<std::string, Attribute> attrs{
+      {"strides", IntsAttr(s.strides)}, {"dilations", IntsAttr(s.dilations)}, {"group", IntAttr(s.group)}};
+  if (s.auto_pad.empty()) {
+    attrs["pads"] = IntsAttr(s.pads);
+  } else {
+    attrs["auto_pad"] = StringAttr(s.auto_pad);
+  }
+  KernelCase c{.node = MakeNode("Conv", s.bias ? 3 : 2, 1, attrs)};
+  c.inputs.push_back(RandomF32(s.x, seed));
+  c.inputs.push_back(RandomF32({s.out_channels, s.x[1] / s.group, s.k}, seed + 1, -0.5f, 0.5f));
+  if (s.bias) c.inputs.push_back(RandomF32({s.out_channels}, seed + 2));
+  c.constant = {false, true, true};
+  return c;
+}
+
+std::string Describe(const Conv1dSpec& s) {
+  return ShapeToString(s.x) + " -> " + std::to_string(s.out_channels) + " k" + std::to_string(s.k) + " g" +
+         std::to_string(s.group) + " s" + JoinInts(s.strides) + " d" + JoinInts(s.dilations) + " p" + JoinInts(s.pads) +
+         " " + s.auto_pad;
+}
+
+const std::vector<Conv1dSpec> kConv1dSpecs = {
+    {.x = {1, 3, 23}, .out_channels = 8, .k = 3, .strides = {2}, .pads = {1, 1}},
+    {.x = {2, 16, 11}, .out_channels = 24, .k = 1},
+    {.x = {1, 16, 13}, .out_channels = 16, .k = 3, .group = 16, .pads = {1, 1}},  // depthwise
+    {.x = {1, 12, 20}, .out_channels = 6, .k = 3, .group = 3, .dilations = {2}, .bias = false},
+    {.x = {1, 5, 9}, .out_channels = 7, .k = 5, .strides = {2}, .pads = {2, 3}},
+    {.x = {1, 8, 15}, .out_channels = 8, .k = 4, .strides = {2}, .auto_pad = "SAME_UPPER"},
+    {.x = {1, 8, 15}, .out_channels = 8, .k = 4, .strides = {3}, .auto_pad = "SAME_LOWER"},
+    {.x = {2, 4, 30}, .out_channels = 4, .k = 7, .strides = {3}, .dilations = {3}, .auto_pad = "VALID"},
+    {.x = {1, 32, 100}, .out_channels = 64, .k = 9, .strides = {4}, .dilations = {2}, .pads = {4, 4}},
+};
+
+TEST(ConvCpuTest, OneDimensionalConvMatchesReference) {
+  uint64_t seed = 1700;
+  for (const Conv1dSpec& spec : kConv1dSpecs) {
+    const KernelCase c = MakeConv1d(spec, seed += 10);
+    SCOPED_TRACE(Describe(spec));
+    auto layouts = LayoutsOf(cpu::CreateConvF32, c);
+    ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+    EXPECT_EQ(layouts->inputs[0], Layout::kPlain);
+    EXPECT_EQ(layouts->output, Layout::kPlain);
+    auto out = RunCpuKernel(cpu::CreateConvF32, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const auto ref = RunReference(c);
+    ASSERT_EQ(ref.size(), 1u);
+    EXPECT_EQ((*out)[0].shape(), ref[0].shape());
+    EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+  }
+}
+
+TEST(ConvCpuTest, OneDimensionalConvWithWeightsAndBiasComputedAtRunTime) {
+  KernelCase c = MakeConv1d(kConv1dSpecs[3], 31);
+  c.constant = {false, false, false};
+  auto out = RunCpuKernel(cpu::CreateConvF32, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
+  c = MakeConv1d(kConv1dSpecs[0], 37);
+  c.constant = {false, false, false};
+  out = RunCpuKernel(cpu::CreateConvF32, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
+}
+
+TEST(ConvCpuTest, OneDimensionalFusedConvPostOpsMatchReference) {
+  const Conv1dSpec spec{.x = {2, 8, 17}, .out_channels = 16, .k = 3, .pads = {1, 1}};
+  uint64_t seed = 1800;
+  for (const std::string activation : {"", "Relu", "LeakyRelu", "Sigmoid"}) {
+    for (bool with_z : {false, true}) {
+      KernelCase c = MakeConv1d(spec, seed += 3);
+      c.node.op_type = "FusedConv";
+      c.node.domain = "com.chipfit";
+      if (!activation.empty()) c.node.attributes["activation"] = StringAttr(activation);
+      if (activation == "LeakyRelu") c.node.attributes["activation_params"] = FloatsAttr({0.1f});
+      if (with_z) {
+        c.node.inputs.push_back("in3");
+        c.inputs.push_back(RandomF32({2, 16, 17}, seed + 1, -2.0f, 2.0f));
+        c.node.attributes["clamp_max"] = FloatAttr(0.75f);
+      }
+      SCOPED_TRACE(activation + (with_z ? " + Z and clamp" : ""));
+      auto out = RunCpuKernel(cpu::CreateConvF32, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_LE(MaxRelError((*out)[0], RunReference(c)[0]), 1e-4);
+    }
+  }
+  // Z of another shape (broadcast) is refused.
+  KernelCase c = MakeConv1d(spec, 5);
+  c.node.op_type = "FusedConv";
+  c.node.domain = "com.chipfit";
+  c.node.inputs.push_back("in3");
+  c.inputs.push_back(RandomF32({1, 16, 17}, 6));
+  auto out = RunCpuKernel(cpu::CreateConvF32, c);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("broadcasts"), std::string::npos);
+}
+
+// int8 and bf16 convert the input into the kernel's own buffer; the output stays plain. Where
+// oneDNN has no kernel for that (int8: only its reference one), the refusal says so and placement
+// moves on to fp32. The test's bf16 factory takes oneDNN's reference kernel, so the path is checked.
+TEST(ConvCpuTest, OneDimensionalConvInt8AndBf16AreCloseOrRefused) {
+  uint64_t seed = 1900;
+  for (size_t n : {0u, 1u, 2u, 4u}) {
+    KernelCase c = MakeConv1d(kConv1dSpecs[n], seed += 10);
+    SCOPED_TRACE(Describe(kConv1dSpecs[n]));
+    const QuantTable table = {{c.node.inputs[0], QuantParams{.min = -1, .max = 1}}};
+    c.precision = Precision::kInt8;
+    c.quant = &table;
+    auto out = RunCpuKernel(cpu::CreateConvInt8, c);
+    if (out.ok()) {
+      EXPECT_GE(SqnrDb((*out)[0], RunReference(c)[0]), 25.0);
+    } else {
+      // oneDNN 2.6 has int8 convolutions into nhwc only; a rank-3 output is plain.
+      EXPECT_EQ(out.status().code(), StatusCode::kUnsupported) << out.status().ToString();
+      EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
+    }
+    c.precision = Precision::kBf16;
+    c.quant = nullptr;
+    out = RunCpuKernel(cpu::CreateConvBf16ForTest, c);
+    if (out.ok()) {
+      EXPECT_GE(SqnrDb((*out)[0], RunReference(c)[0]), 35.0);
+    } else {
+      EXPECT_EQ(out.status().code(), StatusCode::kUnsupported) << out.status().ToString();
+    }
+  }
+}
+
+TEST(ConvCpuTest, OneDimensionalConvRefusesMismatchedWeights) {
+  KernelCase c = MakeConv1d(kConv1dSpecs[0], 3);
+  c.inputs[1] = RandomF32({8, 3, 1, 3}, 4);  // 2-D weights for a 1-D input
+  auto out = RunCpuKernel(cpu::CreateConvF32, c);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("rank 3"), std::string::npos);
 }
 
 }  // namespace

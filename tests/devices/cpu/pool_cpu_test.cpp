@@ -1,11 +1,12 @@
 // oneDNN pooling against the reference pooling: odd sizes, strides, pads, ceil_mode, auto_pad,
-// count_include_pad, global pools, both input orders; refusals with their reasons.
+// count_include_pad, global pools, both input orders, 1-D windows; refusals with their reasons.
 #include <gtest/gtest.h>
 
 #include "core/reference/conv_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
 #include "tests/devices/cpu/cpu_kernel_test_util.h"
+#include "tests/devices/cpu/kernel_layout_util.h"
 
 namespace chipfit::testing {
 namespace {
@@ -119,12 +120,126 @@ TEST(PoolCpuTest, RefusesWhatItCannotRunWithAReason) {
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
 
-  // 1-D pooling.
-  KernelCase pool1d{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({3})}})};
-  pool1d.inputs = {RandomF32({1, 4, 9}, 3)};
-  out = RunCpuKernel(cpu::CreateMaxPoolF32, pool1d);
+  // 3-D pooling.
+  KernelCase pool3d{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({3, 3, 3})}})};
+  pool3d.inputs = {RandomF32({1, 4, 5, 5, 5}, 3)};
+  out = RunCpuKernel(cpu::CreateMaxPoolF32, pool3d);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("1-D pooling"), std::string::npos);
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("3-D pooling"), std::string::npos);
+}
+
+// 1-D pools ([N, C, W]) run as 2-D ones over an H = 1 view of the same bytes, in plain order.
+struct Pool1dSpec {
+  Shape x;  // N C W
+  int64_t kernel, stride = 1;
+  std::vector<int64_t> pads{0, 0};
+  int64_t ceil_mode = 0;
+  std::string auto_pad{};
+  // count_include_pad with ceil_mode where the last window hangs past the end padding: ONNX leaves
+  // the overhang out of the divisor, oneDNN's include-padding mode would count it.
+  bool include_pad_refused = false;
+};
+
+const std::vector<Pool1dSpec> kPool1dSpecs = {
+    {.x = {1, 3, 23}, .kernel = 3, .stride = 2, .pads = {1, 1}},
+    {.x = {2, 8, 9}, .kernel = 2, .stride = 2, .ceil_mode = 1, .include_pad_refused = true},
+    {.x = {1, 5, 13}, .kernel = 3, .stride = 2, .pads = {0, 2}, .ceil_mode = 1},
+    {.x = {1, 4, 11}, .kernel = 3, .stride = 2, .pads = {1, 1}, .ceil_mode = 1},
+    {.x = {1, 16, 15}, .kernel = 3, .stride = 2, .auto_pad = "SAME_UPPER"},
+    {.x = {1, 16, 16}, .kernel = 4, .stride = 3, .auto_pad = "SAME_LOWER"},
+    {.x = {2, 6, 20}, .kernel = 5, .stride = 3, .auto_pad = "VALID"},
+    {.x = {3, 1, 10}, .kernel = 10},
+    {.x = {1, 7, 12}, .kernel = 5, .stride = 3, .pads = {2, 2}},
+    {.x = {2, 64, 1000}, .kernel = 3, .stride = 1, .pads = {1, 1}},
+};
+
+Node Pool1dNode(const std::string& op, const Pool1dSpec& s, int64_t count_include_pad = 0) {
+  std::map<std::string, Attribute> attrs{
+      {"kernel_shape", IntsAttr({s.kernel})}, {"strides", IntsAttr({s.stride})}, {"ceil_mode", IntAttr(s.ceil_mode)}};
+  if (s.auto_pad.empty()) {
+    attrs["pads"] = IntsAttr(s.pads);
+  } else {
+    attrs["auto_pad"] = StringAttr(s.auto_pad);
+  }
+  if (op == "AveragePool") attrs["count_include_pad"] = IntAttr(count_include_pad);
+  return MakeNode(op, 1, 1, attrs);
+}
+
+std::string Describe(const Pool1dSpec& s) {
+  return ShapeToString(s.x) + " k" + std::to_string(s.kernel) + " s" + std::to_string(s.stride) + " p" +
+         JoinInts(s.pads) + " ceil" + std::to_string(s.ceil_mode) + " " + s.auto_pad;
+}
+
+void ExpectPlainMatchesReference(KernelFactory factory, const KernelCase& c) {
+  auto layouts = LayoutsOf(factory, c);
+  ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+  EXPECT_EQ(layouts->inputs[0], Layout::kPlain);
+  EXPECT_EQ(layouts->output, Layout::kPlain);
+  auto out = RunCpuKernel(factory, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto ref = RunReference(c);
+  ASSERT_EQ(ref.size(), 1u);
+  EXPECT_EQ((*out)[0].shape(), ref[0].shape());
+  EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+}
+
+TEST(PoolCpuTest, OneDimensionalPoolsMatchReference) {
+  uint64_t seed = 40;
+  for (const Pool1dSpec& spec : kPool1dSpecs) {
+    KernelCase max{.node = Pool1dNode("MaxPool", spec)};
+    max.inputs = {RandomF32(spec.x, ++seed)};
+    SCOPED_TRACE(Describe(spec));
+    {
+      SCOPED_TRACE("MaxPool");
+      ExpectPlainMatchesReference(cpu::CreateMaxPoolF32, max);
+    }
+    for (int64_t include : {0, 1}) {
+      SCOPED_TRACE("AveragePool count_include_pad " + std::to_string(include));
+      KernelCase avg{.node = Pool1dNode("AveragePool", spec, include)};
+      avg.inputs = {RandomF32(spec.x, ++seed)};
+      if (include == 1 && spec.include_pad_refused) {
+        auto out = RunCpuKernel(cpu::CreateAveragePoolF32, avg);
+        ASSERT_FALSE(out.ok());
+        EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+        EXPECT_NE(out.status().message().find("count_include_pad and ceil_mode"), std::string::npos);
+        continue;
+      }
+      ExpectPlainMatchesReference(cpu::CreateAveragePoolF32, avg);
+    }
+  }
+}
+
+TEST(PoolCpuTest, OneDimensionalGlobalPoolsMatchReference) {
+  uint64_t seed = 60;
+  for (const Shape& x : std::vector<Shape>{{2, 7, 9}, {1, 32, 1}, {4, 20, 300}}) {
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      KernelCase c{.node = MakeNode(op, 1)};
+      c.inputs = {RandomF32(x, ++seed)};
+      SCOPED_TRACE(std::string(op) + " " + ShapeToString(x));
+      ExpectPlainMatchesReference(
+          std::string(op) == "GlobalMaxPool" ? cpu::CreateGlobalMaxPoolF32 : cpu::CreateGlobalAveragePoolF32, c);
+    }
+  }
+}
+
+// What the 2-D kernel refuses it refuses in 1-D too: the Indices output, dilated windows.
+TEST(PoolCpuTest, OneDimensionalPoolsRefuseAsTwoDimensionalOnes) {
+  KernelCase indices{.node = Pool1dNode("MaxPool", kPool1dSpecs[0])};
+  indices.node.outputs.push_back("indices");
+  indices.inputs = {RandomF32(kPool1dSpecs[0].x, 1)};
+  auto out = RunCpuKernel(cpu::CreateMaxPoolF32, indices);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("Indices"), std::string::npos);
+
+  KernelCase dilated{.node = Pool1dNode("MaxPool", kPool1dSpecs[0])};
+  dilated.node.attributes["dilations"] = IntsAttr({2});
+  dilated.inputs = {RandomF32(kPool1dSpecs[0].x, 2)};
+  out = RunCpuKernel(cpu::CreateMaxPoolF32, dilated);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
+  EXPECT_NE(out.status().message().find("dilations [2]"), std::string::npos);
 }
 
 }  // namespace

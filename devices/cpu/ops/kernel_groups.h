@@ -1,0 +1,25 @@
+// Groups of CPU kernels that add themselves to the table in one call each; cpu_kernels.cpp lists the
+// groups in order (after the kernels it lists itself, so its entries are tried first).
+#pragma once
+
+#include "core/runtime/kernel_table.h"
+
+namespace chipfit::cpu {
+
+// logic_cpu.cpp: Cast, CastLike, Where, comparisons, logical and bitwise ops, Mod, integer
+// arithmetic, n-ary Max/Min/Sum/Mean.
+void AddLogicKernels(KernelTable& t);
+
+// gather_cpu.cpp: Gather, GatherElements, GatherND, ArgMax/ArgMin, Trilu, Expand, Tile, Split,
+// DepthToSpace/SpaceToDepth, OneHot, CumSum, TopK and the other index and shape ops.
+void AddIndexKernels(KernelTable& t);
+
+// math_cpu.cpp: the trigonometric and other unary ops oneDNN lacks, PRelu, Shrink, LRN, the log-sum
+// reductions.
+void AddMathKernels(KernelTable& t);
+
+// reference_only_cpu.cpp: ops left to the reference kernels on purpose (training losses, random
+// sampling, sequence and optional values, window generators), as entries whose refusal states why.
+void AddReferenceOnlyReasons(KernelTable& t);
+
+}  // namespace chipfit::cpu
