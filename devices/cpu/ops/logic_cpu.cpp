@@ -262,7 +262,11 @@ template <typename T, bool kPositive, bool kNegative>
 struct IsInfOp {
   bool operator()(T v) const {
     const Wide<T> x = Up(v);
-    return std::isinf(x) && (x > 0 ? kPositive : kNegative);
+    // A branch per sign (not `x > 0 ? kPositive : kNegative`, which is one expression twice when the
+    // template flags agree).
+    if (!std::isinf(x)) return false;
+    if (x > 0) return kPositive;
+    return kNegative;
   }
 };
 
