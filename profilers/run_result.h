@@ -115,8 +115,9 @@ struct ThroughputPoint {
   int threads_per_stream = 0;  // OpenMP threads each stream ran with
   std::string status = "ok";   // ok | failed | unsupported | cancelled
   std::string error{};
-  LatencyStats latency{};             // per request (one batch of `batch` inferences)
-  double inferences_per_s = 0;        // batch × requests completed / wall time of the timed window
+  LatencyStats latency{};  // per request (one batch of `batch` inferences)
+  // One stream: batch × 1000 / p50; N streams: batch × requests completed / wall time of the window.
+  double inferences_per_s = 0;
   int64_t requests = 0;               // requests timed, all streams together
   double duration_s = 0;              // the timed window
   std::vector<LayerResult> layers{};  // one stream only: the per-layer profile at this batch

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -492,6 +493,17 @@ void MapGroups(const GroupView& v, const float* x, float* y, Fn fn, int64_t para
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The group view of x over `axes` (every dim when reduce_all), kept while x's shape stays the same.
+Status UpdateGroupView(const Tensor& x, const std::vector<int64_t>& axes, bool reduce_all, const Node& node,
+                       std::optional<GroupView>& view) {
+  if (view && view->shape == x.shape()) return Status();
+  std::vector<bool> reduced(x.shape().size(), reduce_all);
+  ASSIGN_OR_RETURN(const std::vector<int64_t> normalized, NormalizeAxes(axes, x.rank(), node));
+  for (int64_t a : normalized) reduced[static_cast<size_t>(a)] = true;
+  view = MakeGroupView(x.shape(), reduced);
+  return Status();
+}
+
 // ReduceLogSum: log Σ x. ReduceLogSumExp: m + log Σ exp(x − m), m the group's largest value (0 when
 // that is not finite), as the reference computes it.
 
@@ -502,30 +514,23 @@ class ReduceLogKernel final : public IKernel {
       : exp_(exp), axes_(std::move(axes)), reduce_all_(reduce_all) {}
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
-    if (view_.shape != x.shape() || !planned_) {
-      std::vector<bool> reduced(x.shape().size(), reduce_all_);
-      Result<std::vector<int64_t>> axes = NormalizeAxes(axes_, x.rank(), ctx.node());
-      if (!axes.ok()) return axes.status();
-      for (int64_t a : *axes) reduced[static_cast<size_t>(a)] = true;
-      view_ = MakeGroupView(x.shape(), reduced);
-      planned_ = true;
-    }
-    const int64_t groups = view_.groups();
+    RETURN_IF_ERROR(UpdateGroupView(x, axes_, reduce_all_, ctx.node(), view_));
+    const int64_t groups = view_->groups();
     if (ctx.output(0)->numel() != groups) return ctx.Error("output size does not match the reduction");
     const float* px = x.data<float>();
     float* y = ctx.output(0)->data<float>();
     sums_.resize(static_cast<size_t>(groups));
     if (!exp_) {
-      ReduceGroups(view_, px, sums_.data(), Sum([](float v, int64_t) { return static_cast<double>(v); }),
+      ReduceGroups(*view_, px, sums_.data(), Sum([](float v, int64_t) { return static_cast<double>(v); }),
                    kParallelCheap);
       for (int64_t g = 0; g < groups; ++g) y[g] = static_cast<float>(std::log(sums_[static_cast<size_t>(g)]));
       return Status();
     }
     shift_.resize(static_cast<size_t>(groups));
-    ReduceGroups(view_, px, shift_.data(), MaxOp{}, kParallelCheap);
+    ReduceGroups(*view_, px, shift_.data(), MaxOp{}, kParallelCheap);
     for (float& m : shift_) m = std::isfinite(m) ? m : 0.0f;
     const float* shift = shift_.data();
-    ReduceGroups(view_, px, sums_.data(),
+    ReduceGroups(*view_, px, sums_.data(),
                  Sum([shift](float v, int64_t g) { return static_cast<double>(std::exp(v - shift[g])); }),
                  kParallelTranscendental);
     for (int64_t g = 0; g < groups; ++g) {
@@ -539,8 +544,7 @@ class ReduceLogKernel final : public IKernel {
   bool exp_;
   std::vector<int64_t> axes_;
   bool reduce_all_;
-  bool planned_ = false;
-  GroupView view_;
+  std::optional<GroupView> view_;  // planned again when the input's shape changes
   std::vector<double> sums_;
   std::vector<float> shift_;
 };
@@ -574,32 +578,26 @@ class MvnKernel final : public IKernel {
   explicit MvnKernel(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
-    if (view_.shape != x.shape() || !planned_) {
-      std::vector<bool> reduced(x.shape().size(), false);
-      Result<std::vector<int64_t>> axes = NormalizeAxes(axes_, x.rank(), ctx.node());
-      if (!axes.ok()) return axes.status();
-      for (int64_t a : *axes) reduced[static_cast<size_t>(a)] = true;
-      view_ = MakeGroupView(x.shape(), reduced);
-      planned_ = true;
-    }
-    const int64_t groups = view_.groups();
+    RETURN_IF_ERROR(UpdateGroupView(x, axes_, /*reduce_all=*/false, ctx.node(), view_));
+    const int64_t groups = view_->groups();
     if (groups == 0) return Status();
     const double count = static_cast<double>(x.numel()) / static_cast<double>(groups);
     const float* px = x.data<float>();
     mean_.resize(static_cast<size_t>(groups));
     scale_.resize(static_cast<size_t>(groups));
-    ReduceGroups(view_, px, mean_.data(), Sum([](float v, int64_t) { return static_cast<double>(v); }), kParallelCheap);
+    ReduceGroups(*view_, px, mean_.data(), Sum([](float v, int64_t) { return static_cast<double>(v); }),
+                 kParallelCheap);
     for (double& m : mean_) m /= count;
     const double* mean = mean_.data();
-    ReduceGroups(view_, px, scale_.data(), Sum([mean](float v, int64_t g) {
-                   const double d = static_cast<double>(v) - mean[g];
-                   return d * d;
-                 }),
+    ReduceGroups(*view_, px, scale_.data(), Sum([mean](float v, int64_t g) {
+      const double d = static_cast<double>(v) - mean[g];
+      return d * d;
+    }),
                  kParallelCheap);
     for (double& s : scale_) s = 1.0 / (std::sqrt(s / count) + 1e-9);
     const double* scale = scale_.data();
     MapGroups(
-        view_, px, ctx.output(0)->data<float>(),
+        *view_, px, ctx.output(0)->data<float>(),
         [mean, scale](float v, int64_t g) { return static_cast<float>((static_cast<double>(v) - mean[g]) * scale[g]); },
         kParallelCheap);
     return Status();
@@ -607,8 +605,7 @@ class MvnKernel final : public IKernel {
 
  private:
   std::vector<int64_t> axes_;
-  bool planned_ = false;
-  GroupView view_;
+  std::optional<GroupView> view_;  // planned again when the input's shape changes
   std::vector<double> mean_, scale_;
 };
 
