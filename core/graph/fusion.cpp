@@ -400,7 +400,7 @@ int AbsorbTails(Graph& graph) {
       }
       const double v = c->second.data<float>()[0];
       const bool linear = fused.Has("post_scale") || fused.Has("post_shift");
-      double scale = fused.GetFloat("post_scale", 1.0f), shift = fused.GetFloat("post_shift", 0.0f);
+      const double scale = fused.GetFloat("post_scale", 1.0f), shift = fused.GetFloat("post_shift", 0.0f);
       auto set_float = [&](const char* name, double value) {
         Attribute a;
         a.kind = Attribute::Kind::kFloat;
@@ -414,27 +414,11 @@ int AbsorbTails(Graph& graph) {
                                                        : std::min<double>(fused.GetFloat(attr, 0), v))
                                              : v;
         set_float(attr, bound);
-      } else if (IsOnnxOp(tail, "Mul")) {
-        scale *= v;
-        shift *= v;
-      } else if (IsOnnxOp(tail, "Div") && first && v != 0.0) {
-        scale /= v;
-        shift /= v;
-      } else if (IsOnnxOp(tail, "Add")) {
-        shift += v;
-      } else if (IsOnnxOp(tail, "Sub")) {
-        if (first) {
-          shift -= v;
-        } else {
-          scale = -scale;
-          shift = v - shift;
-        }
+      } else if (const auto map = ConstantOperandMap(tail, first, v)) {
+        set_float("post_scale", map->scale * scale);
+        set_float("post_shift", map->scale * shift + map->shift);
       } else {
         continue;
-      }
-      if (!IsOnnxOp(tail, "Max") && !IsOnnxOp(tail, "Min")) {
-        set_float("post_scale", scale);
-        set_float("post_shift", shift);
       }
       if (tail.covers.empty()) {
         fused.covers.push_back(tail.name);

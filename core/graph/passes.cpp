@@ -158,23 +158,12 @@ std::optional<std::vector<float>> ChannelConstant(const Graph& graph, const std:
 std::optional<Affine> BinaryAffine(const Graph& graph, const Node& op, size_t side, int64_t rank, int64_t channels) {
   const auto c = ChannelConstant(graph, op.inputs[1 - side], rank, channels);
   if (!c) return std::nullopt;
-  const bool mul = op.op_type == "Mul", div = op.op_type == "Div", add = op.op_type == "Add";
-  if (div && (side != 0 || std::any_of(c->begin(), c->end(), [](float v) { return v == 0.0f; }))) {
-    return std::nullopt;  // c / y is not affine
-  }
-  Affine f{std::vector<double>(static_cast<size_t>(channels), 1.0), std::vector<double>(static_cast<size_t>(channels))};
+  Affine f;
   for (size_t m = 0; m < static_cast<size_t>(channels); ++m) {
-    const double v = (*c)[c->size() == 1 ? 0 : m];
-    if (mul) {
-      f.scale[m] = v;
-    } else if (div) {
-      f.scale[m] = 1.0 / v;
-    } else if (add) {
-      f.shift[m] = v;
-    } else {  // Sub: y − c, or c − y
-      f.scale[m] = side == 0 ? 1.0 : -1.0;
-      f.shift[m] = side == 0 ? -v : v;
-    }
+    const auto map = ConstantOperandMap(op, side == 0, (*c)[c->size() == 1 ? 0 : m]);
+    if (!map) return std::nullopt;
+    f.scale.push_back(map->scale);
+    f.shift.push_back(map->shift);
   }
   return f;
 }
@@ -500,6 +489,15 @@ int FoldPadIntoConv(Graph& graph) {
   }
   EraseNodes(graph, erased);
   return static_cast<int>(erased.size());
+}
+
+std::optional<LinearMap> ConstantOperandMap(const Node& op, bool y_first, double c) {
+  if (!op.domain.empty()) return std::nullopt;
+  if (op.op_type == "Mul") return LinearMap{c, 0.0};
+  if (op.op_type == "Div" && y_first && c != 0.0) return LinearMap{1.0 / c, 0.0};
+  if (op.op_type == "Add") return LinearMap{1.0, c};
+  if (op.op_type == "Sub") return y_first ? LinearMap{1.0, -c} : LinearMap{-1.0, c};
+  return std::nullopt;
 }
 
 }  // namespace chipfit

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/graph/graph.h"
@@ -18,6 +19,14 @@ inline constexpr const char* kChipfitDomain = "com.chipfit";
 // subgraphs (they read outer values by name), plus one per graph output. A value absent from the
 // map has no reader.
 std::map<std::string, int> CountValueReaders(const Graph& graph);
+
+// y' = scale · y + shift, the map Mul / Div / Add / Sub (ai.onnx) applies to y when its other operand is
+// the constant c (`y_first`: y is the first operand). nullopt for any other op, for c / y (not linear
+// in y) and for y / 0.
+struct LinearMap {
+  double scale = 1.0, shift = 0.0;
+};
+std::optional<LinearMap> ConstantOperandMap(const Node& op, bool y_first, double c);
 
 // Removes nodes none of whose outputs reach a graph output. Returns how many were removed.
 int EliminateDeadNodes(Graph& graph);
