@@ -155,15 +155,18 @@ nlohmann::json EnergySensorsJson(const std::vector<std::unique_ptr<EnergySensor>
           {"notes", notes}};
 }
 
-// How ceilings micro-benchmarks compile their graphs: the target's own path; int8 calibrates on two
-// seeded random samples (a MatMul's speed does not depend on its calibration).
-
 void PrintCeilings(const CeilingReport* r, bool verbose) {
   if (r == nullptr) {
     fmt::print("    {:<18} not measured: run `chipfit devices --measure`\n", "ceilings");
     return;
   }
   fmt::print("    {:<18} measured {} (`chipfit devices --measure` re-measures)\n", "ceilings", r->measured_at);
+  if (r->MeasuredWhileBusy()) {
+    fmt::print(
+        "      {:<16} other processes used {:.0f} % of the CPUs while these were measured: the figures are "
+        "low; measure again on an idle machine\n",
+        "warning", *r->other_cpu_share * 100);
+  }
   const double bw = r->measured.memory_bandwidth_gbps;
   if (bw > 0) fmt::print("      {:<16} {:>8.1f} GB/s measured\n", "memory bandwidth", bw);
   for (const auto& [precision, gflops] : r->measured.peak_gflops) {

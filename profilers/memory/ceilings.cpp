@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/tensor/random.h"
+#include "profilers/latency/latency_stats.h"
 
 namespace chipfit {
 namespace {
@@ -514,9 +515,13 @@ std::string CeilingKey(const DeviceInfo& device) {
          std::to_string(device.compute_units) + " units";
 }
 
+bool CeilingReport::MeasuredWhileBusy() const { return other_cpu_share && *other_cpu_share > kBusyCpuShare; }
+
 Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompiler& compile,
                                       const CeilingOptions& options) {
   if (device.kind == DeviceKind::kReference) return Unsupported("the reference kernels have no ceilings to measure");
+  CpuShareMeter others;
+  others.Start();
   CeilingReport report;
   report.device_id = device.Id();
   report.device_key = CeilingKey(device);
@@ -578,6 +583,13 @@ Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompi
           fmt::format("{} peak not measured: {}", PrecisionName(p.precision), gflops.status().message()));
     }
   }
+  if (device.kind == DeviceKind::kCpu) report.other_cpu_share = others.Stop();
+  if (report.MeasuredWhileBusy()) {
+    report.notes.push_back(
+        fmt::format("machine busy: other processes used {:.0f} % of the CPUs while these ceilings were measured, so "
+                    "the measured figures are low; measure again on an idle machine (chipfit devices --measure)",
+                    *report.other_cpu_share * 100));
+  }
   return report;
 }
 
@@ -605,7 +617,8 @@ nlohmann::json CeilingReportToJson(const CeilingReport& r) {
             {"memory_bandwidth_gbps",
              r.theoretical_bandwidth_gbps ? nlohmann::json(*r.theoretical_bandwidth_gbps) : nlohmann::json(nullptr)}}},
           {"methods", r.methods},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"other_cpu_share", r.other_cpu_share ? nlohmann::json(*r.other_cpu_share) : nlohmann::json(nullptr)}};
 }
 
 Result<CeilingReport> CeilingReportFromJson(const nlohmann::json& j) {
@@ -630,6 +643,9 @@ Result<CeilingReport> CeilingReportFromJson(const nlohmann::json& j) {
     }
     r.methods = j.value("methods", std::vector<std::string>{});
     r.notes = j.value("notes", std::vector<std::string>{});
+    if (j.contains("other_cpu_share") && j["other_cpu_share"].is_number()) {
+      r.other_cpu_share = j["other_cpu_share"].get<double>();
+    }
     return r;
   } catch (const nlohmann::json::exception& e) {
     return ParseError(std::string("ceilings entry: ") + e.what());

@@ -30,6 +30,10 @@ struct CeilingReport {
   std::vector<std::string> methods;  // one line per figure: what ran, its size, best of how many
   std::vector<std::string> notes;    // why a figure is missing, or what an estimate assumes
   std::string measured_at;           // UTC, ISO 8601
+  // CPU devices: other processes' share of the machine's CPUs while the figures were measured
+  // (/proc/stat); above kBusyCpuShare the figures are low and a note says so.
+  std::optional<double> other_cpu_share;
+  bool MeasuredWhileBusy() const;
 };
 
 // Compiles a graph for a target (the app passes devices/target_compiler's CompileForTarget).

@@ -139,7 +139,15 @@ Status PrepareCeilings(const ProfileOptions& options, const Target& reference, P
       auto measured = MeasureCeilings(info, CeilingCompiler(), {.stop = stop});
       if (!measured.ok() && measured.status().code() == StatusCode::kCancelled) break;
       RETURN_IF_ERROR(measured.status());
-      RETURN_IF_ERROR(SaveCeilingReport(cache_path, *measured));
+      if (measured->MeasuredWhileBusy()) {
+        // Used for this run with its note, but not cached: the next profile measures again.
+        events.Message(
+            fmt::format("the machine was busy ({:.0f} % of the CPUs used by other processes): the "
+                        "ceilings of {} are not cached",
+                        *measured->other_cpu_share * 100, info.Id()));
+      } else {
+        RETURN_IF_ERROR(SaveCeilingReport(cache_path, *measured));
+      }
       entry = cache.insert_or_assign(measured->device_key, *measured).first;
     }
     if (entry == cache.end()) continue;

@@ -401,6 +401,7 @@ TEST(CeilingsTest, CacheRoundTripsAndRefusesAForeignFile) {
   other.device_id = "opencl:0";
   other.device_key = "opencl:0|pthread|6.0|OpenCL 3.0";
   other.theoretical_gflops.clear();
+  other.other_cpu_share = 0.35;  // measured while other processes took a third of the CPUs
   ASSERT_TRUE(SaveCeilingReport(path, other).ok());
   auto loaded = LoadCeilingCache(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -412,6 +413,12 @@ TEST(CeilingsTest, CacheRoundTripsAndRefusesAForeignFile) {
   EXPECT_FALSE(back.theoretical_bandwidth_gbps.has_value());
   EXPECT_EQ(back.methods, r.methods);
   EXPECT_EQ(back.measured_at, r.measured_at);
+  EXPECT_FALSE(back.other_cpu_share.has_value());  // not recorded (a cache written before it was)
+  EXPECT_FALSE(back.MeasuredWhileBusy());
+  const CeilingReport& busy = loaded->at(other.device_key);
+  ASSERT_TRUE(busy.other_cpu_share.has_value());
+  EXPECT_DOUBLE_EQ(*busy.other_cpu_share, 0.35);
+  EXPECT_TRUE(busy.MeasuredWhileBusy());
   // Not a ceilings cache: an error naming the file, which is left as it was.
   WriteFile(path, "{\"something\": \"else\"}\n");
   auto foreign = LoadCeilingCache(path);
