@@ -293,6 +293,7 @@ struct QuantFlags {
   int samples = 8;
   std::string keep_fp32;
   double auto_fp32_sqnr = 0;
+  double auto_fp32_agreement = 0;  // percent
   bool no_fallback = false;
 };
 
@@ -333,6 +334,11 @@ void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true) 
   command->add_option("--keep-fp32", flags.keep_fp32, "Nodes to keep in fp32 on int8 targets: NODE,NODE");
   command->add_option("--auto-fp32-sqnr", flags.auto_fp32_sqnr,
                       "Revert the worst int8 layers to fp32 until the outputs reach this SQNR (dB) vs fp32");
+  command
+      ->add_option("--auto-fp32-agreement", flags.auto_fp32_agreement,
+                   "Revert the worst int8 layers to fp32 until the outputs' task agreement with fp32 (top-1, "
+                   "sequence or map IoU) reaches this percentage")
+      ->check(CLI::Range(0.0, 100.0));
   command->add_flag("--no-fallback", flags.no_fallback,
                     "Fail instead of running a node the target's device refuses on the CPU or reference kernels");
 }
@@ -355,6 +361,11 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
     int8.samples = std::move(data.samples);
   }
   int8.target_sqnr_db = flags.auto_fp32_sqnr;
+  int8.target_agreement = flags.auto_fp32_agreement / 100;
+  int8.agreement = [](CompiledModel& quantized, CompiledModel& reference,
+                      const std::vector<std::map<std::string, Tensor>>& samples) {
+    return OutputAgreement(quantized, reference, samples, TaskOptions{});
+  };
   for (const std::string& name : SplitList(flags.keep_fp32)) {
     if (graph.FindNode(name) == nullptr)
       return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");
@@ -882,6 +893,7 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.calibration_samples = flags.quant.samples;
   o.keep_fp32 = SplitList(flags.quant.keep_fp32);
   o.auto_fp32_sqnr = flags.quant.auto_fp32_sqnr;
+  o.auto_fp32_agreement = flags.quant.auto_fp32_agreement;
   o.no_fallback = flags.quant.no_fallback;
   o.measure_ceilings = flags.measure_ceilings;
   o.recommend = flags.limits;
@@ -1348,6 +1360,7 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     flags.quant.samples = calibration.samples;
     flags.quant.keep_fp32 = Join(calibration.keep_fp32, ",");
     flags.quant.auto_fp32_sqnr = calibration.auto_fp32_sqnr;
+    flags.quant.auto_fp32_agreement = calibration.auto_fp32_agreement;
     if (!quiet) fmt::print("\n== {} ({}/{})\n", bm.path.string(), i + 1, manifest->models.size());
     std::shared_ptr<const RunResult> result;
     row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &result);

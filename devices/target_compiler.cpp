@@ -36,18 +36,6 @@ class CalibrationObserver final : public RunObserver {
   Calibrator& calibrator_;
 };
 
-// Keeps each kernel's first output by value name (to compare int8 layers with fp32 ones).
-class OutputCollector final : public RunObserver {
- public:
-  bool WantsOutputs(size_t) override { return true; }
-  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
-    if (!outputs.empty() && outputs[0] != nullptr && !kernel.outputs.empty()) {
-      values[kernel.outputs[0]] = outputs[0]->Clone();
-    }
-  }
-  std::map<std::string, Tensor> values;
-};
-
 // Lowest SQNR over the float outputs and samples.
 Result<double> OutputSqnr(CompiledModel& quantized, CompiledModel& reference,
                           const std::vector<std::map<std::string, Tensor>>& samples) {
@@ -105,47 +93,56 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   }
 
   ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
-  ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
-  // The accuracy search: revert the int8 kernel whose output drifts most from fp32, recompile,
-  // until the outputs reach the target SQNR.
-  while (int8.target_sqnr_db > 0 && report.output_sqnr_db < int8.target_sqnr_db &&
-         static_cast<int>(report.auto_reverted.size()) < int8.max_reverted) {
-    OutputCollector fp32_values, int8_values;
-    RETURN_IF_ERROR(fp32->Run(samples.front(), &fp32_values).status());
-    RETURN_IF_ERROR(model->Run(samples.front(), &int8_values).status());
-    // A layer's own error: the relative noise power it adds, 10^(-SQNR_out/10) - 10^(-SQNR_in/10)
-    // (noise from earlier layers accumulates, so the output SQNR alone would always blame the last
-    // layers, and an SQNR difference would always blame the first ones).
-    auto noise_of = [&](const std::string& value) -> std::optional<double> {
-      auto a = int8_values.values.find(value);
-      auto b = fp32_values.values.find(value);
-      if (a == int8_values.values.end() || b == fp32_values.values.end()) return std::nullopt;
-      return std::pow(10.0, -SqnrDb(a->second, b->second) / 10.0);
-    };
-    std::string worst;
-    double worst_noise = -1;
-    for (const KernelInfo& k : model->kernels()) {
-      if (k.precision != "int8" || k.outputs.empty()) continue;
-      const Node* node = graph.FindNode(k.name);
-      const auto out_noise = noise_of(k.outputs[0]);
-      if (node == nullptr || !out_noise) continue;
-      const auto in_noise = node->inputs.empty() ? std::nullopt : noise_of(node->inputs[0]);
-      const double own = *out_noise - in_noise.value_or(0.0);  // graph inputs are exact in both runs
-      if (own > worst_noise) {
-        worst_noise = own;
-        worst = k.name;
-      }
-    }
-    if (worst.empty()) break;
-    for (const KernelInfo& k : model->kernels()) {
-      if (k.name != worst) continue;
-      for (const std::string& node : k.onnx_nodes) {
-        options.keep_fp32[node] = "fp32: reverted by the accuracy search (--auto-fp32-sqnr)";
-      }
-    }
-    report.auto_reverted.push_back(worst);
-    ASSIGN_OR_RETURN(model, Compile(graph, target, options));
+  const bool aim_at_agreement = int8.target_agreement > 0 && int8.agreement;
+  auto measure = [&]() -> Status {
     ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
+    if (aim_at_agreement) {
+      ASSIGN_OR_RETURN(report.output_agreement, int8.agreement(*model, *fp32, samples));
+    }
+    return Status();
+  };
+  auto below_target = [&] {
+    return (int8.target_sqnr_db > 0 && report.output_sqnr_db < int8.target_sqnr_db) ||
+           (report.output_agreement && *report.output_agreement < int8.target_agreement);
+  };
+  RETURN_IF_ERROR(measure());
+  // The accuracy search. A layer's sensitivity is the output noise it causes alone: the model with only
+  // that layer in int8, 10^(-SQNR/10) of its outputs against fp32 on the first sample. (Noise measured
+  // where a layer makes it misses that an early layer's noise is amplified downstream: on PP-OCRv4 det
+  // that ranking reverted 16 layers and moved the map IoU from 92.1 to 92.5 %.) The most sensitive layers
+  // go back to fp32 first, one at a time, until the outputs reach the targets.
+  if (below_target() && int8.max_reverted > 0) {
+    struct Candidate {
+      std::string name;
+      std::vector<std::string> nodes;
+      double noise = 0;
+    };
+    std::vector<Candidate> candidates;
+    for (const KernelInfo& k : model->kernels()) {
+      if (k.precision == "int8") candidates.push_back({k.name, k.onnx_nodes});
+    }
+    const std::vector<std::map<std::string, Tensor>> first = {samples.front()};
+    for (Candidate& c : candidates) {
+      CompileOptions alone = options;
+      for (const Candidate& other : candidates) {
+        if (&other == &c) continue;
+        for (const std::string& node : other.nodes) alone.keep_fp32.emplace(node, "fp32: sensitivity analysis");
+      }
+      ASSIGN_OR_RETURN(auto single, Compile(graph, target, alone));
+      ASSIGN_OR_RETURN(const double sqnr, OutputSqnr(*single, *fp32, first));
+      c.noise = std::pow(10.0, -sqnr / 10.0);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.noise > b.noise; });
+    for (const Candidate& c : candidates) {
+      if (!below_target() || static_cast<int>(report.auto_reverted.size()) >= int8.max_reverted) break;
+      for (const std::string& node : c.nodes) {
+        options.keep_fp32[node] = "fp32: reverted by the accuracy search (--auto-fp32-sqnr, --auto-fp32-agreement)";
+      }
+      report.auto_reverted.push_back(c.name);
+      ASSIGN_OR_RETURN(model, Compile(graph, target, options));
+      RETURN_IF_ERROR(measure());
+    }
   }
   for (const KernelInfo& k : model->kernels()) report.int8_kernels += k.precision == "int8" ? 1 : 0;
   return model;

@@ -2,8 +2,10 @@
 // table serves which device kind, and that calibrates before an int8 compile.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,16 @@ struct Int8Options {
   // > 0: after calibrating, revert the layers with the worst int8 error to fp32, one at a time,
   // until the outputs' SQNR against fp32 on the calibration inputs reaches this (or none is left).
   double target_sqnr_db = 0;
+  // > 0 (a share, 0..1): the same search also reverts until the outputs' task agreement with fp32
+  // (top-1, sequence or map IoU, as `agreement` computes it) reaches this. Without `agreement`, or when
+  // no output has a task, only the SQNR counts.
+  double target_agreement = 0;
+  // The task agreement of a quantised model's outputs with the fp32 model's on the samples; the
+  // profilers provide it (OutputAgreement in profilers/accuracy/task_metrics.h). nullopt: no output
+  // has a task.
+  std::function<Result<std::optional<double>>(CompiledModel& quantized, CompiledModel& reference,
+                                              const std::vector<std::map<std::string, Tensor>>& samples)>
+      agreement{};
   int max_reverted = 16;
   // Conv/MatMul/Gemm layers under this many multiply-adds stay fp32: quantising their input costs
   // about as much as the int8 arithmetic saves, and every quantised layer adds error (MobileNetV3's
@@ -41,8 +53,9 @@ struct QuantReport {
   QuantTable table{};
   std::vector<std::string> kept_fp32{};      // by request (CompileOptions::keep_fp32)
   std::vector<std::string> kept_small{};     // under Int8Options::min_int8_macs
-  std::vector<std::string> auto_reverted{};  // by the SQNR search, worst first
+  std::vector<std::string> auto_reverted{};  // by the accuracy search, worst first
   double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
+  std::optional<double> output_agreement{};  // their task agreement, when the search aimed at it
   int int8_kernels = 0;
   // Lines every report shows under the summary (a QDQ model: not calibrated, how many patterns run in int8).
   std::vector<std::string> notes{};

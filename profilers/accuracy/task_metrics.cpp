@@ -167,4 +167,24 @@ TaskAgreement TaskAccumulator::Result() const {
   return out;
 }
 
+Result<std::optional<double>> OutputAgreement(CompiledModel& actual, CompiledModel& reference,
+                                              const std::vector<std::map<std::string, Tensor>>& samples,
+                                              const TaskOptions& options) {
+  const std::vector<ValueDesc>& outputs = reference.outputs();
+  std::vector<TaskAccumulator> tasks(outputs.size(), TaskAccumulator(options));
+  for (const auto& sample : samples) {
+    ASSIGN_OR_RETURN(auto a, actual.Run(sample));
+    ASSIGN_OR_RETURN(auto b, reference.Run(sample));
+    for (size_t i = 0; i < outputs.size() && i < a.size() && i < b.size(); ++i) {
+      tasks[i].Add(outputs[i].name, a[i], b[i]);
+    }
+  }
+  std::optional<double> lowest;
+  for (const TaskAccumulator& task : tasks) {
+    const TaskAgreement result = task.Result();
+    if (result.agreement) lowest = std::min(lowest.value_or(1.0), *result.agreement);
+  }
+  return lowest;
+}
+
 }  // namespace chipfit

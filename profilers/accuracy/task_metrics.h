@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/runtime/compiled_model.h"
 #include "core/status.h"
 #include "core/tensor/tensor.h"
 
@@ -67,6 +69,13 @@ class TaskAccumulator {
   int64_t positions_ = 0, positions_agree_ = 0;  // sequence positions, map pixels
   int64_t intersection_ = 0, union_ = 0;         // map pixels on in both / in either
 };
+
+// The lowest task agreement over the outputs that have a task, `actual` against `reference`, both run
+// on every sample: what the int8 accuracy search (--auto-fp32-agreement) aims at. nullopt when no
+// output has a task (SQNR is then the only measure).
+Result<std::optional<double>> OutputAgreement(CompiledModel& actual, CompiledModel& reference,
+                                              const std::vector<std::map<std::string, Tensor>>& samples,
+                                              const TaskOptions& options);
 
 // Argmax over the last dimension of each row: `classes` = that dimension's size.
 std::vector<int64_t> ArgmaxRows(const Tensor& t, int64_t classes);

@@ -108,10 +108,13 @@ Result<int> ReadSampleRate(const YAML::Node& v, const Bad& bad) {
   return rate;
 }
 
-// calibration: {method: entropy, percentile: 99.9, samples: 8, keep_fp32: [node, …], auto_fp32_sqnr: 30}.
+// calibration: {method: entropy, percentile: 99.9, samples: 8, keep_fp32: [node, …], auto_fp32_sqnr: 30,
+// auto_fp32_agreement: 99}.
 Status ReadCalibration(const YAML::Node& v, BatchCalibration& c, const Bad& bad) {
   if (!v.IsMap())
-    return bad(v, "calibration: needs a mapping (method, percentile, samples, keep_fp32, auto_fp32_sqnr)");
+    return bad(
+        v,
+        "calibration: needs a mapping (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement)");
   for (const auto& f : v) {
     const auto key = f.first.as<std::string>();
     if (key == "method") {
@@ -128,10 +131,16 @@ Status ReadCalibration(const YAML::Node& v, BatchCalibration& c, const Bad& bad)
       for (const YAML::Node& n : f.second) c.keep_fp32.push_back(n.as<std::string>());
     } else if (key == "auto_fp32_sqnr") {
       c.auto_fp32_sqnr = f.second.as<double>();
+    } else if (key == "auto_fp32_agreement") {
+      c.auto_fp32_agreement = f.second.as<double>();
+      if (!(c.auto_fp32_agreement >= 0 && c.auto_fp32_agreement <= 100)) {
+        return bad(f.second, "calibration: auto_fp32_agreement is a percentage (0 to 100)");
+      }
     } else {
       return bad(f.first, "unknown calibration key '" + key + "'" +
-                              DidYouMean(key, {"method", "percentile", "samples", "keep_fp32", "auto_fp32_sqnr"}) +
-                              " (method, percentile, samples, keep_fp32, auto_fp32_sqnr)");
+                              DidYouMean(key, {"method", "percentile", "samples", "keep_fp32", "auto_fp32_sqnr",
+                                               "auto_fp32_agreement"}) +
+                              " (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement)");
     }
   }
   return Status::Ok();

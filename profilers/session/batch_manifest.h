@@ -19,6 +19,7 @@ struct BatchCalibration {
   int samples = 8;  // seeded random samples without data
   std::vector<std::string> keep_fp32;
   double auto_fp32_sqnr = 0;
+  double auto_fp32_agreement = 0;  // percent
 };
 
 struct BatchModel {

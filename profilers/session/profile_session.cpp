@@ -221,7 +221,9 @@ std::string DescribeQuantReport(const QuantReport& q) {
     text += fmt::format("\n      {} small layer(s) kept in fp32 (too few multiply-adds for int8 to pay off)",
                         q.kept_small.size());
   }
-  if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the SQNR search: " + join(q.auto_reverted);
+  if (q.output_agreement)
+    text += fmt::format("\n      task agreement with fp32 on them {:.1f} %", *q.output_agreement * 100);
+  if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the accuracy search: " + join(q.auto_reverted);
   return text;
 }
 
@@ -467,6 +469,11 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   int8.calibration.percentile = options.calibration_percentile;
   int8.random_samples = options.calibration_samples;
   int8.target_sqnr_db = options.auto_fp32_sqnr;
+  int8.target_agreement = options.auto_fp32_agreement / 100;
+  int8.agreement = [&options](CompiledModel& quantized, CompiledModel& reference,
+                              const std::vector<std::map<std::string, Tensor>>& samples) {
+    return OutputAgreement(quantized, reference, samples, options.task);
+  };
   CompileOptions compile;
   compile.allow_fallback = !options.no_fallback;
   for (const std::string& node : options.keep_fp32) compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";

@@ -273,7 +273,7 @@ TEST_F(BatchManifestTest, PerModelTargetsLimitsAndCalibrationOverrideTheManifest
     calibration: {method: percentile, percentile: 99.9}
 targets: [cpu:fp32]
 limits: {max_latency_ms: 5, min_top1: 0.99}
-calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30}
+calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30, auto_fp32_agreement: 99}
 threads: 1
 fail_on_inconclusive: true
 )"));
@@ -285,6 +285,7 @@ fail_on_inconclusive: true
   EXPECT_EQ(m.calibration.samples, 4);
   EXPECT_EQ(m.calibration.keep_fp32, std::vector<std::string>{"relu"});
   EXPECT_DOUBLE_EQ(m.calibration.auto_fp32_sqnr, 30);
+  EXPECT_DOUBLE_EQ(m.calibration.auto_fp32_agreement, 99);
   EXPECT_FALSE(m.models[0].targets || m.models[0].limits || m.models[0].calibration);
   ASSERT_TRUE(m.models[1].targets && m.models[1].limits && m.models[1].calibration);
   EXPECT_EQ(*m.models[1].targets, "cpu:int8");
@@ -294,6 +295,9 @@ fail_on_inconclusive: true
   EXPECT_EQ(m.models[1].calibration->samples, 4);  // from the manifest's calibration
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncalibration: {method: median}\n")
                 .find(":4: method: needs minmax, entropy or percentile"),
+            std::string::npos);
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ncalibration: {auto_fp32_agreement: 120}\n")
+                .find("auto_fp32_agreement is a percentage (0 to 100)"),
             std::string::npos);
 }
 

@@ -1,0 +1,129 @@
+// The int8 accuracy search aimed at a task metric (--auto-fp32-agreement), and OutputAgreement, the
+// task agreement it reads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/onnx_import.h"
+#include "core/runtime/compiled_model.h"
+#include "core/tensor/random.h"
+#include "devices/target_compiler.h"
+#include "profilers/accuracy/task_metrics.h"
+#include "tests/core/onnx_builder.h"
+
+namespace chipfit {
+namespace {
+
+using testing::AddNode;
+using testing::AddValue;
+
+void AddConv(onnx::GraphProto* g, const std::string& name, const std::string& in, const std::string& out,
+             int64_t in_channels, int64_t out_channels, uint64_t seed) {
+  SplitMix64 rng(seed);
+  testing::AddInitializer(g, name + "_w", {out_channels, in_channels, 3, 3},
+                          [&](int64_t) { return rng.Uniform(-0.3, 0.3); });
+  auto* conv = AddNode(g, "Conv", {in, name + "_w"}, {out}, name);
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+}
+
+// Three convolutions big enough for int8 (>= 2^17 multiply-adds each), a small one to one channel kept
+// in fp32, and a Sigmoid: a [1, 1, 16, 16] probability map, which the task metrics score by IoU.
+Graph MapModel() {
+  onnx::ModelProto m = testing::NewModel("map");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 4, 16, 16});
+  AddValue(g->mutable_output(), "y", {1, 1, 16, 16});
+  AddConv(g, "conv1", "x", "c1", 4, 16, 1);
+  AddNode(g, "Relu", {"c1"}, {"r1"}, "relu1");
+  AddConv(g, "conv2", "r1", "c2", 16, 16, 2);
+  AddNode(g, "Relu", {"c2"}, {"r2"}, "relu2");
+  AddConv(g, "conv3", "r2", "c3", 16, 16, 3);
+  AddNode(g, "Relu", {"c3"}, {"r3"}, "relu3");
+  AddConv(g, "head", "r3", "logits", 16, 1, 4);
+  AddNode(g, "Sigmoid", {"logits"}, {"y"}, "sigmoid");
+  auto loaded = CheckOnnxModel(m, "map");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto graph = ImportModel(*loaded);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(graph).value();
+}
+
+std::vector<std::map<std::string, Tensor>> Samples(int n) {
+  std::vector<std::map<std::string, Tensor>> samples;
+  for (int i = 0; i < n; ++i) samples.push_back({{"x", SeededTensor(DType::kF32, {1, 4, 16, 16}, 40 + i)}});
+  return samples;
+}
+
+int Int8Kernels(const CompiledModel& model) {
+  const auto& kernels = model.kernels();
+  return static_cast<int>(
+      std::count_if(kernels.begin(), kernels.end(), [](const KernelInfo& k) { return k.precision == "int8"; }));
+}
+
+TEST(OutputAgreementTest, AMapAgainstItselfAgreesFullyAndAnOutputWithoutATaskHasNone) {
+  const Graph graph = MapModel();
+  auto a = CompileForTarget(graph, *ParseTarget("cpu:fp32"));
+  auto b = CompileForTarget(graph, *ParseTarget("cpu:fp32"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto same = OutputAgreement(**a, **b, Samples(2), TaskOptions{});
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  ASSERT_TRUE(same->has_value());
+  EXPECT_DOUBLE_EQ(**same, 1.0);
+  // The same output read as having no task: no agreement, so only the SQNR can count.
+  TaskOptions none;
+  none.overrides["y"] = TaskKind::kNone;
+  auto untasked = OutputAgreement(**a, **b, Samples(2), none);
+  ASSERT_TRUE(untasked.ok());
+  EXPECT_FALSE(untasked->has_value());
+}
+
+// An agreement that falls by 0.1 per int8 kernel: the search must revert the worst layers one at a
+// time until it reaches 0.85, i.e. until one int8 kernel is left, and report the agreement it reached.
+TEST(AccuracySearchTest, RevertsLayersUntilTheTaskAgreementIsReached) {
+  const Graph graph = MapModel();
+  Int8Options int8;
+  int8.samples = Samples(2);
+  int8.agreement = [](CompiledModel& quantized, CompiledModel&,
+                      const std::vector<std::map<std::string, Tensor>>&) -> Result<std::optional<double>> {
+    return std::optional<double>(1.0 - 0.1 * Int8Kernels(quantized));
+  };
+
+  QuantReport plain;
+  auto without = CompileForTarget(graph, *ParseTarget("cpu:int8"), {}, int8, &plain);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  ASSERT_EQ(plain.int8_kernels, 3) << "three convolutions in int8, the small head in fp32";
+  EXPECT_TRUE(plain.auto_reverted.empty());
+  EXPECT_FALSE(plain.output_agreement.has_value()) << "not asked for, not measured";
+
+  int8.target_agreement = 0.85;
+  QuantReport report;
+  auto model = CompileForTarget(graph, *ParseTarget("cpu:int8"), {}, int8, &report);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(report.auto_reverted.size(), 2u);
+  EXPECT_EQ(report.int8_kernels, 1);
+  ASSERT_TRUE(report.output_agreement.has_value());
+  EXPECT_NEAR(*report.output_agreement, 0.9, 1e-9);
+  for (const KernelInfo& k : (*model)->kernels()) {
+    if (std::find(report.auto_reverted.begin(), report.auto_reverted.end(), k.name) == report.auto_reverted.end()) {
+      continue;
+    }
+    EXPECT_EQ(k.precision, "fp32") << k.name;
+  }
+
+  // A target it cannot reach stops at max_reverted with what it reached.
+  int8.target_agreement = 0.99;
+  int8.max_reverted = 1;
+  QuantReport capped;
+  ASSERT_TRUE(CompileForTarget(graph, *ParseTarget("cpu:int8"), {}, int8, &capped).ok());
+  EXPECT_EQ(capped.auto_reverted.size(), 1u);
+  EXPECT_NEAR(capped.output_agreement.value_or(0), 0.8, 1e-9);
+}
+
+}  // namespace
+}  // namespace chipfit
