@@ -243,7 +243,8 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     in_ptrs.clear();
     for (int id : step.in) in_ptrs.push_back(id < 0 ? nullptr : get(id));
     out_ptrs.clear();
-    const bool self_allocating = step.op != nullptr && step.op->self_allocating;
+    const bool self_allocating = (step.op != nullptr && step.op->self_allocating) ||
+                                 (step.dynamic && step.kernel != nullptr && step.kernel->AllocatesOutputs());
     if (step.dynamic && !self_allocating) {
       RETURN_IF_ERROR(CheckDenseInputs(node, false, in_ptrs));
       const TensorInfos infos(in_ptrs);

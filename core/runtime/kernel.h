@@ -157,6 +157,11 @@ class IKernel {
   // Slice's starts) stay on the host.
   virtual bool InputOnDevice(size_t /*input*/) const { return false; }
   virtual bool OutputOnDevice(size_t /*output*/) const { return false; }
+  // Whether Run gives its outputs their dtype and shape itself (an output whose shape depends on the
+  // input values: NonMaxSuppression). On a step whose shapes are only known at run time, the executor
+  // then hands it empty Tensors instead of running the op's shape function first (which, for such an
+  // op, computes the whole result once more). Host outputs only.
+  virtual bool AllocatesOutputs() const { return false; }
 };
 
 // What an implementation's Init sees: the node, its inputs (dtype, shape with dims < 0 when known

@@ -91,6 +91,7 @@ KernelTable BuildTable() {
   cpu::AddLogicKernels(t);
   cpu::AddIndexKernels(t);
   cpu::AddMathKernels(t);
+  cpu::AddSamplingKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

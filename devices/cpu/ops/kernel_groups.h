@@ -18,6 +18,9 @@ void AddIndexKernels(KernelTable& t);
 // reductions.
 void AddMathKernels(KernelTable& t);
 
+// sampling_cpu.cpp: Resize in mode cubic (after oneDNN's resampling), NonMaxSuppression, GridSample.
+void AddSamplingKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (training losses, random
 // sampling, sequence and optional values, window generators), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
