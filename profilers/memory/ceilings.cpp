@@ -604,21 +604,24 @@ std::filesystem::path DefaultCeilingCachePath() {
 }
 
 nlohmann::json CeilingReportToJson(const CeilingReport& r) {
-  return {{"device", r.device_id},
-          {"key", r.device_key},
-          {"measured_at", r.measured_at},
-          {"measured",
-           {{"peak_gflops", GflopsJson(r.measured.peak_gflops)},
-            {"memory_bandwidth_gbps", r.measured.memory_bandwidth_gbps > 0
-                                          ? nlohmann::json(r.measured.memory_bandwidth_gbps)
-                                          : nlohmann::json(nullptr)}}},
-          {"theoretical",
-           {{"peak_gflops", GflopsJson(r.theoretical_gflops)},
-            {"memory_bandwidth_gbps",
-             r.theoretical_bandwidth_gbps ? nlohmann::json(*r.theoretical_bandwidth_gbps) : nlohmann::json(nullptr)}}},
-          {"methods", r.methods},
-          {"notes", r.notes},
-          {"other_cpu_share", r.other_cpu_share ? nlohmann::json(*r.other_cpu_share) : nlohmann::json(nullptr)}};
+  nlohmann::json j = {
+      {"device", r.device_id},
+      {"key", r.device_key},
+      {"measured_at", r.measured_at},
+      {"measured",
+       {{"peak_gflops", GflopsJson(r.measured.peak_gflops)},
+        {"memory_bandwidth_gbps", r.measured.memory_bandwidth_gbps > 0
+                                      ? nlohmann::json(r.measured.memory_bandwidth_gbps)
+                                      : nlohmann::json(nullptr)}}},
+      {"theoretical",
+       {{"peak_gflops", GflopsJson(r.theoretical_gflops)},
+        {"memory_bandwidth_gbps",
+         r.theoretical_bandwidth_gbps ? nlohmann::json(*r.theoretical_bandwidth_gbps) : nlohmann::json(nullptr)}}},
+      {"methods", r.methods},
+      {"notes", r.notes}};
+  // Written only when recorded, so a cache or run from before it reads back unchanged.
+  if (r.other_cpu_share) j["other_cpu_share"] = *r.other_cpu_share;
+  return j;
 }
 
 Result<CeilingReport> CeilingReportFromJson(const nlohmann::json& j) {
