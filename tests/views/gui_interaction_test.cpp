@@ -27,9 +27,11 @@
 #include <QTimer>
 #include <QUrl>
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "app/mainwindow.h"
 #include "core/store/run_store.h"
@@ -141,19 +143,36 @@ const Target kCpuFp32{DeviceKind::kCpu, 0, Precision::kFp32};
 const Target kCpuInt8{DeviceKind::kCpu, 0, Precision::kInt8};
 
 // The done-when, by keyboard: the run lands in the store with source gui, and the event loop
-// never stalls for 100 ms while it goes on (a timer measures the gaps between its ticks).
+// never stalls for 100 ms while it goes on. A 10 ms timer measures the gaps between its ticks, in wall
+// time and in the GUI thread's own CPU time: a gap the GUI thread spent working is the window's fault; a
+// gap it spent descheduled (the profile's worker and OpenMP threads, or another test, holding both cores)
+// is the machine's, and shows only in the wall time.
 TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   auto window = OpenWindow();
   BindClsInput(*window);
   TickOnly(*window, {kCpuFp32, kCpuInt8}, 20, 0.3);
 
+  const auto thread_cpu_ms = [] {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
+  };
   QElapsedTimer since_tick;
-  qint64 worst_gap_ms = 0;
+  double cpu_at_tick = 0;
+  std::vector<double> wall_gaps_ms;
+  double worst_busy_ms = 0;
   QTimer ticker;
   ticker.setInterval(10);
-  QObject::connect(&ticker, &QTimer::timeout, [&] { worst_gap_ms = std::max(worst_gap_ms, since_tick.restart()); });
+  QObject::connect(&ticker, &QTimer::timeout, [&] {
+    wall_gaps_ms.push_back(static_cast<double>(since_tick.nsecsElapsed()) * 1e-6);
+    since_tick.restart();
+    const double cpu = thread_cpu_ms();
+    worst_busy_ms = std::max(worst_busy_ms, cpu - cpu_at_tick);
+    cpu_at_tick = cpu;
+  });
   QSignalSpy finished(window->runPage(), &RunPage::runFinished);
   since_tick.start();
+  cpu_at_tick = thread_cpu_ms();
   ticker.start();
   ActivateForKeys(*window);
   QTest::keyClick(window.get(), Qt::Key_R, Qt::ControlModifier);
@@ -173,13 +192,18 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   EXPECT_EQ(runs[0].source, "gui");
   EXPECT_EQ(runs[0].status, "ok");
   EXPECT_EQ(runs[0].targets_ok, 2);
-  std::cout << "event-loop latency during the profile: worst gap between 10 ms ticks " << worst_gap_ms << " ms; p50 "
+  ASSERT_GT(wall_gaps_ms.size(), 10u) << "the timer hardly ticked during the run";
+  std::sort(wall_gaps_ms.begin(), wall_gaps_ms.end());
+  const double p99_gap_ms = wall_gaps_ms[wall_gaps_ms.size() * 99 / 100];
+  std::cout << "event-loop latency during the profile (" << wall_gaps_ms.size() << " gaps between 10 ms ticks): p99 "
+            << p99_gap_ms << " ms, worst " << wall_gaps_ms.back() << " ms wall; GUI thread busy at most "
+            << worst_busy_ms << " ms in one gap; p50 "
             << rows->index(0, RunProgressModel::kP50Column).data().toString().toStdString() << " / "
             << rows->index(1, RunProgressModel::kP50Column).data().toString().toStdString() << " ms\n";
-  // The profile runs on a worker thread: a pipeline on the GUI thread would stop the ticks for a whole
-  // phase (the timing loop alone runs for hundreds of ms). Scheduling alone, under the sanitizers with two
-  // tests sharing the 2-core machine, delayed one tick by 100 ms, hence the margin.
-  EXPECT_LT(worst_gap_ms, 250);
+  // The profile runs on a worker thread: a pipeline on the GUI thread would keep it busy for a whole phase
+  // (the timing loop alone runs for hundreds of ms).
+  EXPECT_LT(worst_busy_ms, 100);
+  EXPECT_LT(p99_gap_ms, 100);
 }
 
 // The cls model as the file has it (x: ?x3x?x?): Ctrl+R says which dims to bind instead of failing
