@@ -294,6 +294,7 @@ struct QuantFlags {
   std::string keep_fp32;
   double auto_fp32_sqnr = 0;
   double auto_fp32_agreement = 0;  // percent
+  bool int8_all_layers = false;
   bool no_fallback = false;
 };
 
@@ -317,8 +318,9 @@ Result<InputDataOptions> DataOptions(const std::string& preprocess, int sample_r
   return o;
 }
 
-// `with_data`: --data too (profile has its own --data, which int8 targets calibrate on).
-void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true) {
+// `with_data`: --data too (profile has its own --data, which int8 targets calibrate on). `with_speed`:
+// --int8-all-layers (quantize writes a model for other machines, so this one's timings do not choose).
+void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true, bool with_speed = true) {
   if (with_data) {
     command->add_option("--data", flags.data_dir,
                         "int8 calibration inputs: a folder of <input>.npy (or sub-folders each holding a set), of "
@@ -339,6 +341,11 @@ void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true) 
                    "Revert the worst int8 layers to fp32 until the outputs' task agreement with fp32 (top-1, "
                    "sequence or map IoU) reaches this percentage")
       ->check(CLI::Range(0.0, 100.0));
+  if (with_speed) {
+    command->add_flag("--int8-all-layers", flags.int8_all_layers,
+                      "int8: run every eligible layer in int8, also where int8 measures no faster than fp32 here "
+                      "(by default such layers stay fp32)");
+  }
   command->add_flag("--no-fallback", flags.no_fallback,
                     "Fail instead of running a node the target's device refuses on the CPU or reference kernels");
 }
@@ -362,6 +369,7 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   }
   int8.target_sqnr_db = flags.auto_fp32_sqnr;
   int8.target_agreement = flags.auto_fp32_agreement / 100;
+  int8.fp32_where_faster = !flags.int8_all_layers;
   int8.agreement = [](CompiledModel& quantized, CompiledModel& reference,
                       const std::vector<std::map<std::string, Tensor>>& samples) {
     return OutputAgreement(quantized, reference, samples, TaskOptions{});
@@ -894,6 +902,7 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.keep_fp32 = SplitList(flags.quant.keep_fp32);
   o.auto_fp32_sqnr = flags.quant.auto_fp32_sqnr;
   o.auto_fp32_agreement = flags.quant.auto_fp32_agreement;
+  o.int8_all_layers = flags.quant.int8_all_layers;
   o.no_fallback = flags.quant.no_fallback;
   o.measure_ceilings = flags.measure_ceilings;
   o.recommend = flags.limits;
@@ -1361,6 +1370,7 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     flags.quant.keep_fp32 = Join(calibration.keep_fp32, ",");
     flags.quant.auto_fp32_sqnr = calibration.auto_fp32_sqnr;
     flags.quant.auto_fp32_agreement = calibration.auto_fp32_agreement;
+    flags.quant.int8_all_layers = calibration.int8_all_layers;
     if (!quiet) fmt::print("\n== {} ({}/{})\n", bm.path.string(), i + 1, manifest->models.size());
     std::shared_ptr<const RunResult> result;
     row.exit_code = RunProfile(bm.path.string(), bm.shapes, flags, &result);
@@ -1651,7 +1661,8 @@ CLI::App* AddQuantizeCommand(CLI::App& app, QuantizeFlags& f) {
       "quantize", "Calibrate for cpu:int8 and write the model with QuantizeLinear/DequantizeLinear (QDQ ONNX)");
   cmd->add_option("MODEL", f.model, "Path to an .onnx file")->required();
   cmd->add_option("--shape", f.shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
-  AddQuantFlags(cmd, f.quant);
+  f.quant.int8_all_layers = true;
+  AddQuantFlags(cmd, f.quant, /*with_data=*/true, /*with_speed=*/false);
   f.seed_option = cmd->add_option("--seed", f.seed,
                                   "Calibrate on seeded random inputs instead of --data (a smoke test: the scales fit "
                                   "random data, not yours)");

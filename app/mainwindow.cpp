@@ -367,6 +367,7 @@ bool MainWindow::rerun(const std::shared_ptr<const RunResult>& run, const QStrin
   options.threads = s.threads;
   options.reference = s.reference;
   if (const auto method = ParseCalibrationMethod(s.calibration)) options.calibration = *method;
+  options.int8_all_layers = s.int8_all_layers;
   std::vector<std::string> names;
   if (!target.isEmpty()) {
     names.push_back(target.toStdString());

@@ -619,13 +619,17 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
       continue;
     }
     QuantReport quant;
+    Int8Options int8;
+    int8.fp32_where_faster = true;  // as `chipfit profile` compiles int8 unless --int8-all-layers
     const auto start = Clock::now();
-    auto compiled = CompileForTarget(*graph, target, {}, {}, &quant);
+    auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
     run.compile_ms = MsSince(start);
     if (target.precision == Precision::kInt8 && compiled.ok()) {
-      run.quant_note =
-          fmt::format("compile includes {} calibration on {} {} inputs, {} int8 kernels", quant.method, quant.samples,
-                      quant.random_calibration ? "seeded random" : "user", quant.int8_kernels);
+      run.quant_note = fmt::format(
+          "compile includes {} calibration on {} {} inputs and timing int8 against fp32 per layer; {} int8 kernels, "
+          "{} layer(s) kept fp32 as no faster in int8",
+          quant.method, quant.samples, quant.random_calibration ? "seeded random" : "user", quant.int8_kernels,
+          quant.kept_slower.size());
     }
     if (!compiled.ok()) {
       // A refusal with a reason is a known limit; any other compile error is a bug to look at.

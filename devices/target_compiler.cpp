@@ -2,9 +2,12 @@
 #include "devices/target_compiler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/graph/passes.h"
 #include "core/graph/qdq_fusion.h"
@@ -50,6 +53,53 @@ Result<double> OutputSqnr(CompiledModel& quantized, CompiledModel& reference,
   return worst;
 }
 
+// Every kernel's device time, run by run.
+class KernelTimes final : public RunObserver {
+ public:
+  void KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) override {
+    if (index >= times_.size()) times_.resize(index + 1);
+    times_[index].push_back(elapsed_ms);
+  }
+  double Median(size_t index) const {
+    if (index >= times_.size() || times_[index].empty()) return 0;
+    std::vector<double> t = times_[index];
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    return t[t.size() / 2];
+  }
+
+ private:
+  std::vector<std::vector<double>> times_;
+};
+
+// Each int8 layer's median time against the fp32 compile's layer of the same name, the two models run
+// alternately on `sample` so that both see the same machine.
+Result<std::vector<LayerSpeed>> TimeInt8Layers(CompiledModel& int8_model, CompiledModel& fp32_model,
+                                               const std::map<std::string, Tensor>& sample, const Int8Options& int8) {
+  std::map<std::string, size_t> fp32_index;
+  for (size_t i = 0; i < fp32_model.kernels().size(); ++i) fp32_index.emplace(fp32_model.kernels()[i].name, i);
+  for (int warm = 0; warm < 2; ++warm) {
+    RETURN_IF_ERROR(int8_model.Run(sample).status());
+    RETURN_IF_ERROR(fp32_model.Run(sample).status());
+  }
+  KernelTimes times8;
+  KernelTimes times32;
+  const auto start = std::chrono::steady_clock::now();
+  for (int run = 0; run < 200; ++run) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    if (run >= int8.speed_min_runs && elapsed.count() >= int8.speed_min_seconds) break;
+    RETURN_IF_ERROR(int8_model.Run(sample, &times8).status());
+    RETURN_IF_ERROR(fp32_model.Run(sample, &times32).status());
+  }
+  std::vector<LayerSpeed> speeds;
+  for (size_t i = 0; i < int8_model.kernels().size(); ++i) {
+    const KernelInfo& k = int8_model.kernels()[i];
+    const auto match = fp32_index.find(k.name);
+    if (k.precision != "int8" || match == fp32_index.end()) continue;
+    speeds.push_back({k.name, k.onnx_nodes, times8.Median(i), times32.Median(match->second)});
+  }
+  return speeds;
+}
+
 Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Target& target, CompileOptions options,
                                                    const Int8Options& int8, QuantReport& report) {
   Target fp32_target = target;
@@ -93,6 +143,19 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   }
 
   ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
+  if (int8.fp32_where_faster) {
+    ASSIGN_OR_RETURN(const std::vector<LayerSpeed> speeds, TimeInt8Layers(*model, *fp32, samples.front(), int8));
+    report.kept_slower = Int8LayersThatDoNotPay(speeds);
+    for (const LayerSpeed& layer : report.kept_slower) {
+      for (const std::string& node : layer.nodes) {
+        options.keep_fp32.emplace(node, fmt::format("fp32: int8 measured no faster here ({:.4f} ms vs fp32 {:.4f} ms)",
+                                                    layer.int8_ms, layer.fp32_ms));
+      }
+    }
+    if (!report.kept_slower.empty()) {
+      ASSIGN_OR_RETURN(model, Compile(graph, target, options));
+    }
+  }
   const bool aim_at_agreement = int8.target_agreement > 0 && int8.agreement;
   auto measure = [&]() -> Status {
     ASSIGN_OR_RETURN(report.output_sqnr_db, OutputSqnr(*model, *fp32, samples));
@@ -147,6 +210,18 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   for (const KernelInfo& k : model->kernels()) report.int8_kernels += k.precision == "int8" ? 1 : 0;
   return model;
 }
+
+}  // namespace
+
+std::vector<LayerSpeed> Int8LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds) {
+  std::vector<LayerSpeed> slower;
+  for (const LayerSpeed& layer : speeds) {
+    if (layer.int8_ms >= layer.fp32_ms) slower.push_back(layer);
+  }
+  return slower;
+}
+
+namespace {
 
 // A model that holds QuantizeLinear/DequantizeLinear nodes was quantized by whoever exported it.
 bool HoldsQdq(const Graph& graph) {

@@ -43,7 +43,27 @@ struct Int8Options {
   // about as much as the int8 arithmetic saves, and every quantised layer adds error (MobileNetV3's
   // squeeze-excitation 1x1 convs on 1x1 maps, a final classifier).
   int64_t min_int8_macs = 1 << 17;
+  // After calibrating, time every int8 layer against the same layer of the fp32 compile (medians over
+  // alternating runs of both models on the first calibration input); a layer whose int8 kernel, its
+  // input's quantisation included, is no faster stays fp32. oneDNN's int8 kernels lose to fp32 on
+  // depthwise and on small convolutions, where quantising the input costs as much as the arithmetic
+  // saves. Off: every eligible layer runs in int8, as a QDQ export needs.
+  bool fp32_where_faster = false;
+  int speed_min_runs = 15;         // per model, after 2 warm-up runs
+  double speed_min_seconds = 0.3;  // both models together, at most 200 runs each
 };
+
+// One layer's timing in the int8-or-fp32 choice (Int8Options::fp32_where_faster).
+struct LayerSpeed {
+  std::string name;
+  std::vector<std::string> nodes;  // its ONNX nodes
+  double int8_ms = 0;              // median
+  double fp32_ms = 0;              // median of the fp32 compile's layer of the same name
+};
+
+// The int8 layers of `int8_model` that are no faster than fp32: those of `speeds` whose int8 median is not
+// below the fp32 one. Pure, so that the rule is tested apart from the noise of timing it.
+std::vector<LayerSpeed> Int8LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds);
 
 // What an int8 compile did, for every report to show.
 struct QuantReport {
@@ -54,6 +74,7 @@ struct QuantReport {
   std::vector<std::string> kept_fp32{};      // by request (CompileOptions::keep_fp32)
   std::vector<std::string> kept_small{};     // under Int8Options::min_int8_macs
   std::vector<std::string> auto_reverted{};  // by the accuracy search, worst first
+  std::vector<LayerSpeed> kept_slower{};     // int8 measured no faster here (Int8Options::fp32_where_faster)
   double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
   std::optional<double> output_agreement{};  // their task agreement, when the search aimed at it
   int int8_kernels = 0;

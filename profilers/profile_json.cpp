@@ -429,6 +429,7 @@ json RunResultToJson(const RunResult& run) {
   // Recorded since runs are compared only when they measured the same thing; older runs lack them.
   if (run.settings.threads > 0) out["settings"]["threads"] = run.settings.threads;
   if (!run.settings.calibration.empty()) out["settings"]["calibration"] = run.settings.calibration;
+  if (run.settings.int8_all_layers) out["settings"]["int8_layers"] = "all";
   out["energy_sensors"] = {{"found", run.energy_sensors.found},
                            {"used", run.energy_sensors.used ? json(*run.energy_sensors.used) : json(nullptr)},
                            {"notes", run.energy_sensors.notes}};
@@ -500,6 +501,7 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.settings.targets = Get<std::string>(settings, "targets");
     run.settings.threads = Get<int>(settings, "threads");
     run.settings.calibration = Get<std::string>(settings, "calibration");
+    run.settings.int8_all_layers = Get<std::string>(settings, "int8_layers") == "all";
     where = "energy_sensors";
     const json& sensors = Member(j, "energy_sensors");
     run.energy_sensors.found = Get<std::vector<std::string>>(sensors, "found");

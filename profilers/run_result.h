@@ -174,9 +174,10 @@ struct RunSettings {
   int iterations = 50;
   double min_time_s = 1.0;
   std::string reference = "ref:fp32";
-  std::string targets;      // as given ("cpu:fp32,cpu:int8") or "all"
-  int threads = 0;          // CPU threads the run used (OpenMP); 0: not recorded (older runs)
-  std::string calibration;  // int8 calibration method ("minmax" …); "" when not recorded
+  std::string targets;           // as given ("cpu:fp32,cpu:int8") or "all"
+  int threads = 0;               // CPU threads the run used (OpenMP); 0: not recorded (older runs)
+  std::string calibration;       // int8 calibration method ("minmax" …); "" when not recorded
+  bool int8_all_layers = false;  // int8 in every eligible layer (--int8-all-layers), not only where faster
 };
 
 struct EnergySensorsInfo {

@@ -109,12 +109,13 @@ Result<int> ReadSampleRate(const YAML::Node& v, const Bad& bad) {
 }
 
 // calibration: {method: entropy, percentile: 99.9, samples: 8, keep_fp32: [node, …], auto_fp32_sqnr: 30,
-// auto_fp32_agreement: 99}.
+// auto_fp32_agreement: 99, int8_all_layers: false}.
 Status ReadCalibration(const YAML::Node& v, BatchCalibration& c, const Bad& bad) {
   if (!v.IsMap())
     return bad(
         v,
-        "calibration: needs a mapping (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement)");
+        "calibration: needs a mapping (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement, "
+        "int8_all_layers)");
   for (const auto& f : v) {
     const auto key = f.first.as<std::string>();
     if (key == "method") {
@@ -136,11 +137,14 @@ Status ReadCalibration(const YAML::Node& v, BatchCalibration& c, const Bad& bad)
       if (!(c.auto_fp32_agreement >= 0 && c.auto_fp32_agreement <= 100)) {
         return bad(f.second, "calibration: auto_fp32_agreement is a percentage (0 to 100)");
       }
+    } else if (key == "int8_all_layers") {
+      c.int8_all_layers = f.second.as<bool>();
     } else {
       return bad(f.first, "unknown calibration key '" + key + "'" +
                               DidYouMean(key, {"method", "percentile", "samples", "keep_fp32", "auto_fp32_sqnr",
-                                               "auto_fp32_agreement"}) +
-                              " (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement)");
+                                               "auto_fp32_agreement", "int8_all_layers"}) +
+                              " (method, percentile, samples, keep_fp32, auto_fp32_sqnr, auto_fp32_agreement, "
+                              "int8_all_layers)");
     }
   }
   return Status::Ok();

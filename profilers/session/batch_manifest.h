@@ -20,6 +20,7 @@ struct BatchCalibration {
   std::vector<std::string> keep_fp32;
   double auto_fp32_sqnr = 0;
   double auto_fp32_agreement = 0;  // percent
+  bool int8_all_layers = false;    // also the layers where int8 measures no faster than fp32
 };
 
 struct BatchModel {

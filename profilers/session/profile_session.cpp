@@ -221,6 +221,15 @@ std::string DescribeQuantReport(const QuantReport& q) {
     text += fmt::format("\n      {} small layer(s) kept in fp32 (too few multiply-adds for int8 to pay off)",
                         q.kept_small.size());
   }
+  if (!q.kept_slower.empty()) {
+    std::vector<std::string> layers;
+    for (const LayerSpeed& l : q.kept_slower)
+      layers.push_back(fmt::format("{} ({:.3f} vs {:.3f} ms)", l.name, l.int8_ms, l.fp32_ms));
+    text += fmt::format(
+        "\n      {} layer(s) kept in fp32, int8 measured no faster here (int8 vs fp32 median, "
+        "--int8-all-layers to quantise them): {}",
+        q.kept_slower.size(), join(layers));
+  }
   if (q.output_agreement)
     text += fmt::format("\n      task agreement with fp32 on them {:.1f} %", *q.output_agreement * 100);
   if (!q.auto_reverted.empty()) text += "\n      reverted to fp32 by the accuracy search: " + join(q.auto_reverted);
@@ -470,6 +479,7 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   int8.random_samples = options.calibration_samples;
   int8.target_sqnr_db = options.auto_fp32_sqnr;
   int8.target_agreement = options.auto_fp32_agreement / 100;
+  int8.fp32_where_faster = !options.int8_all_layers;
   int8.agreement = [&options](CompiledModel& quantized, CompiledModel& reference,
                               const std::vector<std::map<std::string, Tensor>>& samples) {
     return OutputAgreement(quantized, reference, samples, options.task);
@@ -537,7 +547,8 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
                              : options.targets_text.empty() ? JoinTargets(options.targets)
                                                             : options.targets_text,
                   .threads = omp_get_max_threads(),
-                  .calibration = std::string(CalibrationMethodName(options.calibration))};
+                  .calibration = std::string(CalibrationMethodName(options.calibration)),
+                  .int8_all_layers = options.int8_all_layers};
   RETURN_IF_ERROR(PrepareCeilings(options, reference, events, stop, setup));
   RETURN_IF_ERROR(PrepareEnergy(setup));
   return BeginStoredRun(options, setup);

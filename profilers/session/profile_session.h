@@ -72,6 +72,7 @@ struct ProfileOptions {
   std::vector<std::string> keep_fp32;  // ONNX node names every target computes in fp32
   double auto_fp32_sqnr = 0;           // > 0: revert the worst int8 layers until the outputs reach it
   double auto_fp32_agreement = 0;      // > 0 (percent): … until the outputs' task agreement reaches it
+  bool int8_all_layers = false;        // false: layers where int8 measures no faster stay fp32
   bool no_fallback = false;            // a node the target's device refuses fails the target
   bool measure_ceilings = true;        // measure a profiled device's roofline ceilings once when not cached
   RecommendSettings recommend;

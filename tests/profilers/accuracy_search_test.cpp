@@ -1,5 +1,5 @@
-// The int8 accuracy search aimed at a task metric (--auto-fp32-agreement), and OutputAgreement, the
-// task agreement it reads.
+// The int8 accuracy search aimed at a task metric (--auto-fp32-agreement), OutputAgreement, the task
+// agreement it reads, and the choice of int8 only where it measures faster than fp32.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,6 +123,48 @@ TEST(AccuracySearchTest, RevertsLayersUntilTheTaskAgreementIsReached) {
   ASSERT_TRUE(CompileForTarget(graph, *ParseTarget("cpu:int8"), {}, int8, &capped).ok());
   EXPECT_EQ(capped.auto_reverted.size(), 1u);
   EXPECT_NEAR(capped.output_agreement.value_or(0), 0.8, 1e-9);
+}
+
+// The rule of the speed choice: int8 stays only where its median is below fp32's (a tie goes to fp32,
+// which is exact).
+TEST(Int8SpeedChoiceTest, LayersNoFasterInInt8AreTheOnesKeptInFp32) {
+  const std::vector<LayerSpeed> speeds = {{"faster", {"a"}, 0.5, 1.0},
+                                          {"slower", {"b", "c"}, 2.0, 1.0},
+                                          {"tie", {"d"}, 1.0, 1.0},
+                                          {"unmeasured", {"e"}, 0.0, 0.0}};
+  const std::vector<LayerSpeed> kept = Int8LayersThatDoNotPay(speeds);
+  std::vector<std::string> names;
+  for (const LayerSpeed& l : kept) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"slower", "tie", "unmeasured"}));
+  EXPECT_EQ(kept[0].nodes, (std::vector<std::string>{"b", "c"}));
+}
+
+// Timed for real on the map model: every int8 layer was measured against its fp32 twin, each layer it
+// kept in fp32 runs in fp32 with the timing as its reason, and the others still run in int8.
+TEST(Int8SpeedChoiceTest, TimedChoiceKeepsTheSlowerLayersInFp32WithTheirTimes) {
+  const Graph graph = MapModel();
+  Int8Options int8;
+  int8.samples = Samples(1);
+  int8.fp32_where_faster = true;
+  int8.speed_min_runs = 5;
+  int8.speed_min_seconds = 0.05;
+  QuantReport report;
+  auto model = CompileForTarget(graph, *ParseTarget("cpu:int8"), {}, int8, &report);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(report.int8_kernels + static_cast<int>(report.kept_slower.size()), 3)
+      << "each of the three int8-eligible convolutions is either int8 or kept as slower";
+  for (const LayerSpeed& layer : report.kept_slower) {
+    EXPECT_GT(layer.fp32_ms, 0) << layer.name << ": not timed";
+    EXPECT_GE(layer.int8_ms, layer.fp32_ms) << layer.name;
+    bool found = false;
+    for (const KernelInfo& k : (*model)->kernels()) {
+      if (k.name != layer.name) continue;
+      found = true;
+      EXPECT_EQ(k.precision, "fp32") << k.name;
+      EXPECT_NE(k.precision_reason.find("int8 measured no faster"), std::string::npos) << k.precision_reason;
+    }
+    EXPECT_TRUE(found) << layer.name;
+  }
 }
 
 }  // namespace

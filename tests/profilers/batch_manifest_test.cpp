@@ -273,7 +273,8 @@ TEST_F(BatchManifestTest, PerModelTargetsLimitsAndCalibrationOverrideTheManifest
     calibration: {method: percentile, percentile: 99.9}
 targets: [cpu:fp32]
 limits: {max_latency_ms: 5, min_top1: 0.99}
-calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30, auto_fp32_agreement: 99}
+calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30, auto_fp32_agreement: 99,
+              int8_all_layers: true}
 threads: 1
 fail_on_inconclusive: true
 )"));
@@ -286,6 +287,7 @@ fail_on_inconclusive: true
   EXPECT_EQ(m.calibration.keep_fp32, std::vector<std::string>{"relu"});
   EXPECT_DOUBLE_EQ(m.calibration.auto_fp32_sqnr, 30);
   EXPECT_DOUBLE_EQ(m.calibration.auto_fp32_agreement, 99);
+  EXPECT_TRUE(m.calibration.int8_all_layers);
   EXPECT_FALSE(m.models[0].targets || m.models[0].limits || m.models[0].calibration);
   ASSERT_TRUE(m.models[1].targets && m.models[1].limits && m.models[1].calibration);
   EXPECT_EQ(*m.models[1].targets, "cpu:int8");

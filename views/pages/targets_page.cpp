@@ -188,8 +188,8 @@ TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetM
 
   // Built once, in this order; the value each control starts with is the default a new model gets.
   for (QWidget* widget : std::initializer_list<QWidget*>{iterations_, warmup_, min_time_, data_dir_, calibration_,
-                                                         drift_samples_, max_latency_, latency_stat_, min_top1_,
-                                                         min_sqnr_, max_memory_, max_energy_, objective_}) {
+                                                         int8_layers_, drift_samples_, max_latency_, latency_stat_,
+                                                         min_top1_, min_sqnr_, max_memory_, max_energy_, objective_}) {
     fields_.push_back({widget, FieldValue(widget)});
   }
   watchEdits();
@@ -257,6 +257,15 @@ QWidget* TargetsPage::buildRunSettings() {
                        box);
   calibration_->setCurrentIndex(calibration_->findData(ToQString(CalibrationMethodName(defaults.calibration))));
   calibration_->setToolTip(tr("How int8 targets choose activation ranges from the calibration data"));
+  int8_layers_ = Combo(QStringLiteral("int8Layers"),
+                       {{tr("Where int8 is faster here"), QStringLiteral("faster")},
+                        {tr("Every eligible layer"), QStringLiteral("all")}},
+                       box);
+  int8_layers_->setCurrentIndex(
+      int8_layers_->findData(defaults.int8_all_layers ? QStringLiteral("all") : QStringLiteral("faster")));
+  int8_layers_->setToolTip(
+      tr("int8 targets time each layer in int8 and fp32 when compiling and keep fp32 where int8 is no faster; "
+         "'Every eligible layer' quantises them all (as chipfit --int8-all-layers)"));
   drift_samples_ = SpinBox(QStringLiteral("driftSamples"), 1, 10'000, defaults.drift_samples, box);
   drift_samples_->setToolTip(tr("Inputs compared against the reference for accuracy drift"));
 
@@ -267,6 +276,7 @@ QWidget* TargetsPage::buildRunSettings() {
   form->addRow(tr("Min time:"), min_time_);
   form->addRow(tr("Data folder:"), buildDataDir());
   form->addRow(tr("INT8 calibration:"), calibration_);
+  form->addRow(tr("INT8 layers:"), int8_layers_);
   form->addRow(tr("Drift samples:"), drift_samples_);
   return box;
 }
@@ -472,6 +482,7 @@ ProfileOptions TargetsPage::options() const {
   options.data_dir = data_dir_->text().trimmed().toStdString();
   options.calibration =
       ParseCalibrationMethod(calibration_->currentData().toString().toStdString()).value_or(options.calibration);
+  options.int8_all_layers = int8_layers_->currentData().toString() == QStringLiteral("all");
   options.drift_samples = drift_samples_->value();
 
   Limits& limits = options.recommend.limits;

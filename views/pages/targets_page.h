@@ -71,6 +71,7 @@ class TargetsPage : public QWidget {
   QDoubleSpinBox* min_time_ = nullptr;
   QLineEdit* data_dir_ = nullptr;
   QComboBox* calibration_ = nullptr;
+  QComboBox* int8_layers_ = nullptr;  // "faster" (default) or "all" (ProfileOptions::int8_all_layers)
   QSpinBox* drift_samples_ = nullptr;
   QDoubleSpinBox* max_latency_ = nullptr;
   QComboBox* latency_stat_ = nullptr;
