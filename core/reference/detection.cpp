@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reference/grid_sample.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
 
@@ -353,14 +354,7 @@ Status RunRoiAlign(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // GridSample
 
-enum class GridMode { kNearest, kLinear, kCubic };
-enum class GridPadding { kZeros, kBorder, kReflection };
-
-struct GridSampleAttrs {
-  GridMode mode = GridMode::kLinear;
-  GridPadding padding = GridPadding::kZeros;
-  bool align_corners = false;
-};
+}  // namespace
 
 Result<GridSampleAttrs> ReadGridSample(const Node& node, int64_t opset) {
   GridSampleAttrs a;
@@ -392,6 +386,8 @@ Result<GridSampleAttrs> ReadGridSample(const Node& node, int64_t opset) {
   a.align_corners = node.GetInt("align_corners", 0) != 0;
   return a;
 }
+
+namespace {
 
 Status InferGridSample(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);
@@ -440,14 +436,9 @@ std::array<double, 4> CubicWeights(double t) {
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
-// Per spatial axis of one output point: up to four (index, weight) taps; index -1 reads zero.
-struct AxisTaps {
-  std::array<int64_t, 4> index{};
-  std::array<double, 4> weight{};
-  int count = 0;
-};
+}  // namespace
 
-AxisTaps TapsAlong(const GridSampleAttrs& a, double normalized, int64_t size, bool round_half_away) {
+GridAxisTaps GridTapsAlong(const GridSampleAttrs& a, double normalized, int64_t size, bool round_half_away) {
   const auto len = static_cast<double>(size);
   double x = a.align_corners ? (normalized + 1) / 2 * (len - 1) : ((normalized + 1) * len - 1) / 2;
   const double lo = a.align_corners ? 0.0 : -0.5, hi = a.align_corners ? len - 1 : len - 0.5;
@@ -457,7 +448,7 @@ AxisTaps TapsAlong(const GridSampleAttrs& a, double normalized, int64_t size, bo
   }
   if (a.padding == GridPadding::kBorder) x = std::clamp(x, 0.0, len - 1);
   if (a.padding == GridPadding::kReflection) x = Reflect(x, lo, hi);
-  AxisTaps taps;
+  GridAxisTaps taps;
   if (std::isnan(x)) return taps;  // reads zero
   // Far outside the map every tap reads zero (zeros padding) whatever the exact value; clamping keeps
   // the index arithmetic below in range.
@@ -494,6 +485,8 @@ AxisTaps TapsAlong(const GridSampleAttrs& a, double normalized, int64_t size, bo
   return taps;
 }
 
+namespace {
+
 Status RunGridSample(KernelContext& ctx) {
   ASSIGN_OR_RETURN(GridSampleAttrs a, ReadGridSample(ctx.node(), ctx.opset()));
   const Tensor& x = *ctx.input(0);
@@ -517,17 +510,17 @@ Status RunGridSample(KernelContext& ctx) {
     } else {
       const T* in = x.data<T>();
       T* out = ctx.output(0)->data<T>();
-      std::vector<AxisTaps> taps(r);
+      std::vector<GridAxisTaps> taps(r);
       std::vector<int> pick(r);
       std::vector<std::pair<int64_t, double>> points;  // (flat input offset, weight) of one output point
       for (int64_t n = 0; n < batches; ++n) {
         for (int64_t p = 0; p < out_plane; ++p) {
           // grid's last axis is (x, y, z …): innermost input axis first.
           const double* coords = g.data() + (n * out_plane + p) * static_cast<int64_t>(r);
-          for (size_t d = 0; d < r; ++d) taps[d] = TapsAlong(a, coords[r - 1 - d], in_spatial[d], r == 3);
+          for (size_t d = 0; d < r; ++d) taps[d] = GridTapsAlong(a, coords[r - 1 - d], in_spatial[d], r == 3);
           points.clear();
           std::fill(pick.begin(), pick.end(), 0);
-          const bool any = std::all_of(taps.begin(), taps.end(), [](const AxisTaps& t) { return t.count > 0; });
+          const bool any = std::all_of(taps.begin(), taps.end(), [](const GridAxisTaps& t) { return t.count > 0; });
           // Every combination of the axes' taps, odometer style, until the first axis rolls over.
           for (bool more = any; more;) {
             int64_t offset = 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reference/grid_sample.h"
 #include "core/reference/ref_util.h"
 #include "devices/cpu/ops/kernel_groups.h"
 
@@ -497,80 +498,6 @@ Result<std::unique_ptr<IKernel>> CreateNms(const KernelInit& init) {
 // (zeros padding) are dropped. Points go in blocks: a block's taps are computed once and then applied to
 // every channel plane.
 
-enum class GridMode { kNearest, kLinear, kCubic };
-enum class GridPadding { kZeros, kBorder, kReflection };
-
-struct GridAttrs {
-  GridMode mode = GridMode::kLinear;
-  GridPadding padding = GridPadding::kZeros;
-  bool align_corners = false;
-};
-
-// Folds x into [lo, hi] as a mirror at both ends would, any number of times.
-double Mirror(double x, double lo, double hi) {
-  const double range = hi - lo;
-  if (!(range > 0)) return lo;
-  if (x >= lo && x <= hi) return x;
-  const double d = x < lo ? lo - x : x - hi;
-  const double flips = std::floor(d / range);
-  const double rest = d - flips * range;
-  const bool even = std::fmod(flips, 2.0) == 0;
-  if (x < lo) return even ? lo + rest : hi - rest;
-  return even ? hi - rest : lo + rest;
-}
-
-// The taps of one grid coordinate along one axis of `size` samples; index -1 reads zero.
-struct GridAxisTaps {
-  std::array<int64_t, 4> index{};
-  std::array<double, 4> weight{};
-  int count = 0;
-};
-
-GridAxisTaps GridTaps(const GridAttrs& a, double normalized, int64_t size, bool round_half_away) {
-  const auto len = static_cast<double>(size);
-  double x = a.align_corners ? (normalized + 1) / 2 * (len - 1) : ((normalized + 1) * len - 1) / 2;
-  const double lo = a.align_corners ? 0.0 : -0.5, hi = a.align_corners ? len - 1 : len - 0.5;
-  if (a.mode == GridMode::kNearest) {
-    // PyTorch's rounding: half to even for 2-D grids, half away from zero for 3-D ones.
-    x = round_half_away ? std::round(x) : std::nearbyint(x);
-  }
-  if (a.padding == GridPadding::kBorder) x = std::clamp(x, 0.0, len - 1);
-  if (a.padding == GridPadding::kReflection) x = Mirror(x, lo, hi);
-  GridAxisTaps taps;
-  if (std::isnan(x)) return taps;
-  x = std::clamp(x, -8.0, len + 8);  // far outside every tap reads zero anyway; keeps the indices small
-  const double base = std::floor(x);
-  const double t = x - base;
-  auto at = [&](int64_t i) -> int64_t {
-    switch (a.padding) {
-      case GridPadding::kZeros: return i >= 0 && i < size ? i : -1;
-      case GridPadding::kBorder: return std::clamp<int64_t>(i, 0, size - 1);
-      case GridPadding::kReflection:
-        return std::clamp<int64_t>(static_cast<int64_t>(Mirror(static_cast<double>(i), lo, hi)), 0, size - 1);
-    }
-    return -1;
-  };
-  const auto b = static_cast<int64_t>(base);
-  if (a.mode == GridMode::kNearest) {
-    taps.count = 1;
-    taps.index[0] = at(static_cast<int64_t>(x));
-    taps.weight[0] = 1;
-  } else if (a.mode == GridMode::kLinear) {
-    taps.count = 2;
-    taps.index = {at(b), at(b + 1), 0, 0};
-    taps.weight = {1 - t, t, 0, 0};
-  } else {
-    // Keys' kernel with a = -0.75 (PyTorch's), taps at floor(x) - 1 … floor(x) + 2.
-    constexpr double A = -0.75;
-    auto near = [](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
-    auto far = [](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
-    taps.count = 4;
-    taps.index = {at(b - 1), at(b), at(b + 1), at(b + 2)};
-    taps.weight = {far(t + 1), near(t), near(1 - t), far(2 - t)};
-  }
-  return taps;
-}
-
 // The (input offset, weight) pairs of one output point: every combination of its axes' taps, the last
 // axis fastest as the reference sums them, less those reading outside the input. Returns their number.
 int32_t CombineTaps(const std::vector<GridAxisTaps>& axis, const std::vector<int64_t>& strides, std::vector<int>& pick,
@@ -641,7 +568,7 @@ void ApplyTaps(const float* plane, const BlockTaps& taps, int64_t len, float* ds
 
 class GridSampleKernel final : public IKernel {
  public:
-  explicit GridSampleKernel(GridAttrs attrs) : attrs_(attrs) {}
+  explicit GridSampleKernel(GridSampleAttrs attrs) : attrs_(attrs) {}
 
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -671,7 +598,7 @@ class GridSampleKernel final : public IKernel {
     for (size_t d = r - 1; d-- > 0;) strides[d] = strides[d + 1] * in_spatial[d + 1];
     const float* in = x.data<float>();
     const float* g = grid.data<float>();
-    const GridAttrs a = attrs_;
+    const GridSampleAttrs a = attrs_;
     const bool round_half_away = r == 3;
     const int64_t work = y.numel() * max_taps;
 
@@ -688,7 +615,7 @@ class GridSampleKernel final : public IKernel {
         for (int64_t i = 0; i < len; ++i) {
           // The grid's last axis is (x, y, z …): the innermost input axis first.
           const float* coords = g + (n * points + p0 + i) * static_cast<int64_t>(r);
-          for (size_t d = 0; d < r; ++d) axis[d] = GridTaps(a, coords[r - 1 - d], in_spatial[d], round_half_away);
+          for (size_t d = 0; d < r; ++d) axis[d] = GridTapsAlong(a, coords[r - 1 - d], in_spatial[d], round_half_away);
           count[static_cast<size_t>(i)] =
               CombineTaps(axis, strides, pick, offset.data() + i * max_taps, weight.data() + i * max_taps);
         }
@@ -709,7 +636,7 @@ class GridSampleKernel final : public IKernel {
   }
 
  private:
-  GridAttrs attrs_;
+  GridSampleAttrs attrs_;
 };
 
 Result<std::unique_ptr<IKernel>> CreateGridSample(const KernelInit& init) {
@@ -718,30 +645,10 @@ Result<std::unique_ptr<IKernel>> CreateGridSample(const KernelInit& init) {
   const Node& node = init.node;
   const size_t rank = init.inputs[0]->shape.size();
   if (rank < 3 || init.inputs[1]->shape.size() != rank) return Unsupported("X and grid must be (N, C, D1, …) alike");
-  GridAttrs a;
-  const bool v20 = init.opset >= 20;  // opset 20 renamed the modes when it went N-D
-  const std::string mode = node.GetString("mode", v20 ? "linear" : "bilinear");
-  if (mode == "nearest") {
-    a.mode = GridMode::kNearest;
-  } else if (mode == (v20 ? "linear" : "bilinear")) {
-    a.mode = GridMode::kLinear;
-  } else if (mode == (v20 ? "cubic" : "bicubic")) {
-    a.mode = GridMode::kCubic;
-  } else {
-    return Unsupported("mode '" + mode + "' is unknown at opset " + std::to_string(init.opset));
-  }
-  const std::string padding = node.GetString("padding_mode", "zeros");
-  if (padding == "zeros") {
-    a.padding = GridPadding::kZeros;
-  } else if (padding == "border") {
-    a.padding = GridPadding::kBorder;
-  } else if (padding == "reflection") {
-    a.padding = GridPadding::kReflection;
-  } else {
-    return Unsupported("padding_mode '" + padding + "' is unknown");
-  }
-  a.align_corners = node.GetInt("align_corners", 0) != 0;
-  return std::unique_ptr<IKernel>(std::make_unique<GridSampleKernel>(a));
+  // The reference's reading and taps (core/reference/grid_sample.h): both kernels sample alike.
+  auto a = ReadGridSample(node, init.opset);
+  if (!a.ok()) return Unsupported(a.status().message());
+  return std::unique_ptr<IKernel>(std::make_unique<GridSampleKernel>(*a));
 }
 
 }  // namespace
