@@ -33,6 +33,8 @@
 #include "chipfit/version.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
+#include "core/quant/input_data.h"
+#include "core/quant/preprocess.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/observer.h"
 #include "core/tensor/npy.h"
@@ -40,6 +42,7 @@
 #include "devices/cpu/cpu_device.h"
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
+#include "profilers/accuracy/task_metrics.h"
 
 extern char** environ;
 
@@ -499,6 +502,13 @@ struct Settings {
   int threads = 0;
   bool kernels = false;
   std::string json_file;
+  // int8 as `chipfit profile` takes it: calibration inputs (--data with --preprocess), method, the
+  // accuracy search's task-agreement target, and --int8-all-layers.
+  std::string data_dir;
+  std::string preprocess;
+  std::string calibration = "minmax";
+  double auto_fp32_agreement = 0;
+  bool int8_all_layers = false;
 };
 
 fs::path EnvPath(const char* name, const fs::path& fallback) {
@@ -588,6 +598,24 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
   }
   const Tensor input = SeededTensor(graph->inputs[0].dtype, bm.shape, 1);
   const std::map<std::string, Tensor> inputs = {{bm.input, input}};
+  std::vector<std::map<std::string, Tensor>> samples;  // int8 calibration: --data, else seeded random
+  if (!settings.data_dir.empty()) {
+    InputDataOptions data_options;
+    auto preprocess = ParsePreprocess(settings.preprocess);
+    if (!preprocess.ok()) {
+      fmt::print("  --preprocess: {}\n", preprocess.status().message());
+      return false;
+    }
+    data_options.preprocess = *preprocess;
+    auto data = LoadInputData(settings.data_dir, graph->inputs, data_options);
+    if (!data.ok()) {
+      fmt::print("  --data: {}\n", data.status().message());
+      out["error"] = data.status().ToString();
+      return false;
+    }
+    samples = std::move(data->samples);
+    fmt::print("  int8 calibrates on {} sample(s) from {} ({})\n", samples.size(), settings.data_dir, data->kind);
+  }
   const fs::path input_file = work / (bm.key + "_input.npy");
   if (Status s = WriteNpy(input_file, input); !s.ok()) {
     fmt::print("  cannot write the input: {}\n", s.ToString());
@@ -620,7 +648,14 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     }
     QuantReport quant;
     Int8Options int8;
-    int8.fp32_where_faster = true;  // as `chipfit profile` compiles int8 unless --int8-all-layers
+    int8.fp32_where_faster = !settings.int8_all_layers;  // as `chipfit profile` compiles int8
+    int8.calibration.method = ParseCalibrationMethod(settings.calibration).value_or(CalibrationMethod::kMinMax);
+    int8.samples = samples;
+    int8.target_agreement = settings.auto_fp32_agreement / 100;
+    int8.agreement = [](CompiledModel& quantized, CompiledModel& reference,
+                        const std::vector<std::map<std::string, Tensor>>& on) {
+      return OutputAgreement(quantized, reference, on, TaskOptions{});
+    };
     const auto start = Clock::now();
     auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
     run.compile_ms = MsSince(start);
@@ -630,6 +665,13 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
           "{} layer(s) kept fp32 as no faster in int8",
           quant.method, quant.samples, quant.random_calibration ? "seeded random" : "user", quant.int8_kernels,
           quant.kept_slower.size());
+      if (!quant.auto_reverted.empty()) {
+        run.quant_note += fmt::format(", {} reverted to fp32 by the accuracy search", quant.auto_reverted.size());
+      }
+      if (quant.output_agreement) {
+        run.quant_note +=
+            fmt::format("; task agreement with fp32 on the calibration inputs {:.1f} %", *quant.output_agreement * 100);
+      }
     }
     if (!compiled.ok()) {
       // A refusal with a reason is a known limit; any other compile error is a bug to look at.
@@ -836,6 +878,17 @@ int Main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--kernels", settings.kernels, "per-kernel profile of each chipfit target after the timing");
   app.add_option("--json", settings.json_file, "also write the results as JSON");
+  app.add_option("--data", settings.data_dir,
+                 "int8 calibration inputs (.npy, images or .wav, as chipfit profile --data); default: seeded random");
+  app.add_option("--preprocess", settings.preprocess, "images in --data, as chipfit profile --preprocess");
+  app.add_option("--calibration", settings.calibration, "int8 calibration: minmax, entropy or percentile")
+      ->check(CLI::IsMember({"minmax", "entropy", "percentile"}));
+  app.add_option("--auto-fp32-agreement", settings.auto_fp32_agreement,
+                 "int8: revert layers to fp32 until the task agreement with fp32 on the calibration inputs reaches "
+                 "this percentage")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_flag("--int8-all-layers", settings.int8_all_layers,
+               "int8: every eligible layer, also where int8 measures no faster than fp32");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
