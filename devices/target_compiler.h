@@ -45,9 +45,9 @@ struct Int8Options {
   int64_t min_int8_macs = 1 << 17;
   // After calibrating, time every int8 layer against the same layer of the fp32 compile (medians over
   // alternating runs of both models on the first calibration input); a layer whose int8 kernel, its
-  // input's quantisation included, is no faster stays fp32. oneDNN's int8 kernels lose to fp32 on
-  // depthwise and on small convolutions, where quantising the input costs as much as the arithmetic
-  // saves. Off: every eligible layer runs in int8, as a QDQ export needs.
+  // input's quantisation included, is no faster than the fp32 one and the reorders in front of it stays fp32. oneDNN's
+  // int8 kernels lose to fp32 on depthwise and on small convolutions, where quantising the input costs as much as the
+  // arithmetic saves. Off: every eligible layer runs in int8, as a QDQ export needs.
   bool fp32_where_faster = false;
   int speed_min_runs = 15;         // per model, after 2 warm-up runs
   double speed_min_seconds = 0.3;  // both models together, at most 200 runs each
