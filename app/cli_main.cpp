@@ -370,10 +370,7 @@ Result<Int8Options> MakeInt8Options(const QuantFlags& flags, const Graph& graph,
   int8.target_sqnr_db = flags.auto_fp32_sqnr;
   int8.target_agreement = flags.auto_fp32_agreement / 100;
   int8.fp32_where_faster = !flags.int8_all_layers;
-  int8.agreement = [](CompiledModel& quantized, CompiledModel& reference,
-                      const std::vector<std::map<std::string, Tensor>>& samples) {
-    return OutputAgreement(quantized, reference, samples, TaskOptions{});
-  };
+  int8.agreement = OutputAgreementFn(TaskOptions{});
   for (const std::string& name : SplitList(flags.keep_fp32)) {
     if (graph.FindNode(name) == nullptr)
       return InvalidArgument("--keep-fp32: the model has no node named '" + name + "'");

@@ -650,12 +650,9 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     Int8Options int8;
     int8.fp32_where_faster = !settings.int8_all_layers;  // as `chipfit profile` compiles int8
     int8.calibration.method = ParseCalibrationMethod(settings.calibration).value_or(CalibrationMethod::kMinMax);
-    int8.samples = samples;
+    if (target.precision == Precision::kInt8) int8.samples = samples;  // a copy only where it calibrates
     int8.target_agreement = settings.auto_fp32_agreement / 100;
-    int8.agreement = [](CompiledModel& quantized, CompiledModel& reference,
-                        const std::vector<std::map<std::string, Tensor>>& on) {
-      return OutputAgreement(quantized, reference, on, TaskOptions{});
-    };
+    int8.agreement = OutputAgreementFn(TaskOptions{});
     const auto start = Clock::now();
     auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
     run.compile_ms = MsSince(start);

@@ -187,4 +187,13 @@ Result<std::optional<double>> OutputAgreement(CompiledModel& actual, CompiledMod
   return lowest;
 }
 
+std::function<Result<std::optional<double>>(CompiledModel&, CompiledModel&,
+                                            const std::vector<std::map<std::string, Tensor>>&)>
+OutputAgreementFn(TaskOptions options) {
+  return [options = std::move(options)](CompiledModel& actual, CompiledModel& reference,
+                                        const std::vector<std::map<std::string, Tensor>>& samples) {
+    return OutputAgreement(actual, reference, samples, options);
+  };
+}
+
 }  // namespace chipfit

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,12 @@ class TaskAccumulator {
 Result<std::optional<double>> OutputAgreement(CompiledModel& actual, CompiledModel& reference,
                                               const std::vector<std::map<std::string, Tensor>>& samples,
                                               const TaskOptions& options);
+
+// OutputAgreement with `options` as Int8Options::agreement takes it: the one function the CLI, the
+// profiling session and the benchmark hand to the accuracy search.
+std::function<Result<std::optional<double>>(CompiledModel&, CompiledModel&,
+                                            const std::vector<std::map<std::string, Tensor>>&)>
+OutputAgreementFn(TaskOptions options);
 
 // Argmax over the last dimension of each row: `classes` = that dimension's size.
 std::vector<int64_t> ArgmaxRows(const Tensor& t, int64_t classes);

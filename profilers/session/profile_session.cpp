@@ -480,10 +480,7 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   int8.target_sqnr_db = options.auto_fp32_sqnr;
   int8.target_agreement = options.auto_fp32_agreement / 100;
   int8.fp32_where_faster = !options.int8_all_layers;
-  int8.agreement = [&options](CompiledModel& quantized, CompiledModel& reference,
-                              const std::vector<std::map<std::string, Tensor>>& samples) {
-    return OutputAgreement(quantized, reference, samples, options.task);
-  };
+  int8.agreement = OutputAgreementFn(options.task);
   CompileOptions compile;
   compile.allow_fallback = !options.no_fallback;
   for (const std::string& node : options.keep_fp32) compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";
