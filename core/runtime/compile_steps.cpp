@@ -10,6 +10,7 @@
 #include "core/reference/reference_kernels.h"
 #include "core/runtime/kernel_table.h"
 #include "core/runtime/node_runner.h"
+#include "core/runtime/rank_rules.h"
 
 namespace chipfit::compile {
 namespace {
@@ -56,6 +57,33 @@ Result<bool> FoldNode(CompileState& state, const Program::Step& step, bool all_c
   return true;
 }
 
+bool RankKnown(const Program::Slot& slot) { return slot.shape_known || slot.rank_known; }
+
+// A dynamic node's outputs get the element type and rank its op fixes, with dims < 0, so that the
+// nodes after it can still be given device kernels.
+void GuessDynamicOutputs(Program& program, const Program::Step& step) {
+  std::vector<RankedType> inputs;
+  for (int id : step.in) {
+    RankedType in;
+    if (id >= 0) {
+      const Program::Slot& slot = program.slot(id);
+      in.dtype = slot.dtype;
+      if (RankKnown(slot)) in.rank = static_cast<int>(slot.shape.size());
+      if (in.rank == 1 && slot.shape[0] >= 0) in.first_dim = slot.shape[0];
+    }
+    inputs.push_back(in);
+  }
+  const auto outs = OutputRanks(*step.node, inputs);
+  for (size_t i = 0; i < step.out.size() && i < outs.size(); ++i) {
+    if (step.out[i] < 0 || !outs[i]) continue;
+    Program::Slot& slot = program.slot(step.out[i]);
+    if (slot.shape_known || slot.constant != nullptr) continue;
+    slot.dtype = outs[i]->dtype;
+    slot.shape.assign(static_cast<size_t>(outs[i]->rank), -1);
+    slot.rank_known = true;
+  }
+}
+
 // Static shape inference: output slots get their dtypes and shapes, and the cost is estimated. A
 // node whose shapes need run-time data (or an input's shape known only then) becomes dynamic.
 Result<KernelCost> SpecialiseShapes(CompileState& state, Program::Step& step) {
@@ -69,7 +97,10 @@ Result<KernelCost> SpecialiseShapes(CompileState& state, Program::Step& step) {
     if (slot != nullptr && !slot->shape_known) step.dynamic = true;
     in_slots.push_back(slot);
   }
-  if (step.dynamic) return cost;
+  if (step.dynamic) {
+    GuessDynamicOutputs(program, step);
+    return cost;
+  }
   std::vector<ValueInfo> infos(in_slots.size());
   std::vector<const ValueInfo*> info_ptrs;
   for (size_t i = 0; i < in_slots.size(); ++i) {
@@ -85,6 +116,7 @@ Result<KernelCost> SpecialiseShapes(CompileState& state, Program::Step& step) {
   if (!status.ok() && !ctx.value_missing()) return AtNode(status, node);
   if (!status.ok()) {
     step.dynamic = true;
+    GuessDynamicOutputs(program, step);
     return cost;
   }
   cost = EstimateCost(node, info_ptrs, ctx.outputs());
@@ -166,7 +198,7 @@ std::string InputOfUnknownRank(const Program& program, const Program::Step& step
   for (int id : step.in) {
     if (id < 0) continue;
     const Program::Slot& slot = program.slot(id);
-    if (!slot.shape_known && slot.shape.empty()) return slot.name;
+    if (!RankKnown(slot) && slot.shape.empty()) return slot.name;
   }
   return "";
 }
@@ -400,6 +432,7 @@ void BindGraphInputs(CompileState& state) {
     slot.dtype = in.dtype;
     slot.shape = in.shape;
     slot.shape_known = in.has_shape && FullyKnown(in.shape);
+    slot.rank_known = in.has_shape;
   }
 }
 
@@ -483,8 +516,13 @@ Status Place(CompileState& state, NodeStep& lowered) {
   DeviceContext* device = options.device.get();
   std::string refusals;
   if (const std::string unknown = InputOfUnknownRank(state.program, lowered.step); !unknown.empty()) {
-    // Kernels are chosen for a rank; a body input without a declared shape has none yet.
-    info.fallback_reason = "input '" + unknown + "' has a rank known only at run time";
+    // Kernels are chosen for a rank; a body input without a declared shape has none yet. A value
+    // without an element type is a sequence or an optional (or comes from one).
+    const bool typed = state.program.slot(state.program.ids.at(unknown)).dtype != DType::kUndefined;
+    info.fallback_reason = typed ? "input '" + unknown + "' has a rank known only at run time"
+                                 : "input '" + unknown +
+                                       "' is a sequence or optional value, or its type is known only at run time "
+                                       "(these stay on the host, on the reference kernels)";
     state.fallbacks.push_back({node.name, node.op_type, info.fallback_reason});
     return Status();
   }
@@ -652,7 +690,7 @@ Status CompileBodies(CompileState& state, NodeStep& lowered) {
       ValueDesc desc;
       desc.name = name;
       desc.dtype = host.dtype;
-      desc.has_shape = host.shape_known || !host.shape.empty();
+      desc.has_shape = RankKnown(host) || !host.shape.empty();
       desc.shape = host.shape;
       desc.dim_params.assign(desc.shape.size(), "");
       body.inputs.push_back(std::move(desc));

@@ -30,6 +30,7 @@ struct Program {
     DType dtype = DType::kUndefined;
     Shape shape{};
     bool shape_known = false;
+    bool rank_known = false;  // shape_known, or shape.size() is the rank and its dims < 0 wait for the run
     const Tensor* constant = nullptr;
     bool is_output = false;
     int producer = -1;

@@ -792,28 +792,34 @@ class TopKKernel final : public IKernel {
     RETURN_IF_ERROR(CheckNumeric(x, "X"));
     if (x->shape.empty()) return Unsupported("scalar input (the reference reports it)");
     int64_t k = init.node.GetInt("k", -1);
+    bool k_at_run = false;
     if (init.opset >= 10) {
+      // K given at run time: the executor sizes the outputs from it, and Run reads it there.
       const Tensor* k_input = ConstantInput(init, 1);
-      if (k_input == nullptr) return Unsupported("K known only at run time (the output shape depends on it)");
-      if (k_input->numel() != 1) return Unsupported("K does not hold one value (the reference reports it)");
-      k = k_input->GetAsInt64(0);
+      if (k_input != nullptr && k_input->numel() != 1) {
+        return Unsupported("K does not hold one value (the reference reports it)");
+      }
+      k_at_run = k_input == nullptr;
+      if (!k_at_run) k = k_input->GetAsInt64(0);
     }
     ASSIGN_OR_RETURN(int64_t axis, AxisIn(init.node.GetInt("axis", -1), Rank(*x)));
     const int64_t len = x->shape[static_cast<size_t>(axis)];
-    if (k < 0 || (len >= 0 && k > len)) {
+    if (!k_at_run && (k < 0 || (len >= 0 && k > len))) {
       return Unsupported("K = " + std::to_string(k) + " outside [0, " + std::to_string(len) + "]");
     }
     const bool largest = init.opset < 11 || init.node.GetInt("largest", 1) != 0;
-    return std::unique_ptr<IKernel>(new TopKKernel(axis, k, largest));
+    return std::unique_ptr<IKernel>(new TopKKernel(axis, k_at_run ? -1 : k, largest));
   }
 
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
     const AxisView v = ViewAround(x.shape(), axis_);
-    if (k_ > v.len) return ctx.Error("K = " + std::to_string(k_) + " exceeds the axis of " + std::to_string(v.len));
+    const int64_t k = k_at_compile_ >= 0 ? k_at_compile_ : ctx.input(1)->GetAsInt64(0);
+    if (k < 0) return ctx.Error("K = " + std::to_string(k) + " is negative");
+    if (k > v.len) return ctx.Error("K = " + std::to_string(k) + " exceeds the axis of " + std::to_string(v.len));
     Tensor* values = ctx.output(0);
     Tensor* indices = ctx.output(1);
-    if (k_ == 0 || v.outer * v.inner == 0) return Status();
+    if (k == 0 || v.outer * v.inner == 0) return Status();
     return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       using C = Compared<T>;
@@ -843,13 +849,13 @@ class TopKKernel final : public IKernel {
           const T* base = in + o * v.len * v.inner + i;
           for (int64_t j = 0; j < v.len; ++j) row[static_cast<size_t>(j)] = static_cast<C>(base[j * v.inner]);
           std::iota(order.begin(), order.end(), int64_t{0});
-          if (k_ < v.len) {
-            std::partial_sort(order.begin(), order.begin() + k_, order.end(), less);
+          if (k < v.len) {
+            std::partial_sort(order.begin(), order.begin() + k, order.end(), less);
           } else {
             std::sort(order.begin(), order.end(), less);
           }
-          for (int64_t j = 0; j < k_; ++j) {
-            const int64_t dst = (o * k_ + j) * v.inner + i;
+          for (int64_t j = 0; j < k; ++j) {
+            const int64_t dst = (o * k + j) * v.inner + i;
             const int64_t src = order[static_cast<size_t>(j)];
             if (out_values != nullptr) out_values[dst] = base[src * v.inner];
             if (out_indices != nullptr) out_indices[dst] = src;
@@ -861,9 +867,9 @@ class TopKKernel final : public IKernel {
   }
 
  private:
-  TopKKernel(int64_t axis, int64_t k, bool largest) : axis_(axis), k_(k), largest_(largest) {}
+  TopKKernel(int64_t axis, int64_t k, bool largest) : axis_(axis), k_at_compile_(k), largest_(largest) {}
   int64_t axis_;
-  int64_t k_;
+  int64_t k_at_compile_;  // < 0: input K, read when the node runs
   bool largest_;
 };
 
@@ -986,10 +992,8 @@ class TriluKernel final : public IKernel {
 class ExpandKernel final : public IKernel {
  public:
   static KernelResult Create(const KernelInit& init) {
+    // A shape given at run time is fine: Run broadcasts into the output the executor sized from it.
     ASSIGN_OR_RETURN(size_t bytes, MovedBytes(InputInfo(init, 0), "input"));
-    if (ConstantInput(init, 1) == nullptr) {
-      return Unsupported("shape known only at run time (the output shape depends on it)");
-    }
     return std::unique_ptr<IKernel>(new ExpandKernel(bytes));
   }
 
@@ -1020,22 +1024,26 @@ class TileKernel final : public IKernel {
   static KernelResult Create(const KernelInit& init) {
     const ValueInfo* x = InputInfo(init, 0);
     ASSIGN_OR_RETURN(size_t bytes, MovedBytes(x, "input"));
-    const Tensor* repeats = ConstantInput(init, 1);
-    if (repeats == nullptr) return Unsupported("repeats known only at run time (the output shape depends on them)");
-    std::vector<int64_t> r = repeats->ToInt64Vector();
-    if (r.size() != x->shape.size() || std::any_of(r.begin(), r.end(), [](int64_t v) { return v < 0; })) {
-      return Unsupported("repeats do not fit the input (the reference reports it)");
+    // Repeats given at run time are read there (the executor sized the output from them).
+    std::vector<int64_t> r;
+    if (const Tensor* repeats = ConstantInput(init, 1)) {
+      r = repeats->ToInt64Vector();
+      if (r.size() != x->shape.size() || std::any_of(r.begin(), r.end(), [](int64_t v) { return v < 0; })) {
+        return Unsupported("repeats do not fit the input (the reference reports it)");
+      }
     }
     return std::unique_ptr<IKernel>(new TileKernel(bytes, std::move(r)));
   }
 
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
+    const std::vector<int64_t> repeats = repeats_.empty() ? ctx.input(1)->ToInt64Vector() : repeats_;
+    if (repeats.size() != x.shape().size()) return ctx.Error("repeats do not match the input's rank");
     // Output dim d of size r·n is the pair (repeat, coordinate) of sizes (r, n) and strides (0, stride).
     const std::vector<int64_t> in_strides = Strides(x.shape());
     StridedCopy copy;
-    for (size_t d = 0; d < repeats_.size(); ++d) {
-      copy.dims.insert(copy.dims.end(), {repeats_[d], x.shape()[d]});
+    for (size_t d = 0; d < repeats.size(); ++d) {
+      copy.dims.insert(copy.dims.end(), {repeats[d], x.shape()[d]});
       copy.strides.insert(copy.strides.end(), {0, in_strides[d]});
     }
     copy.Run(static_cast<const char*>(x.raw_data()), static_cast<char*>(ctx.output(0)->raw_data()), bytes_);
@@ -1045,7 +1053,7 @@ class TileKernel final : public IKernel {
  private:
   TileKernel(size_t bytes, std::vector<int64_t> repeats) : bytes_(bytes), repeats_(std::move(repeats)) {}
   size_t bytes_;
-  std::vector<int64_t> repeats_;
+  std::vector<int64_t> repeats_;  // empty: input repeats, read when the node runs
 };
 
 // DepthToSpace (kToSpace) and SpaceToDepth: a deep NCHW tensor of C·b² channels against a wide one of b×
@@ -1108,9 +1116,9 @@ class SplitKernel final : public IKernel {
     std::vector<int64_t> sizes;
     if (init.opset >= 13) {
       if (init.node.HasInput(1)) {
+        // Sizes given at run time: Run takes them from the outputs the executor sized.
         const Tensor* split = ConstantInput(init, 1);
-        if (split == nullptr)
-          return Unsupported("split sizes known only at run time (the output shapes depend on them)");
+        if (split == nullptr) return std::unique_ptr<IKernel>(new SplitKernel(bytes, axis, {}, false, true));
         sizes = split->ToInt64Vector();
       }
     } else {
@@ -1124,7 +1132,7 @@ class SplitKernel final : public IKernel {
     if (outputs == 0 || (chunks && init.node.GetInt("num_outputs", 0) != outputs)) {
       return Unsupported("num_outputs does not match the outputs (the reference reports it)");
     }
-    return std::unique_ptr<IKernel>(new SplitKernel(bytes, axis, std::move(sizes), chunks));
+    return std::unique_ptr<IKernel>(new SplitKernel(bytes, axis, std::move(sizes), chunks, false));
   }
 
   Status Run(KernelContext& ctx) override {
@@ -1132,7 +1140,12 @@ class SplitKernel final : public IKernel {
     const int64_t dim = x.dim(axis_);
     const auto n = static_cast<int64_t>(ctx.node().outputs.size());
     std::vector<int64_t> sizes = sizes_;
-    if (sizes.empty() && chunks_) {
+    if (sizes_from_outputs_) {
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        if (ctx.output(i) == nullptr) return ctx.Error("split sizes given at run time need every output");
+        sizes.push_back(ctx.output(i)->dim(axis_));
+      }
+    } else if (sizes.empty() && chunks_) {
       // num_outputs: chunks of ceil(dim / n), the last one smaller when dim does not divide.
       const int64_t chunk = (dim + n - 1) / n;
       sizes.assign(static_cast<size_t>(n), chunk);
@@ -1166,12 +1179,17 @@ class SplitKernel final : public IKernel {
   }
 
  private:
-  SplitKernel(size_t bytes, int64_t axis, std::vector<int64_t> sizes, bool chunks)
-      : bytes_(bytes), axis_(axis), sizes_(std::move(sizes)), chunks_(chunks) {}
+  SplitKernel(size_t bytes, int64_t axis, std::vector<int64_t> sizes, bool chunks, bool sizes_from_outputs)
+      : bytes_(bytes),
+        axis_(axis),
+        sizes_(std::move(sizes)),
+        chunks_(chunks),
+        sizes_from_outputs_(sizes_from_outputs) {}
   size_t bytes_;
   int64_t axis_;
   std::vector<int64_t> sizes_;  // empty: equal parts (or num_outputs chunks) of the run-time dim
   bool chunks_;
+  bool sizes_from_outputs_;  // split input given at run time: the executor sized each output from it
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1183,9 +1201,9 @@ class OneHotKernel final : public IKernel {
     const ValueInfo* indices = InputInfo(init, 0);
     RETURN_IF_ERROR(CheckNumeric(indices, "indices"));
     ASSIGN_OR_RETURN(size_t bytes, MovedBytes(InputInfo(init, 2), "values"));
+    // A depth given at run time is the output's dim on the axis, which the executor sized from it.
     const Tensor* depth = ConstantInput(init, 1);
-    if (depth == nullptr) return Unsupported("depth known only at run time (the output shape depends on it)");
-    if (depth->numel() != 1 || static_cast<int64_t>(depth->GetAsDouble(0)) < 1) {
+    if (depth != nullptr && (depth->numel() != 1 || static_cast<int64_t>(depth->GetAsDouble(0)) < 1)) {
       return Unsupported("depth is not one positive value (the reference reports it)");
     }
     ASSIGN_OR_RETURN(int64_t axis, AxisIn(init.node.GetInt("axis", -1), Rank(*indices) + 1));
@@ -1285,14 +1303,14 @@ class EyeLikeKernel final : public IKernel {
 class RangeKernel final : public IKernel {
  public:
   static KernelResult Create(const KernelInit& init) {
-    const Tensor* start = ConstantInput(init, 0);
-    const Tensor* limit = ConstantInput(init, 1);
-    const Tensor* delta = ConstantInput(init, 2);
-    if (start == nullptr || limit == nullptr || delta == nullptr) {
-      return Unsupported("start, limit or delta known only at run time (the output shape depends on them)");
-    }
-    if (start->dtype() != limit->dtype() || start->dtype() != delta->dtype() || start->dtype() == DType::kBool ||
-        DTypeSize(start->dtype()) == 0 || start->numel() != 1 || delta->numel() != 1 || limit->numel() != 1) {
+    // Values given at run time are read there; the executor sized the output from them.
+    const ValueInfo* start = InputInfo(init, 0);
+    const ValueInfo* limit = InputInfo(init, 1);
+    const ValueInfo* delta = InputInfo(init, 2);
+    auto scalar = [](const ValueInfo* v) { return v->shape.empty() || (v->shape.size() == 1 && v->shape[0] == 1); };
+    if (start == nullptr || limit == nullptr || delta == nullptr) return Unsupported("an input is missing");
+    if (start->dtype != limit->dtype || start->dtype != delta->dtype || start->dtype == DType::kBool ||
+        DTypeSize(start->dtype) == 0 || !scalar(start) || !scalar(delta) || !scalar(limit)) {
       return Unsupported("start, limit and delta are not scalars of one numeric dtype (the reference reports it)");
     }
     return std::unique_ptr<IKernel>(new RangeKernel());
@@ -1327,9 +1345,7 @@ class RangeKernel final : public IKernel {
 class ConstantOfShapeKernel final : public IKernel {
  public:
   static KernelResult Create(const KernelInit& init) {
-    if (ConstantInput(init, 0) == nullptr) {
-      return Unsupported("shape known only at run time (the output shape depends on it)");
-    }
+    // A shape given at run time is fine: Run fills the output the executor sized from it.
     auto kernel = std::unique_ptr<ConstantOfShapeKernel>(new ConstantOfShapeKernel());
     if (const Tensor* value = init.node.GetTensor("value")) {
       if (value->numel() != 1) return Unsupported("value does not hold one element (the reference reports it)");

@@ -1,5 +1,5 @@
-// The unary math oneDNN 2.6 lacks (Sin … Atanh), PRelu, Shrink, ReduceLogSum and ReduceLogSumExp,
-// LRN, MeanVarianceNormalization and Hardmax in fp32: own OpenMP loops over plain tensors.
+// The unary math oneDNN 2.6 lacks (Sin … Atanh), Clip with bounds given at run time, PRelu, Shrink, ReduceLogSum and
+// ReduceLogSumExp, LRN, MeanVarianceNormalization and Hardmax in fp32: own OpenMP loops over plain tensors.
 //
 // oneDNN's LRN is not used: it centres an even-sized window on (size − 1) / 2 channels either side,
 // ONNX puts the extra channel after; the own loop below is one pass over `size` channel planes.
@@ -145,6 +145,55 @@ Result<std::unique_ptr<IKernel>> CreateShrink(const KernelInit& init) {
   RETURN_IF_ERROR(RequireF32(init, {0}));
   return std::unique_ptr<IKernel>(
       std::make_unique<ShrinkKernel>(init.node.GetFloat("lambd", 0.5f), init.node.GetFloat("bias", 0.0f)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Clip whose bounds are inputs computed at run time (constant bounds take the eltwise kernels): each
+// run reads them. As the reference: min > max gives max everywhere, and NaN passes through.
+
+class ClipKernel final : public IKernel {
+ public:
+  Status Run(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    Tensor& y = *ctx.output(0);
+    return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      if constexpr (!std::is_arithmetic_v<T> || std::is_same_v<T, bool>) {
+        return ctx.Error("Clip of " + std::string(DTypeName(x.dtype())));
+      } else {
+        T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+        for (size_t k = 1; k <= 2; ++k) {
+          const Tensor* bound = ctx.input(k);
+          if (bound == nullptr) continue;
+          if (bound->numel() != 1 || bound->dtype() != x.dtype())
+            return ctx.Error("a bound is not one value of X's type");
+          (k == 1 ? lo : hi) = bound->data<T>()[0];
+        }
+        const T* in = x.data<T>();
+        T* out = y.data<T>();
+        ForBlocks(x.numel(), 4096, kParallelCheap, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            T v = in[i];
+            if (v < lo) v = lo;
+            if (v > hi) v = hi;
+            out[i] = v;
+          }
+        });
+        return Status();
+      }
+    });
+  }
+};
+
+Result<std::unique_ptr<IKernel>> CreateClip(const KernelInit& init) {
+  const ValueInfo* x = init.inputs.empty() ? nullptr : init.inputs[0];
+  if (x == nullptr) return Unsupported("input 0 is missing");
+  if (init.opset < 11) return Unsupported("bounds are attributes: the eltwise kernels take them");
+  if (!IsOneOf(x->dtype, {DType::kF32, DType::kF64, DType::kI8, DType::kU8, DType::kI16, DType::kU16, DType::kI32,
+                          DType::kU32, DType::kI64, DType::kU64})) {
+    return Unsupported(std::string(DTypeName(x->dtype)) + " input");
+  }
+  return std::unique_ptr<IKernel>(std::make_unique<ClipKernel>());
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -767,6 +816,7 @@ void AddMathKernels(KernelTable& t) {
   for (const MathOp& op : kMathOps) t.Add(op.op_type, "", kCpu, kFp32, {"cpu:unary-math", CreateMath});
   t.Add("PRelu", "", kCpu, kFp32, {"cpu:prelu", CreatePRelu});
   t.Add("Shrink", "", kCpu, kFp32, {"cpu:shrink", CreateShrink});
+  t.Add("Clip", "", kCpu, kFp32, {"cpu:clip", CreateClip});
   t.Add("ReduceLogSum", "", kCpu, kFp32, {"cpu:reduce-log", CreateReduceLog});
   t.Add("ReduceLogSumExp", "", kCpu, kFp32, {"cpu:reduce-log", CreateReduceLog});
   t.Add("MeanVarianceNormalization", "", kCpu, kFp32, {"cpu:mvn", CreateMvn});

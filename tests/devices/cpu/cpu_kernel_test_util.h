@@ -52,10 +52,14 @@ inline Result<std::vector<Tensor>> RunCpuKernel(KernelFactory factory, const Ker
   }
   ASSIGN_OR_RETURN(auto kernel, factory(KernelInit{c.node, ptrs, c.opset, c.precision, c.quant}));
 
-  // Output shapes from the op's own shape function.
+  // Output shapes from the op's own shape function, given every input's values, as the executor
+  // sizes a node's outputs (at compile time, or when it runs where they depend on run-time values).
   const OpEntry* op = FindReferenceOp(c.node.op_type, c.node.domain);
   if (op == nullptr) return Internal("no reference op " + c.node.op_type);
-  InferContext infer(c.node, c.opset, ptrs);
+  std::vector<const Tensor*> given;
+  for (const Tensor& t : c.inputs) given.push_back(t.defined() ? &t : nullptr);
+  const TensorInfos given_infos(given);
+  InferContext infer(c.node, c.opset, given_infos.pointers());
   RETURN_IF_ERROR(op->infer(infer));
 
   // Inputs in the order the kernel asked for (the executor's reorders).

@@ -1,6 +1,6 @@
 // Pad and Slice on the CPU (index_copy_cpu.cpp) against the reference: every Pad mode, negative pads,
-// the opset forms of pads, value and axes, Slice steps in both directions, integer dtypes, and the
-// refusal of pads known only at run time.
+// the opset forms of pads, value and axes, Slice steps in both directions, integer dtypes, and pads or
+// starts known only at run time (planned when the node runs).
 #include <gtest/gtest.h>
 
 #include "devices/cpu/ops/cpu_ops.h"
@@ -86,13 +86,13 @@ TEST(IndexCopyCpuTest, PadAxesInputFromOpset18) {
   ExpectSameAsReference(CreatePad, c);
 }
 
-TEST(IndexCopyCpuTest, PadsKnownOnlyAtRunTimeAreRefused) {
+TEST(IndexCopyCpuTest, PadsKnownOnlyAtRunTimeArePlannedWhenItRuns) {
   KernelCase c = PadCase("constant", DType::kF32, {1, 2, 3, 3}, {0, 0, 1, 1, 0, 0, 1, 1});
   c.constant = {false, false, true};
-  auto out = RunCpuKernel(CreatePad, c);
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("pads known only at run time"), std::string::npos) << out.status().message();
+  ExpectSameAsReference(CreatePad, c);
+  c = PadCase("reflect", DType::kI64, {2, 5}, {0, 2, 1, -1});
+  c.constant = {false, false};
+  ExpectSameAsReference(CreatePad, c);
 }
 
 KernelCase SliceCase(DType dtype, const Shape& shape, std::vector<int64_t> starts, std::vector<int64_t> ends,
@@ -108,6 +108,15 @@ TEST(IndexCopyCpuTest, SliceForwardAndBackwardSteps) {
   ExpectSameAsReference(CreateSlice, SliceCase(DType::kF32, {2, 8, 10}, {1, 0}, {7, 9}, {1, 2}, {2, 1}));
   ExpectSameAsReference(CreateSlice, SliceCase(DType::kF32, {2, 8, 10}, {-1, 9}, {-100, 1}, {0, 2}, {-1, -3}));
   ExpectSameAsReference(CreateSlice, SliceCase(DType::kI64, {4, 6}, {1}, {1000}, {-1}, {1}));
+}
+
+TEST(IndexCopyCpuTest, SliceWithStartsAndShapeKnownOnlyAtRunTime) {
+  KernelCase c = SliceCase(DType::kF32, {2, 8, 10}, {-1, 9}, {-100, 1}, {0, 2}, {-1, -3});
+  c.constant = {false, false, true, false, true};
+  ExpectSameAsReference(CreateSlice, c);
+  c = SliceCase(DType::kU8, {4, 6}, {1}, {3}, {1}, {1});
+  c.constant = {false, true, false, true, true};
+  ExpectSameAsReference(CreateSlice, c);
 }
 
 TEST(IndexCopyCpuTest, EmptySliceWritesNothing) {

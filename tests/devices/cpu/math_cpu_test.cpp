@@ -160,6 +160,55 @@ TEST(MathCpuTest, PReluRefusesSlopesThatDoNotBroadcastToX) {
 
 // ---- Shrink ----------------------------------------------------------------------------------------
 
+// Values −9 … 9 (as 0 … 18 for unsigned types) in any numeric dtype.
+Tensor Ramp(DType dtype, const Shape& shape, int64_t shift) {
+  Tensor t(dtype, shape);
+  const bool is_unsigned = dtype == DType::kU8;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const int64_t v = (i * 7 + shift) % 19 - (is_unsigned ? 0 : 9);
+    const auto status = VisitDType(dtype, [&](auto tag) -> Status {
+      using T = decltype(tag);
+      if constexpr (std::is_arithmetic_v<T>) t.data<T>()[i] = static_cast<T>(v);
+      return Status();
+    });
+    EXPECT_TRUE(status.ok());
+  }
+  return t;
+}
+
+// Clip with bounds computed at run time: the eltwise kernels refuse it, cpu:clip reads them per run.
+TEST(MathCpuTest, ClipWithBoundsGivenAtRunTime) {
+  KernelFactory clip = nullptr;
+  for (const auto& impl : CpuKernels().Find("Clip", "", DeviceKind::kCpu, Precision::kFp32)) {
+    if (std::string(impl.name) == "cpu:clip") clip = impl.create;
+  }
+  ASSERT_NE(clip, nullptr);
+  for (DType dtype : {DType::kF32, DType::kI64, DType::kU8, DType::kF64}) {
+    KernelCase c{.node = MakeNode("Clip", 3, 1), .opset = 13};
+    c.inputs = {Ramp(dtype, {3, 4000}, 0), Ramp(dtype, {}, 5), Ramp(dtype, {}, 15)};  // bounds −4 (or 5) and 6
+    c.constant = {false, false, false};
+    auto out = RunCpuKernel(clip, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(MaxRelError((*out)[0], RunReference(c)[0]), 0.0) << DTypeName(dtype);
+    c.inputs[2] = Tensor();  // no max
+    c.node.inputs[2] = "";
+    out = RunCpuKernel(clip, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(MaxRelError((*out)[0], RunReference(c)[0]), 0.0) << DTypeName(dtype);
+  }
+  KernelCase c{.node = MakeNode("Clip", 3, 1), .opset = 13};
+  c.inputs = {F32({4}, {-2.0f, NAN, 0.5f, 9.0f}), F32({}, {1.0f}), F32({}, {-1.0f})};  // min > max, NaN
+  auto out = RunCpuKernel(clip, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto ref = RunReference(c);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(std::isnan((*out)[0].data<float>()[i]), std::isnan(ref[0].data<float>()[i]));
+    if (!std::isnan(ref[0].data<float>()[i])) {
+      EXPECT_EQ((*out)[0].data<float>()[i], ref[0].data<float>()[i]);
+    }
+  }
+}
+
 TEST(MathCpuTest, ShrinkMatchesReference) {
   const std::vector<std::pair<float, float>> params = {{0.5f, 0.0f}, {1.5f, 1.5f}, {0.3f, -0.2f}, {0.0f, 0.7f}};
   uint64_t seed = 300;
