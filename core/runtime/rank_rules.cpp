@@ -41,6 +41,13 @@ const std::set<std::string>& Broadcasting() {
   return ops;
 }
 
+// The dims change, the rank and type do not.
+bool KeepsRank(const std::string& op) {
+  static const std::set<std::string> ops = {"Transpose", "Slice",          "Pad", "Tile", "Resize",
+                                            "Upsample",  "ReverseSequence"};
+  return ops.contains(op);
+}
+
 bool ReturnsBool(const std::string& op) {
   static const std::set<std::string> ops = {"And", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
                                             "Not", "Or",    "Xor",     "IsNaN",          "IsInf"};
@@ -77,7 +84,7 @@ std::vector<std::optional<RankedType>> OutputRanks(const Node& node, const std::
   const std::string& op = node.op_type;
   const RankedType in0 = Input(inputs, 0);
   if (!node.domain.empty() && node.domain != "ai.onnx") return outs;
-  if (SameAsInput().contains(op)) {
+  if (SameAsInput().contains(op) || KeepsRank(op)) {
     outs[0] = Known(in0);
   } else if (op == "IsNaN" || op == "IsInf") {
     outs[0] = Known({DType::kBool, in0.rank});
@@ -98,10 +105,6 @@ std::vector<std::optional<RankedType>> OutputRanks(const Node& node, const std::
   } else if (op == "Dropout") {
     outs[0] = Known(in0);
     if (outs.size() > 1) outs[1] = Known({DType::kBool, in0.rank});
-  } else if (op == "Transpose" || op == "Slice" || op == "Pad" || op == "Tile" || op == "ReverseSequence" ||
-             op == "Resize" || op == "Upsample") {
-    // The dims change, the rank does not.
-    outs[0] = Known(in0);
   } else if (op == "TopK") {
     outs[0] = Known(in0);
     if (outs.size() > 1) outs[1] = Known({DType::kI64, in0.rank});
