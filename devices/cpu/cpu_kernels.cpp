@@ -51,6 +51,8 @@ KernelTable BuildTable() {
   t.Add("Pow", "", kCpu, kFp32, {"cpu:binary", cpu::CreateBinaryOwnF32});
   t.Add("Softmax", "", kCpu, kFp32, {"onednn:softmax", cpu::CreateSoftmaxF32});
   t.Add("LogSoftmax", "", kCpu, kFp32, {"onednn:softmax", cpu::CreateSoftmaxF32});
+  t.Add("Softmax", "", kCpu, kFp32, {"cpu:softmax-axis", cpu::CreateStridedSoftmaxF32});
+  t.Add("LogSoftmax", "", kCpu, kFp32, {"cpu:softmax-axis", cpu::CreateStridedSoftmaxF32});
   t.Add("BatchNormalization", "", kCpu, kFp32, {"onednn:bnorm", cpu::CreateBatchNormF32});
   t.Add("LayerNormalization", "", kCpu, kFp32, {"onednn:lnorm", cpu::CreateLayerNormF32});
   t.Add("InstanceNormalization", "", kCpu, kFp32, {"onednn:bnorm", cpu::CreateInstanceNormF32});

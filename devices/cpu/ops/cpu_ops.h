@@ -45,6 +45,7 @@ Result<std::unique_ptr<IKernel>> CreateBinaryF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateBinaryOwnF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreatePowScalarF32(const KernelInit& init);  // oneDNN eltwise x^c
 Result<std::unique_ptr<IKernel>> CreateSoftmaxF32(const KernelInit& init);    // Softmax, LogSoftmax
+Result<std::unique_ptr<IKernel>> CreateStridedSoftmaxF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateBatchNormF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateLayerNormF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateInstanceNormF32(const KernelInit& init);

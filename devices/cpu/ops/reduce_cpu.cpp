@@ -1,7 +1,10 @@
 // Reduce* (Sum, Mean, Max, Min, Prod, L1, L2, SumSquare) in fp32: oneDNN reduction where it has a
-// jit kernel (reduced dims innermost), else an own loop over the outer × reduced × inner view.
+// jit kernel (reduced dims innermost), else an own loop over the outer × reduced × inner view (or,
+// for reduced axes that are not adjacent, an odometer per output value). Axes computed at run time
+// and dims known only then are planned when the node runs.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/reference/ref_util.h"
 #include "devices/cpu/onednn_util.h"
@@ -176,22 +179,92 @@ void ReduceLoop(const ReducePlan& p, const float* x, float* y) {
   }
 }
 
+// Reduced blocks that are not adjacent (axes 0 and 2 of a 3-D tensor …): each output value walks
+// its reduced coordinates with an odometer over the input's strides.
+template <RedOp K>
+void GeneralReduceLoop(const ReducePlan& p, const float* x, float* y) {
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  int64_t stride = 1;
+  for (size_t k = p.dims.size(); k-- > 0;) {
+    auto& dims = p.reduced[k] ? red_dims : kept_dims;
+    auto& strides = p.reduced[k] ? red_strides : kept_strides;
+    dims.insert(dims.begin(), p.dims[k]);
+    strides.insert(strides.begin(), stride);
+    stride *= p.dims[k];
+  }
+  int64_t outputs = 1, red = 1;
+  for (int64_t d : kept_dims) outputs *= d;
+  for (int64_t d : red_dims) red *= d;
+#pragma omp parallel for schedule(static) if (outputs * red >= kParallelFrom)
+  for (int64_t o = 0; o < outputs; ++o) {
+    int64_t base = 0;
+    for (int64_t rest = o, d = static_cast<int64_t>(kept_dims.size()) - 1; d >= 0; --d) {
+      const auto du = static_cast<size_t>(d);
+      base += rest % kept_dims[du] * kept_strides[du];
+      rest /= kept_dims[du];
+    }
+    std::vector<int64_t> coord(red_dims.size(), 0);
+    int64_t offset = 0;
+    float acc = Init<K>();
+    for (int64_t r = 0; r < red; ++r) {
+      acc = Combine<K>(acc, x[base + offset]);
+      for (size_t d = red_dims.size(); d-- > 0;) {
+        offset += red_strides[d];
+        if (++coord[d] < red_dims[d]) break;
+        offset -= coord[d] * red_strides[d];
+        coord[d] = 0;
+      }
+    }
+    y[o] = Finish<K>(acc, red);
+  }
+}
+
+template <RedOp K>
+void Reduce(const ReducePlan& p, const float* x, float* y) {
+  if (p.one_block) {
+    ReduceLoop<K>(p, x, y);
+  } else {
+    GeneralReduceLoop<K>(p, x, y);
+  }
+}
+
+// Planned at compile time, or when the node runs where the axes are an input computed at run time
+// or the input's dims are only known then.
 class OwnReduceKernel final : public IKernel {
  public:
-  explicit OwnReduceKernel(ReducePlan plan) : plan_(std::move(plan)) {}
+  explicit OwnReduceKernel(ReducePlan plan, bool plan_at_run = false)
+      : plan_(std::move(plan)), plan_at_run_(plan_at_run) {}
 
   Status Run(KernelContext& ctx) override {
-    const float* x = ctx.input(0)->data<float>();
-    float* y = ctx.output(0)->data<float>();
-    switch (plan_.op) {
-      case RedOp::kSum: ReduceLoop<RedOp::kSum>(plan_, x, y); break;
-      case RedOp::kMean: ReduceLoop<RedOp::kMean>(plan_, x, y); break;
-      case RedOp::kMax: ReduceLoop<RedOp::kMax>(plan_, x, y); break;
-      case RedOp::kMin: ReduceLoop<RedOp::kMin>(plan_, x, y); break;
-      case RedOp::kProd: ReduceLoop<RedOp::kProd>(plan_, x, y); break;
-      case RedOp::kL1: ReduceLoop<RedOp::kL1>(plan_, x, y); break;
-      case RedOp::kL2: ReduceLoop<RedOp::kL2>(plan_, x, y); break;
-      case RedOp::kSumSquare: ReduceLoop<RedOp::kSumSquare>(plan_, x, y); break;
+    const Tensor& input = *ctx.input(0);
+    Tensor& output = *ctx.output(0);
+    ReducePlan made;
+    const ReducePlan* plan = &plan_;
+    if (plan_at_run_) {
+      if (input.numel() == 0) {
+        // Reducing nothing gives the reduction's identity (the mean of nothing is NaN).
+        std::fill(output.data<float>(), output.data<float>() + output.numel(), EmptyValue());
+        return Status();
+      }
+      std::vector<const Tensor*> inputs;
+      for (size_t k = 0; k < ctx.num_inputs(); ++k) inputs.push_back(ctx.input(k));
+      const TensorInfos infos(inputs);
+      Result<ReducePlan> planned = PlanReduce(KernelInit{ctx.node(), infos.pointers(), ctx.opset()});
+      if (!planned.ok()) return ctx.Error(planned.status().message());
+      made = std::move(planned).value();
+      plan = &made;
+    }
+    const float* x = input.data<float>();
+    float* y = output.data<float>();
+    switch (plan->op) {
+      case RedOp::kSum: Reduce<RedOp::kSum>(*plan, x, y); break;
+      case RedOp::kMean: Reduce<RedOp::kMean>(*plan, x, y); break;
+      case RedOp::kMax: Reduce<RedOp::kMax>(*plan, x, y); break;
+      case RedOp::kMin: Reduce<RedOp::kMin>(*plan, x, y); break;
+      case RedOp::kProd: Reduce<RedOp::kProd>(*plan, x, y); break;
+      case RedOp::kL1: Reduce<RedOp::kL1>(*plan, x, y); break;
+      case RedOp::kL2: Reduce<RedOp::kL2>(*plan, x, y); break;
+      case RedOp::kSumSquare: Reduce<RedOp::kSumSquare>(*plan, x, y); break;
     }
     return Status();
   }
@@ -199,7 +272,18 @@ class OwnReduceKernel final : public IKernel {
   Layout OutputLayout(size_t) const override { return plan_.out_layout; }
 
  private:
+  float EmptyValue() const {
+    switch (plan_.op) {
+      case RedOp::kMax: return -INFINITY;
+      case RedOp::kMin: return INFINITY;
+      case RedOp::kProd: return 1.0f;
+      case RedOp::kMean: return NAN;
+      default: return 0.0f;
+    }
+  }
+
   ReducePlan plan_;
+  bool plan_at_run_;
 };
 
 // ---- oneDNN -------------------------------------------------------------------------------------
@@ -272,14 +356,28 @@ constexpr int64_t kSmall = 4096;
 
 enum class Use { kSmall, kOnednn, kAny };
 
+// The input's dims or the axes known only at run time: the own loop plans when the node runs.
+bool PlansAtRun(const KernelInit& init) {
+  const ValueInfo* x = init.inputs.empty() ? nullptr : init.inputs[0];
+  if (x == nullptr || x->dtype != DType::kF32) return false;
+  const bool axes_at_run = init.inputs.size() > 1 && init.inputs[1] != nullptr && init.inputs[1]->value == nullptr;
+  return axes_at_run || std::any_of(x->shape.begin(), x->shape.end(), [](int64_t d) { return d <= 0; });
+}
+
 Result<std::unique_ptr<IKernel>> CreateReduce(const KernelInit& init, Use use) {
+  if (use == Use::kAny && PlansAtRun(init)) {
+    ASSIGN_OR_RETURN(RedOp op, ReadRedOp(init.node.op_type));
+    ReducePlan plan;
+    plan.op = op;
+    return std::unique_ptr<IKernel>(std::make_unique<OwnReduceKernel>(std::move(plan), true));
+  }
   ASSIGN_OR_RETURN(ReducePlan plan, PlanReduce(init));
   if (use == Use::kOnednn) return OnednnReduceKernel::Create(init, std::move(plan));
   const int64_t n = NumElements(init.inputs[0]->shape);
   if (use == Use::kSmall && n > kSmall) {
     return Unsupported(std::to_string(n) + " values: a oneDNN call is faster above " + std::to_string(kSmall));
   }
-  if (!plan.one_block) return Unsupported("the reduced axes are not adjacent in memory");
+  if (use == Use::kSmall && !plan.one_block) return Unsupported("the reduced axes are not adjacent in memory");
   return std::unique_ptr<IKernel>(std::make_unique<OwnReduceKernel>(std::move(plan)));
 }
 

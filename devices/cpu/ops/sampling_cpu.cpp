@@ -1,7 +1,8 @@
 // Sampling ops in fp32 as own OpenMP loops over plain tensors: Resize in mode cubic (oneDNN's resampling
-// has no cubic), NonMaxSuppression and GridSample. Each matches core/reference (resize.cpp, detection.cpp):
-// coordinates, tap positions and weights are computed in double exactly as there; only the weighted sums
-// run in float (the reference sums in double and rounds once).
+// has no cubic) and in any mode where oneDNN cannot take it (scales or sizes computed at run time, crop
+// and resize, antialiasing …), NonMaxSuppression and GridSample. Each matches core/reference (resize.cpp,
+// detection.cpp): coordinates, tap positions and weights are computed in double exactly as there; only the weighted
+// sums run in float (the reference sums in double and rounds once).
 //
 // Scales, sizes, RoIs and thresholds may be known only at run time: every kernel plans from the tensors it
 // is run with. NonMaxSuppression's output length depends on the data: its kernel allocates the output
@@ -40,12 +41,15 @@ const Tensor* GivenInput(const KernelContext& ctx, size_t i) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Resize, mode cubic: separable passes, one per resized axis, each a weighted sum of whole rows (or of
-// values within a row for the innermost axis). The taps of an output coordinate are those of the
-// reference: Keys' kernel with cubic_coeff_a, stretched by 1/scale when antialiasing a downscale, taps
-// outside the input dropped (exclude_outside) or clamped to the edge, weights normalised to sum 1.
+// Resize: separable passes, one per resized axis, each a weighted sum of whole rows (or of values within
+// a row for the innermost axis). The taps of an output coordinate are those of the reference: one tap
+// of weight 1 (nearest, by nearest_mode), the triangle (linear) or Keys' kernel with cubic_coeff_a
+// (cubic), stretched by 1/scale when antialiasing a downscale, taps outside the input dropped
+// (exclude_outside) or clamped to the edge, weights normalised to sum 1.
 
-struct CubicAttrs {
+struct ResizeAttrs {
+  std::string mode;     // nearest | linear | cubic
+  std::string nearest;  // nearest_mode
   std::string transform;
   double a = -0.75;
   bool exclude_outside = false;
@@ -104,11 +108,21 @@ double ResizeSourceCoord(const std::string& transform, const AxisKey& k, int64_t
   return (x + 0.5) / s - 0.5;  // half_pixel
 }
 
-AxisTaps PlanCubicAxis(const CubicAttrs& a, const AxisKey& k) {
+// nearest_mode's rounding of a source coordinate (Resize-11 on).
+int64_t NearestIndex(const std::string& mode, double x) {
+  const double f = std::floor(x);
+  if (mode == "floor") return static_cast<int64_t>(f);
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+AxisTaps PlanAxis(const ResizeAttrs& a, const AxisKey& k) {
   AxisTaps taps;
   taps.key = k;
-  const double s = a.antialias ? std::min(k.scale, 1.0) : 1.0;
-  const double support = 2.0 / s;
+  const bool nearest = a.mode == "nearest", linear = a.mode == "linear";
+  const double s = a.antialias && !nearest ? std::min(k.scale, 1.0) : 1.0;
+  const double support = nearest ? 0.0 : (linear ? 1.0 : 2.0) / s;
   taps.stride = static_cast<int64_t>(std::floor(2 * support)) + 2;  // indices in [x − support, x + support]
   const auto slots = static_cast<size_t>(k.out * taps.stride);
   taps.index.assign(slots, 0);
@@ -122,11 +136,15 @@ AxisTaps PlanCubicAxis(const CubicAttrs& a, const AxisKey& k) {
     w.clear();
     at.clear();
     const bool crop = a.transform == "tf_crop_and_resize";
-    if (!crop || (x >= 0 && x <= static_cast<double>(k.in - 1))) {
+    if (nearest && (!crop || (x >= 0 && x <= static_cast<double>(k.in - 1)))) {
+      at.push_back(std::clamp<int64_t>(NearestIndex(a.nearest, x), 0, k.in - 1));
+      w.push_back(1.0);
+    } else if (!crop || (x >= 0 && x <= static_cast<double>(k.in - 1))) {
       double total = 0;
       const auto last = static_cast<int64_t>(std::floor(x + support));
       for (auto i = static_cast<int64_t>(std::ceil(x - support)); i <= last; ++i) {
-        double v = CubicKernel((static_cast<double>(i) - x) * s, a.a);
+        const double t = (static_cast<double>(i) - x) * s;
+        double v = linear ? std::max(0.0, 1 - std::fabs(t)) : CubicKernel(t, a.a);
         if (a.exclude_outside && (i < 0 || i >= k.in)) v = 0;
         if (v == 0) continue;
         at.push_back(std::clamp<int64_t>(i, 0, k.in - 1));
@@ -192,9 +210,9 @@ void ResamplePass(const float* src, float* dst, int64_t outer, int64_t inner, co
   }
 }
 
-class ResizeCubicKernel final : public IKernel {
+class ResizeSeparableKernel final : public IKernel {
  public:
-  explicit ResizeCubicKernel(CubicAttrs attrs) : attrs_(std::move(attrs)) {}
+  explicit ResizeSeparableKernel(ResizeAttrs attrs) : attrs_(std::move(attrs)) {}
 
   Status Run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -206,7 +224,7 @@ class ResizeCubicKernel final : public IKernel {
     RETURN_IF_ERROR(AxisKeys(ctx, x.shape(), y.shape(), keys));
     if (axes_.size() != keys.size()) axes_.assign(keys.size(), AxisTaps{});
     for (size_t d = 0; d < keys.size(); ++d) {
-      if (axes_[d].count.empty() || !(axes_[d].key == keys[d])) axes_[d] = PlanCubicAxis(attrs_, keys[d]);
+      if (axes_[d].count.empty() || !(axes_[d].key == keys[d])) axes_[d] = PlanAxis(attrs_, keys[d]);
     }
 
     // Axes that change the data, the most shrinking first (fewer values for the later passes).
@@ -310,18 +328,27 @@ class ResizeCubicKernel final : public IKernel {
     }
   }
 
-  CubicAttrs attrs_;
+  ResizeAttrs attrs_;
   std::vector<AxisTaps> axes_;  // per dim, for the shapes and scales of the last run
   std::vector<float> scratch_[2];
 };
 
-Result<std::unique_ptr<IKernel>> CreateResizeCubic(const KernelInit& init) {
+Result<std::unique_ptr<IKernel>> CreateResizeSeparable(const KernelInit& init) {
   const Node& node = init.node;
-  const std::string mode = node.GetString("mode", "nearest");
-  if (mode != "cubic") return Unsupported("mode '" + mode + "': this kernel samples cubic only");
-  if (node.op_type != "Resize" || init.opset < 11) return Unsupported("cubic exists from Resize-11");
+  if (node.op_type != "Resize" || init.opset < 11) {
+    return Unsupported("Resize-10 and Upsample read scales as input 1 (oneDNN or the reference runs them)");
+  }
   RETURN_IF_ERROR(RequireF32Input(init, 0, "X"));
-  CubicAttrs a;
+  ResizeAttrs a;
+  a.mode = node.GetString("mode", "nearest");
+  a.nearest = node.GetString("nearest_mode", "round_prefer_floor");
+  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
+    return Unsupported("mode '" + a.mode + "' is unknown");
+  }
+  static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (a.mode == "nearest" && std::find(std::begin(kNearest), std::end(kNearest), a.nearest) == std::end(kNearest)) {
+    return Unsupported("nearest_mode '" + a.nearest + "' is unknown");
+  }
   a.transform = node.GetString("coordinate_transformation_mode", "half_pixel");
   a.a = node.GetFloat("cubic_coeff_a", -0.75f);
   a.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
@@ -336,7 +363,7 @@ Result<std::unique_ptr<IKernel>> CreateResizeCubic(const KernelInit& init) {
   if (a.policy != "stretch" && a.policy != "not_larger" && a.policy != "not_smaller") {
     return Unsupported("keep_aspect_ratio_policy '" + a.policy + "' is unknown");
   }
-  return std::unique_ptr<IKernel>(std::make_unique<ResizeCubicKernel>(std::move(a)));
+  return std::unique_ptr<IKernel>(std::make_unique<ResizeSeparableKernel>(std::move(a)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -657,7 +684,7 @@ void AddSamplingKernels(KernelTable& t) {
   constexpr auto kCpu = DeviceKind::kCpu;
   constexpr auto kFp32 = Precision::kFp32;
   // After onednn:resampling (cpu_kernels.cpp lists it before the groups), which takes nearest and linear.
-  t.Add("Resize", "", kCpu, kFp32, {"cpu:resize-cubic", CreateResizeCubic});
+  t.Add("Resize", "", kCpu, kFp32, {"cpu:resize", CreateResizeSeparable});
   t.Add("NonMaxSuppression", "", kCpu, kFp32, {"cpu:nms", CreateNms});
   t.Add("GridSample", "", kCpu, kFp32, {"cpu:grid-sample", CreateGridSample});
 }

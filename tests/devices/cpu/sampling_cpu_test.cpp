@@ -35,7 +35,7 @@ KernelFactory SamplingFactory(const std::string& op, const std::string& name) {
   return nullptr;
 }
 
-KernelFactory ResizeCubic() { return SamplingFactory("Resize", "cpu:resize-cubic"); }
+KernelFactory ResizeCubic() { return SamplingFactory("Resize", "cpu:resize"); }
 KernelFactory Nms() { return SamplingFactory("NonMaxSuppression", "cpu:nms"); }
 KernelFactory GridSample() { return SamplingFactory("GridSample", "cpu:grid-sample"); }
 
@@ -112,6 +112,34 @@ TEST(SamplingCpuTest, ResizeCubicMatchesReferenceForEveryTransform) {
   }
 }
 
+// Nearest (every nearest_mode) and linear (also antialiased) on the same separable passes: what oneDNN
+// cannot take (scales computed at run time, crops, antialiasing, transforms it lacks) runs here.
+TEST(SamplingCpuTest, ResizeNearestAndLinearMatchReferenceForEveryTransform) {
+  const Tensor x = RandomF32({2, 3, 9, 11}, 12, -2.0f, 2.0f);
+  const std::vector<std::vector<float>> scales = {{1, 1, 2, 2}, {1, 1, 1.7f, 0.6f}, {1, 1, 0.45f, 3.1f}};
+  for (const std::string& transform : kTransforms) {
+    for (const auto& sc : scales) {
+      CubicCase s{.transform = transform, .scales = sc, .sizes = {}};
+      if (transform == "tf_crop_and_resize") s.roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f};
+      for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+        KernelCase c = MakeCubicCase(s, x, 19);
+        c.node.attributes["mode"] = StringAttr("nearest");
+        c.node.attributes["nearest_mode"] = StringAttr(nearest);
+        SCOPED_TRACE(transform + " nearest " + nearest + " " + std::to_string(sc[2]) + "x" + std::to_string(sc[3]));
+        ExpectClose(ResizeCubic(), c);
+      }
+      for (int64_t antialias : {0, 1}) {
+        s.antialias = antialias;
+        KernelCase c = MakeCubicCase(s, x, 19);
+        c.node.attributes["mode"] = StringAttr("linear");
+        SCOPED_TRACE(transform + " linear antialias " + std::to_string(antialias) + " " + std::to_string(sc[2]) + "x" +
+                     std::to_string(sc[3]));
+        ExpectClose(ResizeCubic(), c);
+      }
+    }
+  }
+}
+
 TEST(SamplingCpuTest, ResizeCubicWithSizesAndAspectPolicies) {
   const Tensor x = RandomF32({1, 2, 10, 7}, 12);
   for (const std::string transform : {"half_pixel", "align_corners", "asymmetric"}) {
@@ -179,16 +207,16 @@ TEST(SamplingCpuTest, ResizeCubicKnowsExactGridPoints) {
   EXPECT_EQ(Values<float>((*out)[0]), Values<float>(x));
 }
 
-TEST(SamplingCpuTest, ResizeCubicIsTriedAfterOneDnnAndRefusesOtherModes) {
+TEST(SamplingCpuTest, OwnResizeIsTriedAfterOneDnnAndRefusesUnknownModes) {
   const auto& impls = CpuKernels().Find("Resize", "", DeviceKind::kCpu, Precision::kFp32);
   ASSERT_EQ(impls.size(), 2u);
   EXPECT_EQ(std::string(impls[0].name), "onednn:resampling");
-  EXPECT_EQ(std::string(impls[1].name), "cpu:resize-cubic");
+  EXPECT_EQ(std::string(impls[1].name), "cpu:resize");
 
   KernelCase c =
       MakeCubicCase({.transform = "half_pixel", .scales = {1, 1, 2, 2}, .sizes = {}}, RandomF32({1, 1, 4, 4}, 1), 13);
-  c.node.attributes["mode"] = StringAttr("linear");
-  EXPECT_NE(RefusalOf(ResizeCubic(), c).find("cubic only"), std::string::npos);
+  c.node.attributes["mode"] = StringAttr("area");
+  EXPECT_NE(RefusalOf(ResizeCubic(), c).find("mode 'area' is unknown"), std::string::npos);
   c.node.attributes["mode"] = StringAttr("cubic");
   c.inputs[0] = Tensor(DType::kF64, {1, 1, 4, 4});
   EXPECT_NE(RefusalOf(ResizeCubic(), c).find("f64 X"), std::string::npos);
@@ -450,7 +478,7 @@ TEST(SamplingCpuTest, RunTimeScalesAndNmsInputsRunOnTheCpuKernels) {
                                 {Input("in0", DType::kF32, {1, 2, 6, 5}), Input("in2", DType::kF32, {4})}, DType::kF32);
   auto model = Compile(rg, cpu, options);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  EXPECT_EQ((*model)->kernels()[0].implementation, "cpu:resize-cubic");
+  EXPECT_EQ((*model)->kernels()[0].implementation, "cpu:resize");
   EXPECT_TRUE((*model)->fallbacks().empty());
   auto out = (*model)->Run({{"in0", resize.inputs[0]}, {"in2", resize.inputs[2]}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();

@@ -64,5 +64,27 @@ TEST(SoftmaxCpuTest, RefusesAnAxisThatIsNotInnermost) {
   EXPECT_NE(RefusalOf(cpu::CreateSoftmaxF32, c).find("axis that is not innermost"), std::string::npos);
 }
 
+// An axis with dims after it that no order makes innermost: oneDNN has only its reference kernel,
+// cpu:softmax-axis runs it (also with dims known only at run time, and wide rows split in blocks).
+TEST(SoftmaxCpuTest, AxisThatIsNotInnermostRunsTheOwnLoop) {
+  const std::vector<SoftmaxSpec> specs = {{{3, 4, 5}, 0},     {{3, 4, 5}, 1}, {{2, 16, 9, 11}, 2},
+                                          {{2, 21, 3000}, 1}, {{5, 7}, 1},    {{1, 0, 3}, 2}};
+  uint64_t seed = 7000;
+  for (const std::string& op : std::vector<std::string>{"Softmax", "LogSoftmax"}) {
+    for (const SoftmaxSpec& s : specs) {
+      const KernelCase c = MakeSoftmax(op, s, ++seed, Layout::kPlain);
+      SCOPED_TRACE(op + " " + ShapeToString(s.x) + " axis " + std::to_string(s.axis));
+      if (s.x.size() == 3 && s.x[2] > 1 && s.x[1] > 0) {
+        EXPECT_FALSE(RunCpuKernel(cpu::CreateSoftmaxF32, c).ok()) << "oneDNN would run its reference kernel";
+      }
+      auto out = RunCpuKernel(cpu::CreateStridedSoftmaxF32, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto ref = RunReference(c);
+      EXPECT_EQ((*out)[0].shape(), ref[0].shape());
+      EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-5);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chipfit::testing
