@@ -433,6 +433,7 @@ void BindGraphInputs(CompileState& state) {
     slot.shape = in.shape;
     slot.shape_known = in.has_shape && FullyKnown(in.shape);
     slot.rank_known = in.has_shape;
+    slot.sequence_or_optional = in.sequence || in.optional;
   }
 }
 
@@ -518,7 +519,8 @@ Status Place(CompileState& state, NodeStep& lowered) {
   if (const std::string unknown = InputOfUnknownRank(state.program, lowered.step); !unknown.empty()) {
     // Kernels are chosen for a rank; a body input without a declared shape has none yet. A value
     // without an element type is a sequence or an optional (or comes from one).
-    const bool typed = state.program.slot(state.program.ids.at(unknown)).dtype != DType::kUndefined;
+    const Program::Slot& slot = state.program.slot(state.program.ids.at(unknown));
+    const bool typed = slot.dtype != DType::kUndefined && !slot.sequence_or_optional;
     info.fallback_reason = typed ? "input '" + unknown + "' has a rank known only at run time"
                                  : "input '" + unknown +
                                        "' is a sequence or optional value, or its type is known only at run time "

@@ -30,7 +30,8 @@ struct Program {
     DType dtype = DType::kUndefined;
     Shape shape{};
     bool shape_known = false;
-    bool rank_known = false;  // shape_known, or shape.size() is the rank and its dims < 0 wait for the run
+    bool rank_known = false;            // shape_known, or shape.size() is the rank and its dims < 0 wait for the run
+    bool sequence_or_optional = false;  // a graph input of sequence or optional type (lives on the host)
     const Tensor* constant = nullptr;
     bool is_output = false;
     int producer = -1;

@@ -88,8 +88,8 @@ void ExpectSameOutcomesAsTheReference(const char* target_text) {
   }
   EXPECT_GT(fully_on_device, 0) << "no case ran entirely on " << target_text;
   if (std::string(target_text) == "cpu:fp32") {
-    // 1865 of 2196 on 2026-11-26: a kernel that starts refusing what it ran shows up here.
-    EXPECT_GE(device_kernels * 100, kernels * 84) << device_kernels << " of " << kernels << " on " << target_text;
+    // 1925 of 2203 on 2026-11-26: a kernel that starts refusing what it ran shows up here.
+    EXPECT_GE(device_kernels * 100, kernels * 86) << device_kernels << " of " << kernels << " on " << target_text;
   }
   std::printf("conformance (%s): %d of %d kernels on the device, %d cases entirely on it\n", target_text,
               device_kernels, kernels, fully_on_device);

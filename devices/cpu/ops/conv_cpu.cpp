@@ -21,6 +21,7 @@ struct ConvGeometry {
   Shape x, w, y;  // 1-D convolutions: the 2-D view with H = 1 ([N, C, 1, W]: the same bytes)
   Shape y_shape;  // the output's ONNX shape (rank 3 for a 1-D convolution)
   bool one_d = false;
+  bool three_d = false;  // [N, C, D, H, W]: plain order on both sides, fp32 only
   int64_t groups = 1;
   memory::dims strides, dilates, pad_l, pad_r;
 };
@@ -32,10 +33,11 @@ Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
   ConvGeometry g;
   const Shape& x = init.inputs[0]->shape;
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (rank != 3 && rank != 4) {
-    return Unsupported(std::to_string(rank - 2) + "-D convolution: only 1-D and 2-D run on oneDNN here");
+  if (rank < 3 || rank > 5) {
+    return Unsupported(std::to_string(rank - 2) + "-D convolution: only 1-D, 2-D and 3-D run on oneDNN here");
   }
   g.one_d = rank == 3;
+  g.three_d = rank == 5;
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
   if (w == nullptr) return Unsupported("weights are missing");
   if (w->dtype != DType::kF32 || static_cast<int64_t>(w->shape.size()) != rank) {
@@ -64,19 +66,29 @@ Result<ConvGeometry> ReadGeometry(const KernelInit& init) {
     g.pad_r = {0, win.pad_end[0]};
     return g;
   }
-  g.y = {g.x[0], g.w[0], win.out[0], win.out[1]};
+  g.y = {g.x[0], g.w[0]};
+  for (size_t d = 0; d < spatial.size(); ++d) {
+    g.y.push_back(win.out[d]);
+    g.strides.push_back(win.strides[d]);
+    g.dilates.push_back(win.dilations[d] - 1);
+    g.pad_l.push_back(win.pad_begin[d]);
+    g.pad_r.push_back(win.pad_end[d]);
+  }
   g.y_shape = g.y;
-  g.strides = {win.strides[0], win.strides[1]};
-  g.dilates = {win.dilations[0] - 1, win.dilations[1] - 1};
-  g.pad_l = {win.pad_begin[0], win.pad_begin[1]};
-  g.pad_r = {win.pad_end[0], win.pad_end[1]};
   return g;
 }
 
-// Weights as oneDNN sees them: oihw, or goihw for grouped convolutions (same bytes as ONNX's).
+// Weights as oneDNN sees them: oi(d)hw, or goi(d)hw for grouped convolutions (same bytes as ONNX's).
 memory::dims WeightDims(const ConvGeometry& g) {
   if (g.groups == 1) return ToDims(g.w);
-  return {g.groups, g.w[0] / g.groups, g.w[1], g.w[2], g.w[3]};
+  memory::dims dims = {g.groups, g.w[0] / g.groups};
+  dims.insert(dims.end(), g.w.begin() + 1, g.w.end());
+  return dims;
+}
+
+memory::format_tag UserWeightTag(const ConvGeometry& g) {
+  if (g.three_d) return g.groups == 1 ? tag::oidhw : tag::goidhw;
+  return g.groups == 1 ? tag::oihw : tag::goihw;
 }
 
 enum class ConvMode { kF32, kInt8, kBf16 };
@@ -90,6 +102,7 @@ class ConvKernel final : public IKernel {
     const bool convert_input = int8 || bf16;
     RETURN_IF_ERROR(RequireStaticF32(init, {0}));
     ASSIGN_OR_RETURN(ConvGeometry geo, ReadGeometry(init));
+    if (geo.three_d && convert_input) return Unsupported("3-D convolution runs in fp32 here");
     const Node& node = init.node;
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
@@ -158,8 +171,8 @@ class ConvKernel final : public IKernel {
     const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     // A 1-D convolution reads and writes rank-3 tensors, which are only ever plain: its view is
     // nchw on both sides (int8 and bf16 convert the input into their own buffer, in any order).
-    std::vector<Layout> dst_layouts = {geo.one_d ? Layout::kPlain : Layout::kChannelsLast};
-    if (!geo.one_d && !convert_input && (isa & avx512) != avx512 && geo.w[0] % 8 == 0 &&
+    std::vector<Layout> dst_layouts = {geo.one_d || geo.three_d ? Layout::kPlain : Layout::kChannelsLast};
+    if (!geo.one_d && !geo.three_d && !convert_input && (isa & avx512) != avx512 && geo.w[0] % 8 == 0 &&
         (geo.w[2] > 1) != (geo.w[3] > 1)) {
       dst_layouts.insert(dst_layouts.begin(), Layout::kBlocked8);
     }
@@ -167,7 +180,7 @@ class ConvKernel final : public IKernel {
     // Source order: what the producer wrote when oneDNN has a fast kernel for it; small-channel
     // plain inputs (the first layer) have one, other plain inputs are reordered to channels-last.
     std::vector<Layout> candidates;
-    if (geo.one_d && !convert_input) {
+    if ((geo.one_d || geo.three_d) && !convert_input) {
       candidates = {Layout::kPlain};
     } else if (convert_input || x->layout == Layout::kChannelsLast) {
       candidates = {Layout::kChannelsLast};
@@ -230,7 +243,7 @@ class ConvKernel final : public IKernel {
     // Weights: reordered (and for int8 quantised per output channel) once, into oneDNN's layout;
     // weights computed at run time are reordered before every run.
     Status status = Guard(node, "weight reorder", [&] {
-      const memory::desc user_md(WeightDims(geo), dt::f32, geo.groups == 1 ? tag::oihw : tag::goihw);
+      const memory::desc user_md(WeightDims(geo), dt::f32, UserWeightTag(geo));
       kernel->weights_ = memory(pd.weights_desc(), Engine());
       if (runtime_weights) {
         std::unordered_map<int, memory> w_args;

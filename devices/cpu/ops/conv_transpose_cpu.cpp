@@ -66,8 +66,11 @@ Result<DeconvGeometry> ReadGeometry(const KernelInit& init) {
                        "-D ConvTranspose: only 2-D runs on oneDNN here");
   }
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
-  if (w == nullptr || w->value == nullptr) return Unsupported("weights are not a constant");
+  if (w == nullptr) return Unsupported("weights are missing");
   if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  for (int64_t d : w->shape) {
+    if (d < 0) return Unsupported("weight shape known only at run time");
+  }
   g.w = w->shape;
   g.groups = node.GetInt("group", 1);
   if (g.groups < 1 || g.x[1] != g.w[0] || g.x[1] % g.groups != 0) {
@@ -107,9 +110,8 @@ class ConvTransposeKernel final : public IKernel {
     const Node& node = init.node;
     const int64_t out_channels = geo.y[1];
     const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
-    if (bias != nullptr &&
-        (bias->value == nullptr || bias->dtype != DType::kF32 || bias->value->numel() != out_channels)) {
-      return Unsupported("bias is not a constant f32 vector of " + std::to_string(out_channels));
+    if (bias != nullptr && (bias->dtype != DType::kF32 || bias->shape != Shape{out_channels})) {
+      return Unsupported("bias is not an f32 vector of " + std::to_string(out_channels));
     }
     const memory::desc user_w = UserWeights(geo);
     const memory::desc w_any(user_w.dims(), dt::f32, tag::any);
@@ -132,10 +134,21 @@ class ConvTransposeKernel final : public IKernel {
       return Unsupported("only oneDNN's reference implementation (" + impl + ")");
     }
     auto kernel = std::unique_ptr<ConvTransposeKernel>(new ConvTransposeKernel());
-    const Tensor& w = *init.inputs[1]->value;
+    // Weights reordered into oneDNN's layout once, or before every run when they are computed then.
+    const Tensor* w = init.inputs[1]->value;
     RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
-      memory user(user_w, Engine(), const_cast<void*>(w.raw_data()));
       kernel->weights_ = memory(pd.weights_desc(), Engine());
+      if (w == nullptr) {
+        std::unordered_map<int, memory> w_args;
+        w_args[DNNL_ARG_FROM] = memory(user_w, Engine(), DNNL_MEMORY_NONE);
+        w_args[DNNL_ARG_TO] = kernel->weights_;
+        kernel->weight_reorder_ =
+            PrimitiveCall(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_w, Engine(), pd.weights_desc())),
+                          std::move(w_args));
+        kernel->runtime_weights_ = true;
+        return;
+      }
+      memory user(user_w, Engine(), const_cast<void*>(w->raw_data()));
       dnnl::reorder(user, kernel->weights_).execute(Stream(), user, kernel->weights_);
       Stream().wait();
     }));
@@ -143,19 +156,26 @@ class ConvTransposeKernel final : public IKernel {
     args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
     args[DNNL_ARG_WEIGHTS] = kernel->weights_;
     args[DNNL_ARG_DST] = memory(pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
-    if (bias) {
+    kernel->channels_ = out_channels;
+    if (bias != nullptr && bias->value != nullptr) {
       const float* b = bias->value->data<float>();
       kernel->bias_.assign(b, b + out_channels);
     }
+    kernel->runtime_bias_ = bias != nullptr && bias->value == nullptr;
     kernel->deconv_ = PrimitiveCall(dnnl::deconvolution_forward(pd), std::move(args));
     return std::unique_ptr<IKernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
+    if (runtime_weights_) {
+      weight_reorder_.SetHandle(DNNL_ARG_FROM, ctx.input(1)->raw_data());
+      weight_reorder_.Execute();
+    }
     deconv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
     deconv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
     deconv_.Execute();
-    if (!bias_.empty()) AddBias(ctx.output(0)->data<float>(), ctx.output(0)->numel());
+    const float* bias = runtime_bias_ ? ctx.input(2)->data<float>() : (bias_.empty() ? nullptr : bias_.data());
+    if (bias != nullptr) AddBias(bias, ctx.output(0)->data<float>(), ctx.output(0)->numel());
     return Status();
   }
   Layout InputLayout(size_t i) const override { return i == 0 ? Layout::kChannelsLast : Layout::kPlain; }
@@ -164,10 +184,9 @@ class ConvTransposeKernel final : public IKernel {
  private:
   ConvTransposeKernel() = default;
   // y[p, c] += bias[c] over the channels-last output, pixel rows in parallel.
-  void AddBias(float* y, int64_t numel) const {
-    const auto channels = static_cast<int64_t>(bias_.size());
+  void AddBias(const float* b, float* y, int64_t numel) const {
+    const int64_t channels = channels_;
     const int64_t pixels = numel / channels;
-    const float* b = bias_.data();
 #pragma omp parallel for schedule(static) if (numel >= (1 << 15))
     for (int64_t p = 0; p < pixels; ++p) {
       float* row = y + p * channels;
@@ -177,8 +196,12 @@ class ConvTransposeKernel final : public IKernel {
   }
 
   PrimitiveCall deconv_;
+  PrimitiveCall weight_reorder_;
   memory weights_;
   std::vector<float> bias_;
+  int64_t channels_ = 1;
+  bool runtime_weights_ = false;
+  bool runtime_bias_ = false;  // input 2 computed at run time: added from it on each run
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool on oneDNN pooling_v2 (fp32): 2-D windows,
-// and 1-D ones as 2-D over an H = 1 view of the same bytes.
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool on oneDNN pooling_v2 (fp32): 2-D and 3-D
+// windows (3-D in plain order), and 1-D ones as 2-D over an H = 1 view of the same bytes.
 #include <string>
 #include <unordered_map>
 
@@ -18,6 +18,7 @@ enum class PoolKind { kMax, kAverage };
 struct PoolGeometry {
   Shape x, y;  // 1-D pools: the 2-D view with H = 1 ([N, C, 1, W]: the same bytes)
   bool one_d = false;
+  bool three_d = false;
   memory::dims kernel, strides, dilates, pad_l, pad_r;
 };
 
@@ -28,19 +29,23 @@ Result<PoolGeometry> ReadPoolGeometry(const KernelInit& init, PoolKind kind, boo
   PoolGeometry g;
   const Shape& x = init.inputs[0]->shape;
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (rank != 3 && rank != 4) {
+  if (rank < 3 || rank > 5) {
     return Unsupported(std::to_string(rank - 2) +
-                       "-D pooling: only 1-D and 2-D windows (3-D and 4-D tensors) run on oneDNN here");
+                       "-D pooling: only 1-D, 2-D and 3-D windows (3-D to 5-D tensors) run on oneDNN here");
   }
   g.one_d = rank == 3;
+  g.three_d = rank == 5;
   g.x = g.one_d ? Shape{x[0], x[1], 1, x[2]} : x;
   if (global) {
-    g.y = {g.x[0], g.x[1], 1, 1};
-    g.kernel = {g.x[2], g.x[3]};
-    g.strides = {1, 1};
-    g.dilates = {0, 0};
-    g.pad_l = {0, 0};
-    g.pad_r = {0, 0};
+    g.y = {g.x[0], g.x[1]};
+    for (size_t d = 2; d < g.x.size(); ++d) {
+      g.y.push_back(1);
+      g.kernel.push_back(g.x[d]);
+      g.strides.push_back(1);
+      g.dilates.push_back(0);
+      g.pad_l.push_back(0);
+      g.pad_r.push_back(0);
+    }
     return g;
   }
   if (!node.Has("kernel_shape")) return InvalidArgument(node.Describe() + ": attribute kernel_shape is required");
@@ -56,7 +61,8 @@ Result<PoolGeometry> ReadPoolGeometry(const KernelInit& init, PoolKind kind, boo
     g.pad_l = {0};
     g.pad_r = {0};
   } else {
-    g.y = {g.x[0], g.x[1], win.out[0], win.out[1]};
+    g.y = {g.x[0], g.x[1]};
+    g.y.insert(g.y.end(), win.out.begin(), win.out.end());
   }
   for (size_t i = 0; i < win.rank(); ++i) {
     g.kernel.push_back(win.kernel[i]);
@@ -95,9 +101,10 @@ class PoolKernel final : public IKernel {
     // Channels-last is where oneDNN's JIT pooling runs; a global pool over a plain input reduces
     // contiguous planes, fast enough to skip a reorder of the (large) input.
     // A blocked (nChw8c) input from a convolution is pooled in place, in that order.
-    // A 1-D pool reads and writes rank-3 tensors, which are only ever plain: its view is nchw.
+    // A 1-D pool reads and writes rank-3 tensors, which are only ever plain: its view is nchw; a 3-D
+    // pool reads and writes rank-5 tensors, plain as well (ncdhw).
     const Layout in_layout = init.inputs[0]->layout;
-    const Layout layout = geo.one_d                               ? Layout::kPlain
+    const Layout layout = geo.one_d || geo.three_d                ? Layout::kPlain
                           : in_layout == Layout::kBlocked8        ? Layout::kBlocked8
                           : global && in_layout == Layout::kPlain ? Layout::kPlain
                                                                   : Layout::kChannelsLast;

@@ -86,14 +86,46 @@ TEST(ConvCpuTest, RefusesWhatItCannotRunWithAReason) {
   EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(out.status().message().find("int8 needs constant weights"), std::string::npos);
 
-  // 3-D convolutions are left to the reference.
+  // 4-D convolutions are left to the reference; 3-D ones run in fp32 only.
+  KernelCase conv4d{.node = MakeNode("Conv", 2)};
+  conv4d.inputs = {RandomF32({1, 2, 3, 3, 3, 3}, 1), RandomF32({2, 2, 2, 2, 2, 2}, 2)};
+  conv4d.constant = {false, true};
+  out = RunCpuKernel(cpu::CreateConvF32, conv4d);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(out.status().message().find("4-D convolution"), std::string::npos);
   KernelCase conv3d{.node = MakeNode("Conv", 2)};
   conv3d.inputs = {RandomF32({1, 4, 5, 5, 5}, 1), RandomF32({4, 4, 3, 3, 3}, 2)};
   conv3d.constant = {false, true};
-  out = RunCpuKernel(cpu::CreateConvF32, conv3d);
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("3-D convolution"), std::string::npos);
+  conv3d.precision = Precision::kInt8;
+  conv3d.quant = &table;
+  EXPECT_NE(RefusalOf(cpu::CreateConvInt8, conv3d).find("3-D convolution runs in fp32"), std::string::npos);
+}
+
+// 3-D convolutions (NCDHW, weights MxC/gxkDxkHxkW) on oneDNN in plain order: strides, pads,
+// dilations, groups, bias.
+TEST(ConvCpuTest, ThreeDimensionalConvolutionsMatchReference) {
+  struct Conv3d {
+    Shape x, w;
+    std::map<std::string, Attribute> attrs;
+  };
+  const std::vector<Conv3d> cases = {
+      {{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {{"pads", IntsAttr({1, 1, 1, 1, 1, 1})}}},
+      {{2, 6, 8, 5, 9}, {6, 2, 3, 1, 3}, {{"group", IntAttr(3)}, {"strides", IntsAttr({2, 1, 2})}}},
+      {{1, 3, 9, 9, 9}, {5, 3, 2, 2, 2}, {{"dilations", IntsAttr({2, 2, 1})}, {"pads", IntsAttr({0, 1, 0, 1, 0, 1})}}},
+  };
+  uint64_t seed = 300;
+  for (const Conv3d& spec : cases) {
+    KernelCase c{.node = MakeNode("Conv", 3, 1, spec.attrs)};
+    c.inputs = {RandomF32(spec.x, ++seed), RandomF32(spec.w, ++seed), RandomF32({spec.w[0]}, ++seed)};
+    c.constant = {false, true, true};
+    SCOPED_TRACE(ShapeToString(spec.x) + " * " + ShapeToString(spec.w));
+    auto out = RunCpuKernel(cpu::CreateConvF32, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const auto ref = RunReference(c);
+    ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+    EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+  }
 }
 
 // int8: activations quantised with the calibrated range (u8 when never negative, else s8), weights

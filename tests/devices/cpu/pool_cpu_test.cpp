@@ -120,13 +120,13 @@ TEST(PoolCpuTest, RefusesWhatItCannotRunWithAReason) {
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
 
-  // 3-D pooling.
-  KernelCase pool3d{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({3, 3, 3})}})};
-  pool3d.inputs = {RandomF32({1, 4, 5, 5, 5}, 3)};
-  out = RunCpuKernel(cpu::CreateMaxPoolF32, pool3d);
+  // 4-D windows (rank-6 tensors).
+  KernelCase pool4d{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({2, 2, 2, 2})}})};
+  pool4d.inputs = {RandomF32({1, 2, 3, 3, 3, 3}, 3)};
+  out = RunCpuKernel(cpu::CreateMaxPoolF32, pool4d);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(out.status().message().find("3-D pooling"), std::string::npos);
+  EXPECT_NE(out.status().message().find("4-D pooling"), std::string::npos);
 }
 
 // 1-D pools ([N, C, W]) run as 2-D ones over an H = 1 view of the same bytes, in plain order.
@@ -240,6 +240,31 @@ TEST(PoolCpuTest, OneDimensionalPoolsRefuseAsTwoDimensionalOnes) {
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("reference implementation"), std::string::npos);
   EXPECT_NE(out.status().message().find("dilations [2]"), std::string::npos);
+}
+
+// 3-D windows over NCDHW tensors run on oneDNN in plain order: max, average with and without the
+// padding counted, strides and padding, and the global pools.
+TEST(PoolCpuTest, ThreeDimensionalPoolsMatchReference) {
+  const std::map<std::string, Attribute> window = {
+      {"kernel_shape", IntsAttr({3, 2, 3})}, {"strides", IntsAttr({2, 1, 2})}, {"pads", IntsAttr({1, 0, 1, 1, 1, 0})}};
+  uint64_t seed = 80;
+  KernelCase max{.node = MakeNode("MaxPool", 1, 1, window)};
+  max.inputs = {RandomF32({2, 5, 7, 6, 9}, ++seed)};
+  ExpectPlainMatchesReference(cpu::CreateMaxPoolF32, max);
+  for (int64_t include : {0, 1}) {
+    std::map<std::string, Attribute> attrs = window;
+    attrs["count_include_pad"] = IntAttr(include);
+    KernelCase avg{.node = MakeNode("AveragePool", 1, 1, attrs)};
+    avg.inputs = {RandomF32({1, 3, 8, 5, 6}, ++seed)};
+    SCOPED_TRACE("count_include_pad " + std::to_string(include));
+    ExpectPlainMatchesReference(cpu::CreateAveragePoolF32, avg);
+  }
+  KernelCase global_max{.node = MakeNode("GlobalMaxPool", 1, 1)};
+  global_max.inputs = {RandomF32({2, 4, 3, 5, 6}, ++seed)};
+  ExpectPlainMatchesReference(cpu::CreateGlobalMaxPoolF32, global_max);
+  KernelCase global_avg{.node = MakeNode("GlobalAveragePool", 1, 1)};
+  global_avg.inputs = {RandomF32({2, 4, 3, 5, 6}, ++seed)};
+  ExpectPlainMatchesReference(cpu::CreateGlobalAveragePoolF32, global_avg);
 }
 
 }  // namespace
