@@ -144,8 +144,8 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
   for (size_t i = 0; i < fp32->kernels().size(); ++i) {
     const KernelInfo& k = fp32->kernels()[i];
     const KernelCost& cost = fp32->costs()[i];
-    const bool weighted =
-        k.op_type == "Conv" || k.op_type == "FusedConv" || k.op_type == "MatMul" || k.op_type == "Gemm";
+    const bool weighted = k.op_type == "Conv" || k.op_type == "FusedConv" || k.op_type == "ConvTranspose" ||
+                          k.op_type == "MatMul" || k.op_type == "Gemm";
     if (!weighted || !cost.known || cost.flops / 2 >= int8.min_int8_macs) continue;
     for (const std::string& node : k.onnx_nodes) {
       options.keep_fp32.emplace(

@@ -1,5 +1,8 @@
-// ConvTranspose on oneDNN deconvolution (2-D, groups, fp32) with constant weights; channels-last in and out.
+// ConvTranspose on oneDNN deconvolution (2-D, groups), channels-last in and out: fp32 (weights constant or
+// computed at run time), and int8 with the calibrated input range (quantised before each run, as the int8
+// convolutions do) and constant weights quantised per output channel; the output is f32 either way.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -102,31 +105,65 @@ memory::desc UserWeights(const DeconvGeometry& g) {
   return {{g.groups, g.w[1], g.w[0] / g.groups, g.w[2], g.w[3]}, dt::f32, tag::giohw};
 }
 
+// int8 weights: per output channel m, the largest |w| over its group's input channels and taps.
+std::vector<float> WeightScales(const DeconvGeometry& g, const Tensor& w) {
+  const int64_t in = g.w[0], per_group = g.w[1], taps = g.w[2] * g.w[3];
+  const int64_t in_per_group = in / g.groups;
+  // Without VNNI, 7-bit weights keep oneDNN's pairwise 16-bit sums from saturating.
+  const float w_max = HasVnni() ? 127.0f : 63.0f;
+  std::vector<float> scales(static_cast<size_t>(per_group * g.groups), 0.0f);
+  const float* data = w.data<float>();
+  for (int64_t c = 0; c < in; ++c) {
+    const int64_t group = c / in_per_group;
+    for (int64_t o = 0; o < per_group; ++o) {
+      float& amax = scales[static_cast<size_t>(group * per_group + o)];
+      const float* tap = data + (c * per_group + o) * taps;
+      for (int64_t t = 0; t < taps; ++t) amax = std::max(amax, std::fabs(tap[t]));
+    }
+  }
+  for (float& s : scales) s = s > 0.0f ? s / w_max : 1.0f;
+  return scales;
+}
+
 class ConvTransposeKernel final : public IKernel {
  public:
-  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, bool int8) {
     RETURN_IF_ERROR(RequireStaticF32(init, {0}));
     ASSIGN_OR_RETURN(DeconvGeometry geo, ReadGeometry(init));
     const Node& node = init.node;
     const int64_t out_channels = geo.y[1];
+    ActivationQuant aq;
+    std::vector<float> w_scales, out_scales;
+    if (int8) {
+      if (init.inputs[1]->value == nullptr)
+        return Unsupported("int8 needs constant weights (they are computed at run time)");
+      if (init.quant == nullptr) return Unsupported("no calibration ranges");
+      auto it = init.quant->find(node.inputs[0]);
+      if (it == init.quant->end()) return Unsupported("no calibrated range for input '" + node.inputs[0] + "'");
+      aq = ChooseActivationQuant(it->second);
+      w_scales = WeightScales(geo, *init.inputs[1]->value);
+      for (float s : w_scales) out_scales.push_back(aq.scale * s);
+    }
     const ValueInfo* bias = init.inputs.size() > 2 ? init.inputs[2] : nullptr;
     if (bias != nullptr && (bias->dtype != DType::kF32 || bias->shape != Shape{out_channels})) {
       return Unsupported("bias is not an f32 vector of " + std::to_string(out_channels));
     }
     const memory::desc user_w = UserWeights(geo);
-    const memory::desc w_any(user_w.dims(), dt::f32, tag::any);
-    const memory::desc src_md = Describe(geo.x, dt::f32, Layout::kChannelsLast);
+    const memory::desc w_any(user_w.dims(), int8 ? dt::s8 : dt::f32, tag::any);
+    const memory::desc src_md = Describe(geo.x, int8 ? aq.type : dt::f32, Layout::kChannelsLast);
     const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
     // The bias is added here after the primitive, not by it: oneDNN 2.7 builds deconvolution on
     // backward-data convolution and adds a bias in a slow separate pass (PP-OCRv4 det's 2x2 stride-2
     // heads, 24 channels 320x320: 0.73 ms without a bias, 3.94 ms with one, 110 ms with it as a
     // binary post-op; this loop over the channels-last output adds 0.2 ms).
     dnnl::deconvolution_forward::primitive_desc pd;
+    dnnl::primitive_attr attr;
+    if (int8) attr.set_output_scales(1 << 1, out_scales);
     RETURN_IF_ERROR(Guard(node, "deconvolution", [&] {
       dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                              src_md, w_any, memory::desc(), dst_md, geo.strides, geo.dilates, geo.pad_l,
                                              geo.pad_r);
-      pd = dnnl::deconvolution_forward::primitive_desc(desc, Engine());
+      pd = dnnl::deconvolution_forward::primitive_desc(desc, attr, Engine());
     }));
     const std::string impl = pd.impl_info_str();
     // oneDNN builds deconvolution on a convolution and may name that one ("conv:ref:any").
@@ -149,9 +186,33 @@ class ConvTransposeKernel final : public IKernel {
         return;
       }
       memory user(user_w, Engine(), const_cast<void*>(w->raw_data()));
-      dnnl::reorder(user, kernel->weights_).execute(Stream(), user, kernel->weights_);
+      dnnl::primitive_attr reorder_attr;
+      if (int8) {
+        std::vector<float> inverse;
+        for (float scale : w_scales) inverse.push_back(1.0f / scale);
+        reorder_attr.set_output_scales(geo.groups == 1 ? 1 : 3, inverse);
+      }
+      dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_w, Engine(), pd.weights_desc(), reorder_attr))
+          .execute(Stream(), user, kernel->weights_);
       Stream().wait();
     }));
+    if (int8) {
+      // The f32 input, in whatever order its producer wrote, quantised into channels-last before each run.
+      const memory::desc f32_md = Describe(geo.x, dt::f32, init.inputs[0]->layout);
+      dnnl::primitive_attr q_attr;
+      q_attr.set_output_scales(0, {1.0f / aq.scale});
+      kernel->quantized_.resize(static_cast<size_t>(NumElements(geo.x)) + 64);
+      RETURN_IF_ERROR(Guard(node, "input quantisation", [&] {
+        std::unordered_map<int, memory> q_args;
+        q_args[DNNL_ARG_FROM] = memory(f32_md, Engine(), DNNL_MEMORY_NONE);
+        q_args[DNNL_ARG_TO] = memory(pd.src_desc(), Engine(), kernel->quantized_.data());
+        kernel->quantize_ = PrimitiveCall(
+            dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), f32_md, Engine(), pd.src_desc(), q_attr)),
+            std::move(q_args));
+      }));
+      kernel->src_layout_ = init.inputs[0]->layout;
+      kernel->quantize_input_ = true;
+    }
     std::unordered_map<int, memory> args;
     args[DNNL_ARG_SRC] = memory(pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
     args[DNNL_ARG_WEIGHTS] = kernel->weights_;
@@ -171,14 +232,20 @@ class ConvTransposeKernel final : public IKernel {
       weight_reorder_.SetHandle(DNNL_ARG_FROM, ctx.input(1)->raw_data());
       weight_reorder_.Execute();
     }
-    deconv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    if (quantize_input_) {
+      quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
+      quantize_.Execute();
+      deconv_.SetHandle(DNNL_ARG_SRC, quantized_.data());
+    } else {
+      deconv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
+    }
     deconv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());
     deconv_.Execute();
     const float* bias = runtime_bias_ ? ctx.input(2)->data<float>() : (bias_.empty() ? nullptr : bias_.data());
     if (bias != nullptr) AddBias(bias, ctx.output(0)->data<float>(), ctx.output(0)->numel());
     return Status();
   }
-  Layout InputLayout(size_t i) const override { return i == 0 ? Layout::kChannelsLast : Layout::kPlain; }
+  Layout InputLayout(size_t i) const override { return i == 0 ? src_layout_ : Layout::kPlain; }
   Layout OutputLayout(size_t /*output*/) const override { return Layout::kChannelsLast; }
 
  private:
@@ -196,7 +263,11 @@ class ConvTransposeKernel final : public IKernel {
   }
 
   PrimitiveCall deconv_;
+  PrimitiveCall quantize_;
   PrimitiveCall weight_reorder_;
+  std::vector<uint8_t> quantized_;
+  Layout src_layout_ = Layout::kChannelsLast;
+  bool quantize_input_ = false;
   memory weights_;
   std::vector<float> bias_;
   int64_t channels_ = 1;
@@ -207,7 +278,10 @@ class ConvTransposeKernel final : public IKernel {
 }  // namespace
 
 Result<std::unique_ptr<IKernel>> CreateConvTransposeF32(const KernelInit& init) {
-  return ConvTransposeKernel::Create(init);
+  return ConvTransposeKernel::Create(init, false);
+}
+Result<std::unique_ptr<IKernel>> CreateConvTransposeInt8(const KernelInit& init) {
+  return ConvTransposeKernel::Create(init, true);
 }
 
 }  // namespace chipfit::cpu

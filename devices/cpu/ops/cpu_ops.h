@@ -66,6 +66,7 @@ Result<std::unique_ptr<IKernel>> CreateGemmBf16(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateGemmInt8(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConcatF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConvTransposeF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateConvTransposeInt8(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateResizeF32(const KernelInit& init);
 
 // --- quantized-model ops (quant_cpu.cpp): integer in, integer out, so listed under every precision.

@@ -241,6 +241,42 @@ TEST(ConvTransposeCpuTest, WeightsAndBiasComputedAtRunTime) {
   ExpectClose(cpu::CreateConvTransposeF32, c);
 }
 
+// int8: the calibrated input range (u8 when never negative, else s8), weights per output channel (the
+// groups' channels included), the f32 bias added after. 25 dB catches a wrong scale or channel order
+// (the rounding of both operands leaves ≥ 30 dB, as for the int8 convolutions).
+TEST(ConvTransposeCpuTest, Int8IsCloseToReferenceBySqnr) {
+  const std::vector<DeconvSpec> specs = {
+      {.x = {1, 16, 6, 6}, .out_channels = 8, .kh = 2, .kw = 2, .strides = {2, 2}},
+      {.x = {1, 8, 5, 5}, .out_channels = 12, .kh = 3, .kw = 3, .group = 2, .strides = {2, 2}, .pads = {1, 1, 1, 1}},
+      {.x = {2, 24, 9, 7}, .out_channels = 24, .kh = 4, .kw = 4, .strides = {2, 2}, .pads = {1, 1, 1, 1}},
+  };
+  uint64_t seed = 700;
+  for (const DeconvSpec& spec : specs) {
+    for (bool non_negative : {true, false}) {
+      KernelCase c = MakeDeconv(spec, seed += 10, Layout::kChannelsLast);
+      if (non_negative) c.inputs[0] = RandomF32(spec.x, seed, 0.0f, 2.0f);
+      float lo = 0, hi = 0;
+      for (int64_t i = 0; i < c.inputs[0].numel(); ++i) {
+        lo = std::min(lo, c.inputs[0].data<float>()[i]);
+        hi = std::max(hi, c.inputs[0].data<float>()[i]);
+      }
+      const QuantTable table = {{c.node.inputs[0], QuantParams{.min = lo, .max = hi}}};
+      c.precision = Precision::kInt8;
+      c.quant = &table;
+      SCOPED_TRACE(ShapeToString(spec.x) + " g" + std::to_string(spec.group) + (non_negative ? " u8" : " s8"));
+      auto out = RunCpuKernel(cpu::CreateConvTransposeInt8, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto ref = RunReference(c);
+      EXPECT_GE(SqnrDb((*out)[0], ref[0]), 25.0);
+    }
+  }
+  KernelCase c = MakeDeconv(specs[0], 1, Layout::kPlain);
+  const QuantTable empty;
+  c.precision = Precision::kInt8;
+  c.quant = &empty;
+  EXPECT_NE(Refusal(cpu::CreateConvTransposeInt8, c).message().find("no calibrated range"), std::string::npos);
+}
+
 TEST(ConvTransposeCpuTest, RefusesWhatItCannotRunWithAReason) {
   Status status;
   KernelCase deconv1d{.node = MakeNode("ConvTranspose", 2)};
