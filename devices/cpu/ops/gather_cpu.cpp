@@ -1399,6 +1399,87 @@ class ShapeKernel final : public IKernel {
 };
 
 // ---------------------------------------------------------------------------------------------
+// NonZero: the coordinates of the non-zero elements in row-major order, as an i64 [rank, count]
+// tensor (a scalar counts as rank 1). Chunks of the input count in parallel, then each writes its
+// coordinates from its prefix offset. The kernel sizes its output itself (IKernel::AllocatesOutputs):
+// the op's shape function would count them once more.
+
+class NonZeroKernel final : public IKernel {
+ public:
+  static KernelResult Create(const KernelInit& init) {
+    const ValueInfo* x = InputInfo(init, 0);
+    if (x == nullptr) return Unsupported("input is missing");
+    if (DTypeSize(x->dtype) == 0) return Unsupported(std::string(DTypeName(x->dtype)) + " input");
+    return std::unique_ptr<IKernel>(new NonZeroKernel());
+  }
+  bool AllocatesOutputs() const override { return true; }
+
+  Status Run(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      const T* in = x.data<T>();
+      const int64_t n = x.numel();
+      const int64_t chunks = n >= kParallelFrom ? std::max(1, omp_get_max_threads()) : 1;
+      auto begin_of = [&](int64_t c) { return n * c / chunks; };
+      std::vector<int64_t> offsets(static_cast<size_t>(chunks) + 1, 0);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+      for (int64_t c = 0; c < chunks; ++c) {
+        int64_t count = 0;
+        for (int64_t i = begin_of(c); i < begin_of(c + 1); ++i) count += NonZero(in[i]) ? 1 : 0;
+        offsets[static_cast<size_t>(c) + 1] = count;
+      }
+      for (size_t c = 1; c < offsets.size(); ++c) offsets[c] += offsets[c - 1];
+      const int64_t total = offsets.back();
+      const Shape& shape = x.shape();
+      const auto rank = static_cast<int64_t>(std::max<size_t>(shape.size(), 1));
+      Tensor& out = *ctx.output(0);
+      if (!out.defined()) {
+        out = Tensor(DType::kI64, {rank, total});  // AllocatesOutputs: handed an empty Tensor
+      } else if (out.shape() != Shape{rank, total}) {
+        return Internal(ctx.node().Describe() + ": output was sized " + ShapeToString(out.shape()) + " for " +
+                        std::to_string(total) + " non-zero elements");
+      }
+      int64_t* coords = out.data<int64_t>();
+      if (total == 0) return Status();  // also every empty input: no dim of 0 to divide by below
+#pragma omp parallel for schedule(static) if (chunks > 1)
+      for (int64_t c = 0; c < chunks; ++c) {
+        // The coordinate of the chunk's first element, then an odometer.
+        std::vector<int64_t> at(shape.size(), 0);
+        for (int64_t rest = begin_of(c), d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+          at[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+          rest /= shape[static_cast<size_t>(d)];
+        }
+        int64_t k = offsets[static_cast<size_t>(c)];
+        for (int64_t i = begin_of(c); i < begin_of(c + 1); ++i) {
+          if (NonZero(in[i])) {
+            if (shape.empty()) coords[k] = 0;
+            for (size_t d = 0; d < shape.size(); ++d) coords[static_cast<int64_t>(d) * total + k] = at[d];
+            ++k;
+          }
+          for (size_t d = shape.size(); d-- > 0;) {
+            if (++at[d] < shape[d]) break;
+            at[d] = 0;
+          }
+        }
+      }
+      return Status();
+    });
+  }
+
+ private:
+  NonZeroKernel() = default;
+  template <typename T>
+  static bool NonZero(T v) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      return v != T{};
+    } else {
+      return static_cast<float>(v) != 0.0f;  // f16, bf16: NaN counts as non-zero, as in the reference
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Factories
 
 template <typename K>
@@ -1432,6 +1513,7 @@ void AddIndexKernels(KernelTable& t) {
   t.Add("Range", "", kCpu, kFp32, {"cpu:range", Create<RangeKernel>});
   t.Add("ConstantOfShape", "", kCpu, kFp32, {"cpu:constant-of-shape", Create<ConstantOfShapeKernel>});
   t.Add("Shape", "", kCpu, kFp32, {"cpu:shape", Create<ShapeKernel>});
+  t.Add("NonZero", "", kCpu, kFp32, {"cpu:nonzero", Create<NonZeroKernel>});
 }
 
 }  // namespace chipfit::cpu

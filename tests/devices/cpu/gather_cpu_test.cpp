@@ -605,6 +605,35 @@ TEST(GatherCpuTest, OneHotWithDepthKnownOnlyAtRunTime) {
   ExpectSameAsReference(c);
 }
 
+// NonZero: row-major coordinates for every dtype, scalars (rank 1), none and all non-zero, and a
+// large input counted in parallel chunks; handed no output, it sizes its own.
+TEST(GatherCpuTest, NonZeroCoordinatesInRowMajorOrder) {
+  auto nonzero = [](Tensor x) {
+    KernelCase c = Case("NonZero", 1, 1, {}, 13);
+    c.inputs = {std::move(x)};
+    return c;
+  };
+  for (DType dtype : {DType::kF32, DType::kI64, DType::kU8, DType::kBool, DType::kF16}) {
+    ExpectSameAsReference(nonzero(Filled(dtype, {3, 4, 5}, 90, 1)));
+    ExpectSameAsReference(nonzero(Filled(dtype, {7}, 91, 1)));
+    ExpectSameAsReference(nonzero(Filled(dtype, {}, 92, 1)));
+  }
+  ExpectSameAsReference(nonzero(Tensor(DType::kF32, {2, 0, 3})));
+  ExpectSameAsReference(nonzero(Filled(DType::kF32, {600, 700}, 93, 1)));
+  const KernelCase c = nonzero(Filled(DType::kI32, {40, 50}, 94, 2));
+  std::vector<ValueInfo> infos = {{DType::kI32, {40, 50}, nullptr}};
+  const std::vector<const ValueInfo*> ptrs = {&infos[0]};
+  auto kernel = Factory("NonZero")(KernelInit{c.node, ptrs, c.opset});
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  EXPECT_TRUE((*kernel)->AllocatesOutputs());
+  Tensor out;
+  KernelContext ctx(c.node, c.opset, {&c.inputs[0]}, {&out});
+  ASSERT_TRUE((*kernel)->Run(ctx).ok());
+  const auto ref = RunReference(c);
+  ASSERT_EQ(out.shape(), ref[0].shape());
+  for (int64_t i = 0; i < out.numel(); ++i) EXPECT_EQ(out.data<int64_t>()[i], ref[0].data<int64_t>()[i]);
+}
+
 TEST(GatherCpuTest, EyeLikeDiagonalsAndDtypes) {
   for (int64_t k : std::vector<int64_t>{0, 1, -2, 5, -100, std::numeric_limits<int64_t>::min()}) {
     KernelCase c = Case("EyeLike", 1, 1, {{"k", IntAttr(k)}}, 9);
