@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/reference/einsum_plan.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
 
@@ -28,12 +29,6 @@ char LabelLetter(int label) { return static_cast<char>(label < 26 ? 'A' + label 
 struct EinsumTerm {
   std::vector<int> letters;
   int ellipsis_at = -1;
-};
-
-struct EinsumPlan {
-  std::vector<std::vector<int>> inputs;  // per input, one label per dim (ellipsis expanded)
-  std::vector<int> output;
-  std::vector<int64_t> sizes;  // per label; -1 when not known yet
 };
 
 Result<EinsumTerm> ParseTerm(const std::string& term, const std::string& equation, const Node& node) {
@@ -68,6 +63,8 @@ bool MergeSize(int64_t& size, int64_t dim) {
 std::string LabelName(int label) {
   return label < kNumLetters ? std::string(1, LabelLetter(label)) : "'...' dim " + std::to_string(label - kNumLetters);
 }
+
+}  // namespace
 
 Result<EinsumPlan> PlanEinsum(const Node& node, const std::vector<Shape>& shapes) {
   std::string equation;
@@ -159,6 +156,8 @@ Result<EinsumPlan> PlanEinsum(const Node& node, const std::vector<Shape>& shapes
   }
   return plan;
 }
+
+namespace {
 
 Status InferEinsum(InferContext& ctx) {
   if (ctx.num_inputs() == 0) return ctx.Error("needs at least one input");

@@ -94,6 +94,7 @@ KernelTable BuildTable() {
   cpu::AddLogicKernels(t);
   cpu::AddIndexKernels(t);
   cpu::AddMathKernels(t);
+  cpu::AddEinsumKernels(t);
   cpu::AddSamplingKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;

@@ -18,7 +18,10 @@ void AddIndexKernels(KernelTable& t);
 // reductions.
 void AddMathKernels(KernelTable& t);
 
-// sampling_cpu.cpp: Resize in mode cubic (after oneDNN's resampling), NonMaxSuppression, GridSample.
+// einsum_cpu.cpp: Einsum as a permutation or a batched matrix product.
+void AddEinsumKernels(KernelTable& t);
+
+// sampling_cpu.cpp: Resize in any mode (after oneDNN's resampling), NonMaxSuppression, GridSample.
 void AddSamplingKernels(KernelTable& t);
 
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (training losses, random

@@ -209,6 +209,52 @@ TEST(MathCpuTest, ClipWithBoundsGivenAtRunTime) {
   }
 }
 
+// Einsum as a permutation or a batched product, against the reference; the other forms are refused
+// with the reason.
+TEST(MathCpuTest, EinsumPermutationsAndBatchedProducts) {
+  KernelFactory einsum = nullptr;
+  for (const auto& impl : CpuKernels().Find("Einsum", "", DeviceKind::kCpu, Precision::kFp32)) {
+    if (std::string(impl.name) == "cpu:einsum") einsum = impl.create;
+  }
+  ASSERT_NE(einsum, nullptr);
+  struct Spec {
+    std::string equation;
+    std::vector<Shape> shapes;
+  };
+  const std::vector<Spec> specs = {
+      {"bhid,bhjd->bhij", {{2, 3, 17, 8}, {2, 3, 13, 8}}},   // attention scores
+      {"bhij,bhjd->bhid", {{1, 4, 9, 11}, {1, 4, 11, 16}}},  // attention output
+      {"bij,bjk->bik", {{3, 5, 7}, {3, 7, 4}}},
+      {"ij,jk", {{6, 5}, {5, 9}}},  // implicit output "ik"
+      {"i,i", {{40}, {40}}},        // inner product: a scalar
+      {"i,j->ij", {{5}, {7}}},      // outer product
+      {"...ij,...jk->...ik", {{2, 2, 3, 4}, {2, 2, 4, 5}}},
+      {"ijk->kji", {{3, 4, 5}}},
+      {"bik,bkj->bji", {{2, 64, 48}, {2, 48, 80}}},  // large: parallel, permuted output
+  };
+  uint64_t seed = 500;
+  for (const Spec& spec : specs) {
+    KernelCase c{.node = MakeNode("Einsum", spec.shapes.size(), 1, {{"equation", StringAttr(spec.equation)}}),
+                 .opset = 12};
+    for (const Shape& shape : spec.shapes) c.inputs.push_back(RandomF32(shape, ++seed));
+    SCOPED_TRACE(spec.equation);
+    auto out = RunCpuKernel(einsum, c);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const auto ref = RunReference(c);
+    ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+    EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-5);
+  }
+  for (const Spec& refused : std::vector<Spec>{{"ii->i", {{4, 4}}},
+                                               {"ij->i", {{4, 5}}},
+                                               {"ij,jk->ik", {{4, 1}, {3, 5}}},
+                                               {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}}}) {
+    KernelCase c{.node = MakeNode("Einsum", refused.shapes.size(), 1, {{"equation", StringAttr(refused.equation)}}),
+                 .opset = 12};
+    for (const Shape& shape : refused.shapes) c.inputs.push_back(RandomF32(shape, ++seed));
+    EXPECT_NE(RefusalOf(einsum, c).find("not a permutation or batched product"), std::string::npos) << refused.equation;
+  }
+}
+
 TEST(MathCpuTest, ShrinkMatchesReference) {
   const std::vector<std::pair<float, float>> params = {{0.5f, 0.0f}, {1.5f, 1.5f}, {0.3f, -0.2f}, {0.0f, 0.7f}};
   uint64_t seed = 300;
