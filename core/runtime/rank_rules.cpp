@@ -48,9 +48,10 @@ bool KeepsRank(const std::string& op) {
   return ops.contains(op);
 }
 
+// The broadcasting ops whose output is bool whatever their inputs are.
 bool ReturnsBool(const std::string& op) {
-  static const std::set<std::string> ops = {"And", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
-                                            "Not", "Or",    "Xor",     "IsNaN",          "IsInf"};
+  static const std::set<std::string> ops = {"And",  "Equal",       "Greater", "GreaterOrEqual",
+                                            "Less", "LessOrEqual", "Or",      "Xor"};
   return ops.contains(op);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -108,6 +109,17 @@ inline Result<std::vector<Tensor>> RunCpuKernel(KernelFactory factory, const Ker
     plain.push_back(std::move(t));
   }
   return plain;
+}
+
+// A calibration table giving `name` the range of the f32 tensor `x` (widened to include 0), as the
+// int8 kernels' tests calibrate on their own input.
+inline QuantTable RangeOf(const std::string& name, const Tensor& x) {
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    lo = std::min(lo, x.data<float>()[i]);
+    hi = std::max(hi, x.data<float>()[i]);
+  }
+  return {{name, QuantParams{.min = lo, .max = hi}}};
 }
 
 inline std::vector<Tensor> RunReference(const KernelCase& c) {

@@ -255,12 +255,7 @@ TEST(ConvTransposeCpuTest, Int8IsCloseToReferenceBySqnr) {
     for (bool non_negative : {true, false}) {
       KernelCase c = MakeDeconv(spec, seed += 10, Layout::kChannelsLast);
       if (non_negative) c.inputs[0] = RandomF32(spec.x, seed, 0.0f, 2.0f);
-      float lo = 0, hi = 0;
-      for (int64_t i = 0; i < c.inputs[0].numel(); ++i) {
-        lo = std::min(lo, c.inputs[0].data<float>()[i]);
-        hi = std::max(hi, c.inputs[0].data<float>()[i]);
-      }
-      const QuantTable table = {{c.node.inputs[0], QuantParams{.min = lo, .max = hi}}};
+      const QuantTable table = RangeOf(c.node.inputs[0], c.inputs[0]);
       c.precision = Precision::kInt8;
       c.quant = &table;
       SCOPED_TRACE(ShapeToString(spec.x) + " g" + std::to_string(spec.group) + (non_negative ? " u8" : " s8"));
