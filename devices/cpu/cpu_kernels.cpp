@@ -78,6 +78,7 @@ KernelTable BuildTable() {
   t.Add("ConvTranspose", "", kCpu, kFp32, {"onednn:deconv", cpu::CreateConvTransposeF32});
   t.Add("ConvTranspose", "", kCpu, kInt8, {"onednn:deconv:int8", cpu::CreateConvTransposeInt8});
   t.Add("Resize", "", kCpu, kFp32, {"onednn:resampling", cpu::CreateResizeF32});
+  t.Add("Upsample", "", kCpu, kFp32, {"onednn:resampling", cpu::CreateResizeF32});
 
   // --- quantized models: the model fixes these ops' integer types, so every target runs them alike.
   for (Precision p : {kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16, kInt8}) {

@@ -1,6 +1,8 @@
 // ConvTranspose on oneDNN deconvolution (2-D, groups), channels-last in and out: fp32 (weights constant or
 // computed at run time), and int8 with the calibrated input range (quantised before each run, as the int8
 // convolutions do) and constant weights quantised per output channel; the output is f32 either way.
+// 1-D ones (audio decoders, vocoders) run as 2-D over an H = 1 view of the same bytes, in plain order:
+// rank-3 tensors are only ever plain; 3-D ones (volumetric decoders) in plain order too, fp32 only.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,7 +22,8 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 struct DeconvGeometry {
-  Shape x, w, y;
+  Shape x, w, y;  // 1-D: the 2-D views with H = 1 ([N, C, 1, W]: the same bytes)
+  bool one_d = false, three_d = false;
   int64_t groups = 1;
   memory::dims strides, dilates, pad_l, pad_r;
 };
@@ -29,20 +32,22 @@ struct DeconvGeometry {
 // SAME fixes the output and the total padding follows (clamped at 0, odd pad at the end for
 // SAME_UPPER); otherwise the explicit pads and output_padding give the output.
 Status ResolveTransposed(const Node& node, Window& w) {
-  const std::vector<int64_t> output_padding = node.GetInts("output_padding", {0, 0});
+  const size_t n = w.in.size();
+  const std::vector<int64_t> output_padding = node.GetInts("output_padding", std::vector<int64_t>(n, 0));
   std::vector<int64_t> output_shape = node.GetInts("output_shape");
-  if (output_padding.size() != 2 ||
+  const std::string count = std::to_string(n) + (n == 1 ? " entry" : " entries");
+  if (output_padding.size() != n ||
       std::any_of(output_padding.begin(), output_padding.end(), [](int64_t v) { return v < 0; })) {
-    return InvalidArgument(node.Describe() + ": output_padding " + JoinInts(output_padding) +
-                           " must have 2 non-negative entries");
+    return InvalidArgument(node.Describe() + ": output_padding " + JoinInts(output_padding) + " must have " + count +
+                           ", none negative");
   }
-  if (output_shape.size() == 4) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
-  if (!output_shape.empty() && output_shape.size() != 2) {
-    return InvalidArgument(node.Describe() + ": output_shape " + JoinInts(output_shape) + " must have 2 entries");
+  if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != n) {
+    return InvalidArgument(node.Describe() + ": output_shape " + JoinInts(output_shape) + " must have " + count);
   }
   const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
-  w.out.assign(2, 0);
-  for (size_t i = 0; i < 2; ++i) {
+  w.out.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
     const int64_t full = w.strides[i] * (w.in[i] - 1) + output_padding[i] + w.Extent(i);
     if (!output_shape.empty() || same) {
       w.out[i] = !output_shape.empty() ? output_shape[i] : w.in[i] * w.strides[i];
@@ -63,31 +68,47 @@ Status ResolveTransposed(const Node& node, Window& w) {
 Result<DeconvGeometry> ReadGeometry(const KernelInit& init) {
   const Node& node = init.node;
   DeconvGeometry g;
-  g.x = init.inputs[0]->shape;
-  if (g.x.size() != 4) {
-    return Unsupported(std::to_string(static_cast<int64_t>(g.x.size()) - 2) +
-                       "-D ConvTranspose: only 2-D runs on oneDNN here");
+  const Shape& x = init.inputs[0]->shape;
+  if (x.size() < 3 || x.size() > 5) {
+    return Unsupported(std::to_string(static_cast<int64_t>(x.size()) - 2) +
+                       "-D ConvTranspose: only 1-D, 2-D and 3-D run on oneDNN here");
   }
+  g.one_d = x.size() == 3;
+  g.three_d = x.size() == 5;
   const ValueInfo* w = init.inputs.size() > 1 ? init.inputs[1] : nullptr;
   if (w == nullptr) return Unsupported("weights are missing");
-  if (w->dtype != DType::kF32 || w->shape.size() != 4) return Unsupported("weights are not f32 of rank 4");
+  if (w->dtype != DType::kF32 || w->shape.size() != x.size()) {
+    return Unsupported("weights are not f32 of rank " + std::to_string(x.size()));
+  }
   for (int64_t d : w->shape) {
     if (d < 0) return Unsupported("weight shape known only at run time");
   }
-  g.w = w->shape;
+  g.x = g.one_d ? Shape{x[0], x[1], 1, x[2]} : x;
+  g.w = g.one_d ? Shape{w->shape[0], w->shape[1], 1, w->shape[2]} : w->shape;
   g.groups = node.GetInt("group", 1);
   if (g.groups < 1 || g.x[1] != g.w[0] || g.x[1] % g.groups != 0) {
     return Unsupported("channels do not match the weights and group count");
   }
-  std::vector<int64_t> kernel = {g.w[2], g.w[3]};
+  const Shape spatial(x.begin() + 2, x.end());
+  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
   if (node.Has("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
     return InvalidArgument(node.Describe() + ": kernel_shape " + JoinInts(node.GetInts("kernel_shape")) +
-                           " disagrees with W " + ShapeToString(g.w));
+                           " disagrees with W " + ShapeToString(w->shape));
   }
-  ASSIGN_OR_RETURN(Window win, ReadWindow(node, {g.x[2], g.x[3]}, kernel));
+  ASSIGN_OR_RETURN(Window win, ReadWindow(node, spatial, kernel));
   RETURN_IF_ERROR(ResolveTransposed(node, win));
-  g.y = {g.x[0], g.w[1] * g.groups, win.out[0], win.out[1]};
-  for (size_t i = 0; i < 2; ++i) {
+  if (g.one_d) {
+    // The added H dim: one row, a kernel of one tap, no stride, dilation or padding.
+    g.y = {g.x[0], g.w[1] * g.groups, 1, win.out[0]};
+    g.strides = {1, win.strides[0]};
+    g.dilates = {0, win.dilations[0] - 1};
+    g.pad_l = {0, win.pad_begin[0]};
+    g.pad_r = {0, win.strides[0] * (win.in[0] - 1) + win.Extent(0) - win.pad_begin[0] - win.out[0]};
+    return g;
+  }
+  g.y = {g.x[0], g.w[1] * g.groups};
+  for (size_t i = 0; i < spatial.size(); ++i) {
+    g.y.push_back(win.out[i]);
     g.strides.push_back(win.strides[i]);
     g.dilates.push_back(win.dilations[i] - 1);
     g.pad_l.push_back(win.pad_begin[i]);
@@ -101,8 +122,11 @@ Result<DeconvGeometry> ReadGeometry(const KernelInit& init) {
 // oneDNN deconvolution weights are {OC, IC, kh, kw} (grouped: {G, OC/G, IC/G, kh, kw}); ONNX's
 // [IC, OC/G, kh, kw] bytes are the iohw (giohw) order of those dims.
 memory::desc UserWeights(const DeconvGeometry& g) {
-  if (g.groups == 1) return {{g.w[1], g.w[0], g.w[2], g.w[3]}, dt::f32, tag::iohw};
-  return {{g.groups, g.w[1], g.w[0] / g.groups, g.w[2], g.w[3]}, dt::f32, tag::giohw};
+  memory::dims dims = {g.w[1], g.w[0]};
+  if (g.groups > 1) dims = {g.groups, g.w[1], g.w[0] / g.groups};
+  dims.insert(dims.end(), g.w.begin() + 2, g.w.end());
+  if (g.three_d) return {dims, dt::f32, g.groups == 1 ? tag::iodhw : tag::giodhw};
+  return {dims, dt::f32, g.groups == 1 ? tag::iohw : tag::giohw};
 }
 
 // int8 weights: per output channel m, the largest |w| over its group's input channels and taps.
@@ -135,6 +159,11 @@ class ConvTransposeKernel final : public IKernel {
     ActivationQuant aq;
     std::vector<float> w_scales, out_scales;
     if (int8) {
+      if (geo.one_d || geo.three_d) {
+        return Unsupported(std::string(geo.one_d ? "1-D" : "3-D") +
+                           " int8 ConvTranspose: oneDNN 2.6 has only its reference implementation for the plain "
+                           "order these tensors use (the layer stays fp32)");
+      }
       if (init.inputs[1]->value == nullptr)
         return Unsupported("int8 needs constant weights (they are computed at run time)");
       if (init.quant == nullptr) return Unsupported("no calibration ranges");
@@ -150,8 +179,9 @@ class ConvTransposeKernel final : public IKernel {
     }
     const memory::desc user_w = UserWeights(geo);
     const memory::desc w_any(user_w.dims(), int8 ? dt::s8 : dt::f32, tag::any);
-    const memory::desc src_md = Describe(geo.x, int8 ? aq.type : dt::f32, Layout::kChannelsLast);
-    const memory::desc dst_md = Describe(geo.y, dt::f32, Layout::kChannelsLast);
+    const Layout layout = geo.one_d || geo.three_d ? Layout::kPlain : Layout::kChannelsLast;
+    const memory::desc src_md = Describe(geo.x, int8 ? aq.type : dt::f32, layout);
+    const memory::desc dst_md = Describe(geo.y, dt::f32, layout);
     // The bias is added here after the primitive, not by it: oneDNN 2.7 builds deconvolution on
     // backward-data convolution and adds a bias in a slow separate pass (PP-OCRv4 det's 2x2 stride-2
     // heads, 24 channels 320x320: 0.73 ms without a bias, 3.94 ms with one, 110 ms with it as a
@@ -171,6 +201,8 @@ class ConvTransposeKernel final : public IKernel {
       return Unsupported("only oneDNN's reference implementation (" + impl + ")");
     }
     auto kernel = std::unique_ptr<ConvTransposeKernel>(new ConvTransposeKernel());
+    kernel->src_layout_ = kernel->dst_layout_ = layout;
+    kernel->plane_ = layout == Layout::kPlain ? NumElements(Shape(geo.y.begin() + 2, geo.y.end())) : 1;
     // Weights reordered into oneDNN's layout once, or before every run when they are computed then.
     const Tensor* w = init.inputs[1]->value;
     RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
@@ -246,13 +278,25 @@ class ConvTransposeKernel final : public IKernel {
     return Status();
   }
   Layout InputLayout(size_t i) const override { return i == 0 ? src_layout_ : Layout::kPlain; }
-  Layout OutputLayout(size_t /*output*/) const override { return Layout::kChannelsLast; }
+  Layout OutputLayout(size_t /*output*/) const override { return dst_layout_; }
 
  private:
   ConvTransposeKernel() = default;
-  // y[p, c] += bias[c] over the channels-last output, pixel rows in parallel.
+  // y[p, c] += bias[c] over the channels-last output, pixel rows in parallel; a plain (1-D) output adds
+  // bias[c] to each row of plane_ values.
   void AddBias(const float* b, float* y, int64_t numel) const {
     const int64_t channels = channels_;
+    if (plane_ > 1) {
+      const int64_t rows = numel / plane_, plane = plane_;
+#pragma omp parallel for schedule(static) if (numel >= (1 << 15))
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = y + r * plane;
+        const float v = b[r % channels];
+#pragma omp simd
+        for (int64_t i = 0; i < plane; ++i) row[i] += v;
+      }
+      return;
+    }
     const int64_t pixels = numel / channels;
 #pragma omp parallel for schedule(static) if (numel >= (1 << 15))
     for (int64_t p = 0; p < pixels; ++p) {
@@ -267,6 +311,8 @@ class ConvTransposeKernel final : public IKernel {
   PrimitiveCall weight_reorder_;
   std::vector<uint8_t> quantized_;
   Layout src_layout_ = Layout::kChannelsLast;
+  Layout dst_layout_ = Layout::kChannelsLast;
+  int64_t plane_ = 1;  // plain output: values per (n, c) row
   bool quantize_input_ = false;
   memory weights_;
   std::vector<float> bias_;

@@ -145,9 +145,11 @@ class ResizeKernel final : public IKernel {
     const Node& node = init.node;
     const Shape& x = init.inputs[0]->shape;
     if (x.size() != 4) return Unsupported(std::to_string(x.size()) + "-D Resize: only 4-D runs on oneDNN here");
-    const bool modern = init.opset >= 11;
+    const bool upsample = node.op_type == "Upsample";
+    const bool modern = !upsample && init.opset >= 11;
     ResizeAttrs a;
     a.mode = node.GetString("mode", "nearest");
+    if (a.mode == "bilinear") a.mode = "linear";  // Upsample's early spelling
     a.transform = modern ? node.GetString("coordinate_transformation_mode", "half_pixel") : "asymmetric";
     a.nearest = modern ? node.GetString("nearest_mode", "round_prefer_floor") : "simple";
     a.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
@@ -162,7 +164,8 @@ class ResizeKernel final : public IKernel {
       return Unsupported("keep_aspect_ratio_policy '" + node.GetString("keep_aspect_ratio_policy", "") +
                          "' is not run on oneDNN here");
     }
-    const int scales_slot = modern ? 2 : 1, sizes_slot = modern ? 3 : -1;
+    // Upsample-7's scales are an attribute: the output shape gives them (out / in) exactly enough here.
+    const int scales_slot = modern ? 2 : (upsample && init.opset < 9 ? -1 : 1), sizes_slot = modern ? 3 : -1;
     bool runtime = false;
     const Tensor* scales = ConstantInput(init, scales_slot, &runtime);
     ConstantInput(init, sizes_slot, &runtime);  // sizes only fix the output length, which the shape function gives

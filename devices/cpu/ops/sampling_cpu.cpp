@@ -1,8 +1,8 @@
 // Sampling ops in fp32 as own OpenMP loops over plain tensors: Resize in mode cubic (oneDNN's resampling
 // has no cubic) and in any mode where oneDNN cannot take it (scales or sizes computed at run time, crop
-// and resize, antialiasing …), NonMaxSuppression and GridSample. Each matches core/reference (resize.cpp,
-// detection.cpp): coordinates, tap positions and weights are computed in double exactly as there; only the weighted
-// sums run in float (the reference sums in double and rounds once).
+// and resize, antialiasing …) or form (Resize-10, Upsample), NonMaxSuppression and GridSample. Each matches
+// core/reference (resize.cpp, detection.cpp): coordinates, tap positions and weights are computed in double exactly as
+// there; only the weighted sums run in float (the reference sums in double and rounds once).
 //
 // Scales, sizes, RoIs and thresholds may be known only at run time: every kernel plans from the tensors it
 // is run with. NonMaxSuppression's output length depends on the data: its kernel allocates the output
@@ -57,6 +57,10 @@ struct ResizeAttrs {
   float extrapolation = 0;
   std::vector<int64_t> axes;  // empty: all
   std::string policy;
+  // Where the scales come from: Resize-11 on reads roi (1), scales (2), sizes (3); Resize-10 and
+  // Upsample-9 read scales as input 1; Upsample-7 has a scales attribute (`fixed_scales`).
+  int roi_input = 1, scales_input = 2, sizes_input = 3;
+  std::vector<double> fixed_scales;
 };
 
 constexpr const char* kTransforms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -108,9 +112,11 @@ double ResizeSourceCoord(const std::string& transform, const AxisKey& k, int64_t
   return (x + 0.5) / s - 0.5;  // half_pixel
 }
 
-// nearest_mode's rounding of a source coordinate (Resize-11 on).
-int64_t NearestIndex(const std::string& mode, double x) {
+// nearest_mode's rounding of a source coordinate; "simple" is Resize-10's and Upsample's: floor when
+// upsampling, ceil when downsampling.
+int64_t NearestIndex(const std::string& mode, double x, double scale) {
   const double f = std::floor(x);
+  if (mode == "simple") return static_cast<int64_t>(scale < 1 ? std::ceil(x) : f);
   if (mode == "floor") return static_cast<int64_t>(f);
   if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
   if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
@@ -137,7 +143,7 @@ AxisTaps PlanAxis(const ResizeAttrs& a, const AxisKey& k) {
     at.clear();
     const bool crop = a.transform == "tf_crop_and_resize";
     if (nearest && (!crop || (x >= 0 && x <= static_cast<double>(k.in - 1)))) {
-      at.push_back(std::clamp<int64_t>(NearestIndex(a.nearest, x), 0, k.in - 1));
+      at.push_back(std::clamp<int64_t>(NearestIndex(a.nearest, x, k.scale), 0, k.in - 1));
       w.push_back(1.0);
     } else if (!crop || (x >= 0 && x <= static_cast<double>(k.in - 1))) {
       double total = 0;
@@ -272,10 +278,13 @@ class ResizeSeparableKernel final : public IKernel {
       keys[d].in = in[d];
       keys[d].out = out[d];
     }
-    const Tensor* roi = GivenInput(ctx, 1);
-    const Tensor* scales = GivenInput(ctx, 2);
-    const Tensor* sizes = GivenInput(ctx, 3);
-    if (scales != nullptr) {
+    const Tensor* roi = attrs_.roi_input < 0 ? nullptr : GivenInput(ctx, attrs_.roi_input);
+    const Tensor* scales = attrs_.scales_input < 0 ? nullptr : GivenInput(ctx, attrs_.scales_input);
+    const Tensor* sizes = attrs_.sizes_input < 0 ? nullptr : GivenInput(ctx, attrs_.sizes_input);
+    if (!attrs_.fixed_scales.empty()) {
+      if (attrs_.fixed_scales.size() != n) return ctx.Error("scales do not match the resized axes");
+      for (size_t i = 0; i < n; ++i) keys[static_cast<size_t>(axes[i])].scale = attrs_.fixed_scales[i];
+    } else if (scales != nullptr) {
       if (scales->numel() != static_cast<int64_t>(n)) return ctx.Error("scales do not match the resized axes");
       for (size_t i = 0; i < n; ++i)
         keys[static_cast<size_t>(axes[i])].scale = scales->GetAsDouble(static_cast<int64_t>(i));
@@ -335,12 +344,25 @@ class ResizeSeparableKernel final : public IKernel {
 
 Result<std::unique_ptr<IKernel>> CreateResizeSeparable(const KernelInit& init) {
   const Node& node = init.node;
-  if (node.op_type != "Resize" || init.opset < 11) {
-    return Unsupported("Resize-10 and Upsample read scales as input 1 (oneDNN or the reference runs them)");
-  }
   RETURN_IF_ERROR(RequireF32Input(init, 0, "X"));
   ResizeAttrs a;
   a.mode = node.GetString("mode", "nearest");
+  if (node.op_type == "Upsample" || init.opset < 11) {
+    // Resize-10 and Upsample: asymmetric coordinates, "simple" nearest rounding, no cubic.
+    if (a.mode == "bilinear") a.mode = "linear";  // Upsample's early spelling
+    if (a.mode != "nearest" && a.mode != "linear") return Unsupported("mode '" + a.mode + "' is unknown");
+    a.nearest = "simple";
+    a.transform = "asymmetric";
+    a.policy = "stretch";
+    a.roi_input = a.sizes_input = -1;
+    a.scales_input = 1;
+    if (node.op_type == "Upsample" && init.opset < 9) {
+      a.scales_input = -1;
+      for (float v : node.GetFloats("scales")) a.fixed_scales.push_back(v);
+      if (a.fixed_scales.empty()) return Unsupported("Upsample-7 without a scales attribute");
+    }
+    return std::unique_ptr<IKernel>(std::make_unique<ResizeSeparableKernel>(std::move(a)));
+  }
   a.nearest = node.GetString("nearest_mode", "round_prefer_floor");
   if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
     return Unsupported("mode '" + a.mode + "' is unknown");
@@ -685,6 +707,7 @@ void AddSamplingKernels(KernelTable& t) {
   constexpr auto kFp32 = Precision::kFp32;
   // After onednn:resampling (cpu_kernels.cpp lists it before the groups), which takes nearest and linear.
   t.Add("Resize", "", kCpu, kFp32, {"cpu:resize", CreateResizeSeparable});
+  t.Add("Upsample", "", kCpu, kFp32, {"cpu:resize", CreateResizeSeparable});
   t.Add("NonMaxSuppression", "", kCpu, kFp32, {"cpu:nms", CreateNms});
   t.Add("GridSample", "", kCpu, kFp32, {"cpu:grid-sample", CreateGridSample});
 }

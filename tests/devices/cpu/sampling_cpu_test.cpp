@@ -207,6 +207,46 @@ TEST(SamplingCpuTest, ResizeCubicKnowsExactGridPoints) {
   EXPECT_EQ(Values<float>((*out)[0]), Values<float>(x));
 }
 
+// Resize-10 and Upsample (scales as input 1 at opset 9, an attribute at opset 7): asymmetric coordinates and
+// the "simple" nearest rounding (floor up, ceil down), on oneDNN's resampling where it takes them and on
+// the own kernel always.
+TEST(SamplingCpuTest, Resize10AndUpsampleMatchTheReference) {
+  const Tensor x = RandomF32({2, 3, 7, 10}, 13, -2.0f, 2.0f);
+  const std::vector<std::vector<float>> all_scales = {{1, 1, 2, 2}, {1, 1, 3, 1.5f}, {1, 1, 0.5f, 0.7f}};
+  struct Form {
+    std::string op;
+    int64_t opset;
+  };
+  for (const Form& form : {Form{"Resize", 10}, Form{"Upsample", 9}, Form{"Upsample", 7}}) {
+    for (const auto& scales : all_scales) {
+      for (const char* mode : {"nearest", "linear", "bilinear"}) {
+        if (std::string(mode) == "bilinear" && form.op != "Upsample") continue;
+        const bool attr = form.op == "Upsample" && form.opset < 9;
+        KernelCase c{.node = MakeNode(form.op, attr ? 1 : 2), .opset = form.opset, .inputs = {x}};
+        c.node.attributes["mode"] = StringAttr(mode);
+        if (attr) {
+          c.node.attributes["scales"] = FloatsAttr(scales);
+        } else {
+          c.inputs.push_back(F32({4}, scales));
+          c.constant = {false, true};
+        }
+        SCOPED_TRACE(form.op + "-" + std::to_string(form.opset) + " " + mode + " " + std::to_string(scales[2]) + "x" +
+                     std::to_string(scales[3]));
+        ExpectClose(SamplingFactory(form.op, "cpu:resize"), c);
+        // oneDNN's resampling takes what it samples alike (it says why otherwise).
+        auto onednn = RunCpuKernel(SamplingFactory(form.op, "onednn:resampling"), c);
+        if (onednn.ok()) {
+          const auto ref = RunReference(c);
+          EXPECT_LE(MaxRelError((*onednn)[0], ref[0]), kTolerance);
+        } else {
+          EXPECT_NE(onednn.status().message().find("samples differently"), std::string::npos)
+              << onednn.status().ToString();
+        }
+      }
+    }
+  }
+}
+
 TEST(SamplingCpuTest, OwnResizeIsTriedAfterOneDnnAndRefusesUnknownModes) {
   const auto& impls = CpuKernels().Find("Resize", "", DeviceKind::kCpu, Precision::kFp32);
   ASSERT_EQ(impls.size(), 2u);

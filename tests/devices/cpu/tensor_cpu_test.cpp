@@ -272,13 +272,81 @@ TEST(ConvTransposeCpuTest, Int8IsCloseToReferenceBySqnr) {
   EXPECT_NE(Refusal(cpu::CreateConvTransposeInt8, c).message().find("no calibrated range"), std::string::npos);
 }
 
+// 1-D ConvTranspose (audio decoders): a 2-D one over an H = 1 view, plain in and out, with strides,
+// padding, output_padding, output_shape, dilations, groups, SAME padding and a bias. int8 refuses, with
+// its reason.
+TEST(ConvTransposeCpuTest, OneDimensionalMatchesReference) {
+  struct Spec1d {
+    int64_t c, w, m, k, group = 1, stride = 1, dilation = 1;
+    std::vector<int64_t> pads{0, 0}, output_padding{0}, output_shape{};
+    std::string auto_pad{};
+    bool bias = true;
+  };
+  const std::vector<Spec1d> specs = {
+      {.c = 8, .w = 20, .m = 4, .k = 16, .stride = 8, .pads = {4, 4}},  // an upsampling vocoder stage
+      {.c = 6, .w = 9, .m = 6, .k = 3, .group = 3, .stride = 2, .pads = {1, 1}, .output_padding = {1}},
+      {.c = 4, .w = 7, .m = 5, .k = 3, .dilation = 2, .bias = false},
+      {.c = 4, .w = 5, .m = 3, .k = 3, .stride = 2, .output_shape = {12}},
+      {.c = 4, .w = 6, .m = 4, .k = 4, .stride = 3, .auto_pad = "SAME_LOWER"},
+      {.c = 3, .w = 1, .m = 2, .k = 1},
+  };
+  uint64_t seed = 900;
+  for (const Spec1d& s : specs) {
+    std::map<std::string, Attribute> attrs{{"strides", IntsAttr({s.stride})},
+                                           {"dilations", IntsAttr({s.dilation})},
+                                           {"group", IntAttr(s.group)},
+                                           {"output_padding", IntsAttr(s.output_padding)}};
+    if (!s.auto_pad.empty()) attrs["auto_pad"] = StringAttr(s.auto_pad);
+    if (!s.output_shape.empty()) attrs["output_shape"] = IntsAttr(s.output_shape);
+    if (s.auto_pad.empty() && s.output_shape.empty()) attrs["pads"] = IntsAttr(s.pads);
+    KernelCase c{.node = MakeNode("ConvTranspose", s.bias ? 3 : 2, 1, attrs)};
+    c.inputs = {RandomF32({2, s.c, s.w}, seed += 10), RandomF32({s.c, s.m / s.group, s.k}, seed + 1, -0.5f, 0.5f)};
+    if (s.bias) c.inputs.push_back(RandomF32({s.m}, seed + 2));
+    c.constant = {false, true, true};
+    SCOPED_TRACE("C" + std::to_string(s.c) + " W" + std::to_string(s.w) + " -> " + std::to_string(s.m) + " k" +
+                 std::to_string(s.k) + " g" + std::to_string(s.group) + " s" + std::to_string(s.stride));
+    ExpectClose(cpu::CreateConvTransposeF32, c);
+    const QuantTable table = RangeOf(c.node.inputs[0], c.inputs[0]);
+    c.precision = Precision::kInt8;
+    c.quant = &table;
+    EXPECT_NE(Refusal(cpu::CreateConvTransposeInt8, c).message().find("1-D int8 ConvTranspose"), std::string::npos);
+  }
+}
+
+// 3-D ConvTranspose in plain order: strides, padding, groups, output_padding and a bias.
+TEST(ConvTransposeCpuTest, ThreeDimensionalMatchesReference) {
+  uint64_t seed = 950;
+  for (int64_t group : {1, 2}) {
+    for (bool bias : {true, false}) {
+      std::map<std::string, Attribute> attrs{{"strides", IntsAttr({2, 1, 2})},
+                                             {"pads", IntsAttr({1, 0, 0, 1, 0, 1})},
+                                             {"output_padding", IntsAttr({1, 0, 0})},
+                                             {"group", IntAttr(group)}};
+      KernelCase c{.node = MakeNode("ConvTranspose", bias ? 3 : 2, 1, attrs)};
+      c.inputs = {RandomF32({2, 4, 3, 4, 5}, seed += 10), RandomF32({4, 6 / group, 3, 2, 3}, seed + 1, -0.5f, 0.5f)};
+      if (bias) c.inputs.push_back(RandomF32({6}, seed + 2));
+      c.constant = {false, true, true};
+      SCOPED_TRACE("group " + std::to_string(group) + (bias ? " bias" : ""));
+      ExpectClose(cpu::CreateConvTransposeF32, c);
+    }
+  }
+}
+
 TEST(ConvTransposeCpuTest, RefusesWhatItCannotRunWithAReason) {
   Status status;
-  KernelCase deconv1d{.node = MakeNode("ConvTranspose", 2)};
-  deconv1d.inputs = {RandomF32({1, 4, 9}, 1), RandomF32({4, 2, 3}, 2)};
-  deconv1d.constant = {false, true};
-  status = Refusal(cpu::CreateConvTransposeF32, deconv1d);
-  EXPECT_NE(status.message().find("1-D ConvTranspose"), std::string::npos) << status.message();
+  KernelCase deconv4d{.node = MakeNode("ConvTranspose", 2)};
+  deconv4d.inputs = {RandomF32({1, 4, 3, 3, 3, 3}, 1), RandomF32({4, 2, 2, 2, 2, 2}, 2)};
+  deconv4d.constant = {false, true};
+  status = Refusal(cpu::CreateConvTransposeF32, deconv4d);
+  EXPECT_NE(status.message().find("4-D ConvTranspose"), std::string::npos) << status.message();
+  KernelCase deconv3d{.node = MakeNode("ConvTranspose", 2)};
+  deconv3d.inputs = {RandomF32({1, 4, 3, 3, 3}, 1), RandomF32({4, 2, 2, 2, 2}, 2)};
+  deconv3d.constant = {false, true};
+  const QuantTable table = RangeOf(deconv3d.node.inputs[0], deconv3d.inputs[0]);
+  deconv3d.precision = Precision::kInt8;
+  deconv3d.quant = &table;
+  status = Refusal(cpu::CreateConvTransposeInt8, deconv3d);
+  EXPECT_NE(status.message().find("3-D int8 ConvTranspose"), std::string::npos) << status.message();
 }
 
 }  // namespace
