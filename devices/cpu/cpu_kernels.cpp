@@ -65,6 +65,7 @@ KernelTable BuildTable() {
 
   // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize
   t.Add("MaxPool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateMaxPoolF32});
+  t.Add("MaxPool", "", kCpu, kFp32, {"cpu:maxpool", cpu::CreatePlainMaxPool});
   t.Add("AveragePool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateAveragePoolF32});
   t.Add("GlobalMaxPool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateGlobalMaxPoolF32});
   t.Add("GlobalAveragePool", "", kCpu, kFp32, {"onednn:pool", cpu::CreateGlobalAveragePoolF32});

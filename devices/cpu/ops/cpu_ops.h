@@ -55,6 +55,8 @@ Result<std::unique_ptr<IKernel>> CreateReduceOwnF32(const KernelInit& init);
 
 // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize (pool/matmul/concat/conv_transpose/resize_cpu.cpp)
 Result<std::unique_ptr<IKernel>> CreateMaxPoolF32(const KernelInit& init);
+// MaxPool as an own loop over plain planes: dilations, the Indices output, f64, u8 and i8 inputs.
+Result<std::unique_ptr<IKernel>> CreatePlainMaxPool(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateAveragePoolF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateGlobalMaxPoolF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateGlobalAveragePoolF32(const KernelInit& init);

@@ -2,6 +2,9 @@
 // count_include_pad, global pools, both input orders, 1-D windows; refusals with their reasons.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
+
 #include "core/reference/conv_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
@@ -265,6 +268,59 @@ TEST(PoolCpuTest, ThreeDimensionalPoolsMatchReference) {
   KernelCase global_avg{.node = MakeNode("GlobalAveragePool", 1, 1)};
   global_avg.inputs = {RandomF32({2, 4, 3, 5, 6}, ++seed)};
   ExpectPlainMatchesReference(cpu::CreateGlobalAveragePoolF32, global_avg);
+}
+
+// The own MaxPool (what oneDNN refuses): dilations, ceil_mode, padding, the Indices output in both
+// storage orders, 1-D to 3-D windows and f32, f64, u8, i8 inputs give exactly the reference's values and
+// indices (a max rounds nothing). NaN inputs keep the reference's choice of the first tap.
+TEST(PoolCpuTest, PlainMaxPoolMatchesReferenceExactly) {
+  struct Case {
+    Shape x;
+    std::map<std::string, Attribute> attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 17, 23}, {{"kernel_shape", IntsAttr({3, 3})}, {"dilations", IntsAttr({2, 2})}}},
+      {{2, 4, 12, 11},
+       {{"kernel_shape", IntsAttr({2, 3})},
+        {"dilations", IntsAttr({2, 3})},
+        {"strides", IntsAttr({2, 1})},
+        {"pads", IntsAttr({1, 2, 0, 1})},
+        {"ceil_mode", IntAttr(1)}}},
+      {{1, 2, 9, 9},
+       {{"kernel_shape", IntsAttr({3, 3})}, {"strides", IntsAttr({2, 2})}, {"auto_pad", StringAttr("SAME_UPPER")}}},
+      {{2, 3, 20}, {{"kernel_shape", IntsAttr({4})}, {"dilations", IntsAttr({3})}, {"pads", IntsAttr({2, 2})}}},
+      {{1, 2, 6, 7, 8},
+       {{"kernel_shape", IntsAttr({2, 2, 2})}, {"dilations", IntsAttr({2, 1, 3})}, {"strides", IntsAttr({1, 2, 1})}}},
+  };
+  uint64_t seed = 500;
+  for (const Case& base : cases) {
+    for (DType dtype : {DType::kF32, DType::kF64, DType::kU8, DType::kI8}) {
+      for (int64_t order : {0, 1}) {
+        for (bool with_indices : {false, true}) {
+          KernelCase c{.node = MakeNode("MaxPool", 1, with_indices ? 2 : 1, base.attrs), .opset = 12};
+          c.node.attributes["storage_order"] = IntAttr(order);
+          c.inputs = {SeededTensor(dtype, base.x, ++seed)};
+          if (dtype == DType::kF32) c.inputs[0].data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+          SCOPED_TRACE(ShapeToString(base.x) + " " + std::string(DTypeName(dtype)) + " order " + std::to_string(order) +
+                       (with_indices ? " with indices" : ""));
+          auto out = RunCpuKernel(cpu::CreatePlainMaxPool, c);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          const auto ref = RunReference(c);
+          ASSERT_EQ(out->size(), ref.size());
+          for (size_t i = 0; i < ref.size(); ++i) {
+            ASSERT_EQ((*out)[i].shape(), ref[i].shape());
+            ASSERT_EQ((*out)[i].nbytes(), ref[i].nbytes());
+            EXPECT_EQ(std::memcmp((*out)[i].raw_data(), ref[i].raw_data(), ref[i].nbytes()), 0) << "output " << i;
+          }
+        }
+      }
+    }
+  }
+  KernelCase f16{.node = MakeNode("MaxPool", 1, 1, {{"kernel_shape", IntsAttr({2, 2})}})};
+  f16.inputs = {SeededTensor(DType::kF16, {1, 1, 4, 4}, 1)};
+  auto refused = RunCpuKernel(cpu::CreatePlainMaxPool, f16);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("f16 input"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace
