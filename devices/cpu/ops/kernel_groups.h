@@ -7,7 +7,7 @@
 namespace chipfit::cpu {
 
 // logic_cpu.cpp: Cast, CastLike, Where, comparisons, logical and bitwise ops, Mod, integer
-// arithmetic, n-ary Max/Min/Sum/Mean.
+// arithmetic, Pow of mixed dtypes, n-ary Max/Min/Sum/Mean.
 void AddLogicKernels(KernelTable& t);
 
 // gather_cpu.cpp: Gather, GatherElements, GatherND, ArgMax/ArgMin, Trilu, Expand, Tile, Split,

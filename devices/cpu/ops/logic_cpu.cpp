@@ -1,15 +1,14 @@
 // Elementwise ops oneDNN has no primitive for, in plain order and every dtype the reference takes:
 // Cast/CastLike, Where, the comparisons, And/Or/Xor/Not, BitShift, Mod, Sign, IsNaN, IsInf, Add/Sub/
-// Mul/Div on integers (and the float types the f32 binary kernels leave), and Max/Min/Sum/Mean of any
-// number of inputs. One broadcast walk serves them all: the output's dims are merged where every
-// input broadcasts alike, each input gets a stride per merged dim (0 where it broadcasts), and the
-// output is cut into blocks (OpenMP threads when large) that run along rows of the innermost dim. A
-// row calls a loop specialised per op, element types and which inputs are contiguous along it.
-// The plan is made once when the shapes are known at compile time, else at each run.
-// Results match the reference bit for bit: floats round once (f32 arithmetic equals the reference's
-// double-then-round for + − × ÷, and float16/bfloat16 compute in float, which rounds innocuously),
-// integers wrap, Sum/Mean add in double, Max/Min let NaN win, integer division by zero is the
-// reference's error.
+// Mul/Div on integers (and the float types the f32 binary kernels leave), Pow of integers and of float
+// bases by exponents of another dtype, and Max/Min/Sum/Mean of any number of inputs. One broadcast walk serves them
+// all: the output's dims are merged where every input broadcasts alike, each input gets a stride per merged dim (0
+// where it broadcasts), and the output is cut into blocks (OpenMP threads when large) that run along rows of the
+// innermost dim. A row calls a loop specialised per op, element types and which inputs are contiguous along it. The
+// plan is made once when the shapes are known at compile time, else at each run. Results match the reference bit for
+// bit: floats round once (f32 arithmetic equals the reference's double-then-round for + − × ÷, and float16/bfloat16
+// compute in float, which rounds innocuously), integers wrap, Sum/Mean add in double, Max/Min let NaN win, integer
+// division by zero is the reference's error.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -193,6 +192,42 @@ struct ModOp {
     } else {
       return Down<T>(std::fmod(Up(a), Up(b)));
     }
+  }
+};
+
+// Pow, the output of the base's dtype. Integer by integer stays exact: squaring, wrapping like repeated
+// multiplication; a negative exponent gives the truncated quotient 1 / x^|e| (0 unless |x| == 1; x == 0
+// is the run's error, PowZeroOp). A float base goes through double, as the reference computes.
+template <typename A, typename B>
+struct PowOp {
+  A operator()(A x, B e) const {
+    if constexpr (kInteger<A>) {
+      if constexpr (std::is_signed_v<B>) {
+        if (e < 0) {
+          if (x == A(1)) return A(1);
+          if constexpr (std::is_signed_v<A>) {
+            if (x == A(-1)) return e % 2 == 0 ? A(1) : x;
+          }
+          return A(0);
+        }
+      }
+      WrapType<A> result = 1, base = static_cast<WrapType<A>>(x);
+      for (auto n = static_cast<std::make_unsigned_t<B>>(e); n != 0; n >>= 1) {
+        if ((n & 1) != 0) result = static_cast<WrapType<A>>(result * base);
+        base = static_cast<WrapType<A>>(base * base);
+      }
+      return static_cast<A>(result);
+    } else {
+      return static_cast<A>(std::pow(static_cast<double>(x), static_cast<double>(e)));
+    }
+  }
+};
+// 1 where an integer 0 meets a negative exponent (a division by zero).
+template <typename A, typename B>
+struct PowZeroOp {
+  uint8_t operator()(A x, B e) const {
+    if constexpr (std::is_signed_v<B>) return x == A(0) && e < 0 ? 1 : 0;
+    return 0;
   }
 };
 
@@ -503,6 +538,10 @@ struct MapSpec {
   std::vector<size_t> operands;   // node inputs fed to `run`, in order
   ZeroFn zero_divisor = nullptr;  // checked on operand 1
   bool legacy = false;            // opset < 7 binary broadcasting (operand 1 aligned to operand 0)
+  // Run like `run` into one byte per output value before it: a nonzero byte makes the run fail with
+  // `violation_message` (integer Pow's 0 to a negative power, which needs both operands).
+  RunFn violation = nullptr;
+  const char* violation_message = "";
 };
 
 class MapKernel final : public IKernel {
@@ -536,6 +575,7 @@ class MapKernel final : public IKernel {
       if (spec_.zero_divisor(divisor.raw_data(), divisor.numel())) return ctx.Error("integer division by zero");
     }
     if (plan_) {
+      if (spec_.violation != nullptr && Violates(*plan_, in, y.numel())) return ctx.Error(spec_.violation_message);
       spec_.run(*plan_, in.data(), y.raw_data());
       return Status();
     }
@@ -547,12 +587,19 @@ class MapKernel final : public IKernel {
       return ctx.Error("output of shape " + ShapeToString(y.shape()) + ", the inputs broadcast to " +
                        ShapeToString(plan->out));
     }
+    if (spec_.violation != nullptr && Violates(*plan, in, y.numel())) return ctx.Error(spec_.violation_message);
     spec_.run(*plan, in.data(), y.raw_data());
     return Status();
   }
 
  private:
   MapKernel() = default;
+
+  bool Violates(const Plan& plan, const std::vector<const void*>& in, int64_t count) {
+    flags_.resize(static_cast<size_t>(count));
+    spec_.violation(plan, in.data(), flags_.data());
+    return std::any_of(flags_.begin(), flags_.end(), [](uint8_t f) { return f != 0; });
+  }
 
   Result<Plan> PlanFor(const Node& node, std::vector<Shape> shapes) const {
     if (spec_.legacy && shapes.size() == 2) {
@@ -563,6 +610,7 @@ class MapKernel final : public IKernel {
 
   MapSpec spec_;
   std::optional<Plan> plan_;
+  std::vector<uint8_t> flags_;  // spec_.violation's bytes
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -631,6 +679,31 @@ Result<std::unique_ptr<IKernel>> CreateArithmetic(const KernelInit& init) {
       }
     }
   });
+}
+
+// Pow where the f32 kernels do not take it: integer bases (by integer exponents) and f32/f64 bases by
+// exponents of any numeric dtype.
+Result<std::unique_ptr<IKernel>> CreatePow(const KernelInit& init) {
+  ASSIGN_OR_RETURN(std::vector<DType> dtypes, RequireInputs(init, 2));
+  MapSpec spec;
+  spec.operands = {0, 1};
+  spec.legacy = init.opset < 7;
+  VisitDType(dtypes[0], [&](auto base_tag) {
+    using A = decltype(base_tag);
+    VisitDType(dtypes[1], [&](auto exp_tag) {
+      using B = decltype(exp_tag);
+      if constexpr (kInteger<A> && kInteger<B>) {
+        spec.run = RunMap<A, PowOp<A, B>, A, B>;
+        spec.violation = RunMap<uint8_t, PowZeroOp<A, B>, A, B>;
+        spec.violation_message = "integer 0 raised to a negative power (a division by zero)";
+      } else if constexpr ((std::is_same_v<A, float> || std::is_same_v<A, double>)&&(
+                               kInteger<B> || std::is_same_v<B, float> || std::is_same_v<B, double>)) {
+        spec.run = RunMap<A, PowOp<A, B>, A, B>;
+      }
+    });
+  });
+  if (spec.run == nullptr) return Unsupported("Pow of " + Name(dtypes[0]) + " by " + Name(dtypes[1]));
+  return MapKernel::Create(init, std::move(spec));
 }
 
 Result<std::unique_ptr<IKernel>> CreateMod(const KernelInit& init) {
@@ -831,6 +904,7 @@ void AddLogicKernels(KernelTable& t) {
   for (const char* op : {"And", "Or", "Xor", "Not"}) add(op, "cpu:logical", CreateLogical);
   add("BitShift", "cpu:bitshift", CreateBitShift);
   add("Mod", "cpu:mod", CreateMod);
+  add("Pow", "cpu:pow", CreatePow);
   add("Sign", "cpu:sign", CreateUnary);
   add("IsNaN", "cpu:classify", CreateUnary);
   add("IsInf", "cpu:classify", CreateUnary);

@@ -34,7 +34,7 @@ const std::map<std::string, std::string> kImplOf = {
     {"Sub", "cpu:arith"},         {"Mul", "cpu:arith"},
     {"Div", "cpu:arith"},         {"Max", "cpu:variadic"},
     {"Min", "cpu:variadic"},      {"Sum", "cpu:variadic"},
-    {"Mean", "cpu:variadic"},
+    {"Mean", "cpu:variadic"},     {"Pow", "cpu:pow"},
 };
 
 // The logic kernel of `op` as listed in the CPU kernel table for fp32.
@@ -431,6 +431,57 @@ TEST(LogicCpuTest, IntegerDivisionByZeroFailsAsInTheReference) {
   }
   // A zero divisor in an empty output is never used: no error, as in the reference.
   ExpectMatchesReference(Case("Div", {I32({0, 3}, {}), I32({3}, {1, 0, 2})}));
+}
+
+// Pow of integers by integers (exact, wrapping, negative exponents) and of f32/f64 bases by exponents
+// of every numeric dtype, broadcasting; the output has the base's dtype.
+TEST(LogicCpuTest, PowOfMixedDtypesMatchesTheReference) {
+  uint64_t seed = 1300;
+  const std::vector<std::pair<Shape, Shape>> pairs = {{{2, 3, 4}, {4}}, {{3, 1}, {1, 4}}, {{}, {5}}, {{64, 1000}, {1}}};
+  for (const auto& [a, b] : pairs) {
+    for (DType base : {DType::kI32, DType::kI64, DType::kI8, DType::kU8}) {
+      for (DType exponent : {DType::kI32, DType::kI64, DType::kU8}) {
+        // Small exponents (some negative), bases around zero: the results stay readable, and wrap too.
+        Tensor x = Mixed(base, a, ++seed), e = Mixed(exponent, b, ++seed);
+        VisitDType(exponent, [&](auto tag) {
+          using E = decltype(tag);
+          if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>) {
+            for (int64_t i = 0; i < e.numel(); ++i) e.data<E>()[i] = static_cast<E>(static_cast<int64_t>(i % 7) - 2);
+          }
+        });
+        VisitDType(base, [&](auto tag) {
+          using A = decltype(tag);
+          if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+            for (int64_t i = 0; i < x.numel(); ++i) {
+              if (x.data<A>()[i] == 0) x.data<A>()[i] = 3;  // no 0 to a negative power here
+            }
+          }
+        });
+        ExpectMatchesReference(Case("Pow", {x, e}));
+      }
+    }
+    for (DType base : {DType::kF32, DType::kF64}) {
+      for (DType exponent : {DType::kI32, DType::kI64, DType::kU32, DType::kF64, DType::kF32}) {
+        if (base == exponent) continue;  // the f32 kernels' case, and f64 by f64 below
+        ExpectMatchesReference(Case("Pow", {Mixed(base, a, ++seed), Mixed(exponent, b, ++seed)}));
+      }
+    }
+  }
+  ExpectMatchesReference(Case("Pow", {Mixed(DType::kF64, {3, 5}, 1), Mixed(DType::kF64, {5}, 2)}));
+  // 2^62, 3^40 (wraps), (−1)^odd, 1^−5.
+  ExpectMatchesReference(
+      Case("Pow", {MakeTensor<int64_t>({4}, {2, 3, -1, 1}), MakeTensor<int64_t>({4}, {62, 40, -3, -5})}));
+}
+
+TEST(LogicCpuTest, IntegerZeroToANegativePowerFailsAsInTheReference) {
+  const KernelCase c = Case("Pow", {I32({2, 2}, {1, 0, 2, 3}), I32({2}, {1, -1})});
+  EXPECT_FALSE(RunNodeOnReference(c.node, c.opset, c.inputs).ok());
+  auto out = RunCpuKernel(Factory("Pow"), c);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("negative power"), std::string::npos) << out.status().message();
+  // 0 to a positive power, and a negative power of another base: fine.
+  ExpectMatchesReference(Case("Pow", {I32({2, 2}, {1, 0, 2, 3}), I32({2}, {-1, 2})}));
+  ExpectRefused(Case("Pow", {I32({2}, {1, 2}), F32({2}, {0.5f, 2})}), "Pow of i32 by f32");
 }
 
 TEST(LogicCpuTest, FloatDivisionByZeroGivesInfinities) {
