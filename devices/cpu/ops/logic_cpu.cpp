@@ -197,11 +197,14 @@ struct ModOp {
 
 // Pow, the output of the base's dtype. Integer by integer stays exact: squaring, wrapping like repeated
 // multiplication; a negative exponent gives the truncated quotient 1 / x^|e| (0 unless |x| == 1; x == 0
-// is the run's error, PowZeroOp). A float base goes through double, as the reference computes.
+// is the run's error, PowZeroOp). Anything else goes through double, as the reference computes, and an
+// integer result from it truncates and saturates (NaN gives 0).
 template <typename A, typename B>
 struct PowOp {
   A operator()(A x, B e) const {
-    if constexpr (kInteger<A>) {
+    if constexpr (kInteger<A> && !kInteger<B>) {
+      return FromDouble<A>(std::pow(static_cast<double>(x), static_cast<double>(e)));  // truncates, saturates
+    } else if constexpr (kInteger<A>) {
       if constexpr (std::is_signed_v<B>) {
         if (e < 0) {
           if (x == A(1)) return A(1);
@@ -681,8 +684,8 @@ Result<std::unique_ptr<IKernel>> CreateArithmetic(const KernelInit& init) {
   });
 }
 
-// Pow where the f32 kernels do not take it: integer bases (by integer exponents) and f32/f64 bases by
-// exponents of any numeric dtype.
+// Pow where the f32 kernels do not take it: integer, f32 and f64 bases by integer, f32 and f64
+// exponents.
 Result<std::unique_ptr<IKernel>> CreatePow(const KernelInit& init) {
   ASSIGN_OR_RETURN(std::vector<DType> dtypes, RequireInputs(init, 2));
   MapSpec spec;
@@ -692,12 +695,13 @@ Result<std::unique_ptr<IKernel>> CreatePow(const KernelInit& init) {
     using A = decltype(base_tag);
     VisitDType(dtypes[1], [&](auto exp_tag) {
       using B = decltype(exp_tag);
+      constexpr bool kF32OrF64 = std::is_same_v<B, float> || std::is_same_v<B, double>;
       if constexpr (kInteger<A> && kInteger<B>) {
         spec.run = RunMap<A, PowOp<A, B>, A, B>;
         spec.violation = RunMap<uint8_t, PowZeroOp<A, B>, A, B>;
         spec.violation_message = "integer 0 raised to a negative power (a division by zero)";
-      } else if constexpr ((std::is_same_v<A, float> || std::is_same_v<A, double>)&&(
-                               kInteger<B> || std::is_same_v<B, float> || std::is_same_v<B, double>)) {
+      } else if constexpr ((kInteger<A> || std::is_same_v<A, float> || std::is_same_v<A, double>)&&(kInteger<B> ||
+                                                                                                    kF32OrF64)) {
         spec.run = RunMap<A, PowOp<A, B>, A, B>;
       }
     });
