@@ -98,6 +98,7 @@ KernelTable BuildTable() {
   cpu::AddMathKernels(t);
   cpu::AddEinsumKernels(t);
   cpu::AddSamplingKernels(t);
+  cpu::AddLossKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

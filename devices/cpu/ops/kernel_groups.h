@@ -24,8 +24,11 @@ void AddEinsumKernels(KernelTable& t);
 // sampling_cpu.cpp: Resize in any mode (after oneDNN's resampling), NonMaxSuppression, GridSample.
 void AddSamplingKernels(KernelTable& t);
 
-// reference_only_cpu.cpp: ops left to the reference kernels on purpose (training losses, random
-// sampling, sequence and optional values, window generators), as entries whose refusal states why.
+// loss_cpu.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
+void AddLossKernels(KernelTable& t);
+
+// reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
+// and optional values, window generators), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
 
 }  // namespace chipfit::cpu

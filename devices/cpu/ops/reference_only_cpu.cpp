@@ -1,6 +1,6 @@
 // Ops the CPU device leaves to the reference kernels on purpose, each with the reason a user reads
-// in the fallback list (instead of "no kernel"): training losses, random sampling, and the ops of
-// sequence and optional values, which live on the host.
+// in the fallback list (instead of "no kernel"): random sampling, the ops of sequence and optional
+// values, which live on the host, and window generators.
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +16,6 @@ Result<std::unique_ptr<IKernel>> Refuse(const KernelInit& /*init*/) {
   return Unsupported(*kReason);
 }
 
-constexpr const char* kTrainingLoss =
-    "a training loss: inference models do not run it, so the CPU device has no kernel for it (it runs on the "
-    "reference kernels)";
 constexpr const char* kRandom =
     "random sampling runs on the reference kernels, so that a seed gives the same values on every target and drift "
     "compares like with like";
@@ -33,8 +30,6 @@ constexpr const char* kWindow =
 
 void AddReferenceOnlyReasons(KernelTable& t) {
   const std::vector<std::pair<const char*, Result<std::unique_ptr<IKernel>> (*)(const KernelInit&)>> ops = {
-      {"NegativeLogLikelihoodLoss", Refuse<&kTrainingLoss>},
-      {"SoftmaxCrossEntropyLoss", Refuse<&kTrainingLoss>},
       {"Bernoulli", Refuse<&kRandom>},
       {"RandomUniform", Refuse<&kRandom>},
       {"RandomUniformLike", Refuse<&kRandom>},
