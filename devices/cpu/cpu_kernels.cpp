@@ -99,6 +99,7 @@ KernelTable BuildTable() {
   cpu::AddEinsumKernels(t);
   cpu::AddSamplingKernels(t);
   cpu::AddLossKernels(t);
+  cpu::AddSelectKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

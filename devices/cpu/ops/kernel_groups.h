@@ -27,6 +27,9 @@ void AddSamplingKernels(KernelTable& t);
 // loss_cpu.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 void AddLossKernels(KernelTable& t);
 
+// select_cpu.cpp: Unique, Compress, ReverseSequence, MaxUnpool, Det.
+void AddSelectKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
 // and optional values, window generators), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
