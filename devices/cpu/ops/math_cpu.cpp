@@ -1,5 +1,6 @@
 // The unary math oneDNN 2.6 lacks (Sin … Atanh), Clip with bounds given at run time, PRelu, Shrink, ReduceLogSum and
-// ReduceLogSumExp, LRN, MeanVarianceNormalization and Hardmax in fp32: own OpenMP loops over plain tensors.
+// ReduceLogSumExp (f32 and f64), LRN, MeanVarianceNormalization and Hardmax in fp32: own OpenMP loops over plain
+// tensors.
 //
 // oneDNN's LRN is not used: it centres an even-sized window on (size − 1) / 2 channels either side,
 // ONNX puts the extra channel after; the own loop below is one pass over `size` channel planes.
@@ -401,14 +402,16 @@ int64_t SplitsFor(int64_t tasks, int64_t values_per_task, int64_t max_splits) {
 }
 
 // The largest value with `a < v` as std::max_element compares (a NaN never wins).
+template <typename T = float>
 struct MaxOp {
-  using Acc = float;
-  Acc init = -std::numeric_limits<float>::infinity();
-  Acc Contig(Acc a, const float* p, int64_t n, int64_t /*g*/) const {
+  using Value = T;
+  using Acc = T;
+  Acc init = -std::numeric_limits<T>::infinity();
+  Acc Contig(Acc a, const T* p, int64_t n, int64_t /*g*/) const {
     for (int64_t k = 0; k < n; ++k) a = a < p[k] ? p[k] : a;
     return a;
   }
-  void Lanes(Acc* acc, const float* p, int64_t n, int64_t /*g0*/) const {
+  void Lanes(Acc* acc, const T* p, int64_t n, int64_t /*g0*/) const {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] < p[i] ? p[i] : acc[i];
   }
@@ -416,31 +419,34 @@ struct MaxOp {
 };
 
 // Σ term(value, group) in double.
-template <typename Term>
+template <typename Term, typename T = float>
 struct SumOp {
+  using Value = T;
   using Acc = double;
   Term term;
   Acc init = 0.0;
-  Acc Contig(Acc a, const float* p, int64_t n, int64_t g) const {
+  Acc Contig(Acc a, const T* p, int64_t n, int64_t g) const {
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
     for (int64_t k = 0; k < n; ++k) s += term(p[k], g);
     return a + s;
   }
-  void Lanes(Acc* acc, const float* p, int64_t n, int64_t g0) const {
+  void Lanes(Acc* acc, const T* p, int64_t n, int64_t g0) const {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) acc[i] += term(p[i], g0 + i);
   }
   Acc Merge(Acc a, Acc b) const { return a + b; }
 };
-template <typename Term>
-SumOp<Term> Sum(Term term) {
-  return SumOp<Term>{term};
+template <typename T = float, typename Term>
+SumOp<Term, T> Sum(Term term) {
+  return SumOp<Term, T>{term};
 }
 
 // out[g] = op over group g's values.
 template <typename Op>
-void ReduceGroups(const GroupView& v, const float* x, typename Op::Acc* out, const Op& op, int64_t parallel_from) {
+void ReduceGroups(const GroupView& v, const typename Op::Value* x, typename Op::Acc* out, const Op& op,
+                  int64_t parallel_from) {
+  using T = typename Op::Value;
   using Acc = typename Op::Acc;
   const int64_t groups = v.groups(), rcount = static_cast<int64_t>(v.roff.size());
   if (groups == 0) return;
@@ -449,7 +455,7 @@ void ReduceGroups(const GroupView& v, const float* x, typename Op::Acc* out, con
     // Values [begin, end) of group o, in whole contiguous pieces.
     auto span = [&](int64_t o, int64_t begin, int64_t end) {
       Acc acc = op.init;
-      const float* base = x + v.Base(o);
+      const T* base = x + v.Base(o);
       for (int64_t j = begin; j < end;) {
         const int64_t r = j / v.run, l = j % v.run, len = std::min(v.run - l, end - j);
         acc = op.Contig(acc, base + v.roff[static_cast<size_t>(r)] + l, len, o);
@@ -488,7 +494,7 @@ void ReduceGroups(const GroupView& v, const float* x, typename Op::Acc* out, con
     const int64_t n = std::min(kLanes, v.inner - i0), g0 = o * v.inner + i0;
     Acc acc[kLanes];
     std::fill(acc, acc + n, op.init);
-    const float* base = x + v.Base(o) + i0;
+    const T* base = x + v.Base(o) + i0;
     for (int64_t r = rcount * s / splits; r < rcount * (s + 1) / splits; ++r) {
       op.Lanes(acc, base + v.roff[static_cast<size_t>(r)], n, g0);
     }
@@ -556,6 +562,7 @@ Status UpdateGroupView(const Tensor& x, const std::vector<int64_t>& axes, bool r
 // ReduceLogSum: log Σ x. ReduceLogSumExp: m + log Σ exp(x − m), m the group's largest value (0 when
 // that is not finite), as the reference computes it.
 
+template <typename T>
 class ReduceLogKernel final : public IKernel {
  public:
   // reduce_all: no axes given (and noop_with_empty_axes not set).
@@ -566,25 +573,25 @@ class ReduceLogKernel final : public IKernel {
     RETURN_IF_ERROR(UpdateGroupView(x, axes_, reduce_all_, ctx.node(), view_));
     const int64_t groups = view_->groups();
     if (ctx.output(0)->numel() != groups) return ctx.Error("output size does not match the reduction");
-    const float* px = x.data<float>();
-    float* y = ctx.output(0)->data<float>();
+    const T* px = x.data<T>();
+    T* y = ctx.output(0)->data<T>();
     sums_.resize(static_cast<size_t>(groups));
     if (!exp_) {
-      ReduceGroups(*view_, px, sums_.data(), Sum([](float v, int64_t) { return static_cast<double>(v); }),
+      ReduceGroups(*view_, px, sums_.data(), Sum<T>([](T v, int64_t) { return static_cast<double>(v); }),
                    kParallelCheap);
-      for (int64_t g = 0; g < groups; ++g) y[g] = static_cast<float>(std::log(sums_[static_cast<size_t>(g)]));
+      for (int64_t g = 0; g < groups; ++g) y[g] = static_cast<T>(std::log(sums_[static_cast<size_t>(g)]));
       return Status();
     }
     shift_.resize(static_cast<size_t>(groups));
-    ReduceGroups(*view_, px, shift_.data(), MaxOp{}, kParallelCheap);
-    for (float& m : shift_) m = std::isfinite(m) ? m : 0.0f;
-    const float* shift = shift_.data();
+    ReduceGroups(*view_, px, shift_.data(), MaxOp<T>{}, kParallelCheap);
+    for (T& m : shift_) m = std::isfinite(m) ? m : T(0);
+    const T* shift = shift_.data();
     ReduceGroups(*view_, px, sums_.data(),
-                 Sum([shift](float v, int64_t g) { return static_cast<double>(std::exp(v - shift[g])); }),
+                 Sum<T>([shift](T v, int64_t g) { return static_cast<double>(std::exp(v - shift[g])); }),
                  kParallelTranscendental);
     for (int64_t g = 0; g < groups; ++g) {
       const auto k = static_cast<size_t>(g);
-      y[g] = static_cast<float>(static_cast<double>(shift_[k]) + std::log(sums_[k]));
+      y[g] = static_cast<T>(static_cast<double>(shift_[k]) + std::log(sums_[k]));
     }
     return Status();
   }
@@ -595,11 +602,12 @@ class ReduceLogKernel final : public IKernel {
   bool reduce_all_;
   std::optional<GroupView> view_;  // planned again when the input's shape changes
   std::vector<double> sums_;
-  std::vector<float> shift_;
+  std::vector<T> shift_;
 };
 
 Result<std::unique_ptr<IKernel>> CreateReduceLog(const KernelInit& init) {
-  RETURN_IF_ERROR(RequireF32(init, {0}));
+  const bool f64 = !init.inputs.empty() && init.inputs[0] != nullptr && init.inputs[0]->dtype == DType::kF64;
+  if (!f64) RETURN_IF_ERROR(RequireF32(init, {0}));
   const Node& node = init.node;
   std::vector<int64_t> axes;
   const bool axes_input = init.opset >= 18;
@@ -614,8 +622,9 @@ Result<std::unique_ptr<IKernel>> CreateReduceLog(const KernelInit& init) {
   Result<std::vector<int64_t>> normalized = NormalizeAxes(axes, rank, node);
   if (!normalized.ok()) return Unsupported(normalized.status().message());
   const bool reduce_all = axes.empty() && !noop;
-  return std::unique_ptr<IKernel>(
-      std::make_unique<ReduceLogKernel>(node.op_type == "ReduceLogSumExp", std::move(axes), reduce_all));
+  const bool exp = node.op_type == "ReduceLogSumExp";
+  if (f64) return std::unique_ptr<IKernel>(std::make_unique<ReduceLogKernel<double>>(exp, std::move(axes), reduce_all));
+  return std::unique_ptr<IKernel>(std::make_unique<ReduceLogKernel<float>>(exp, std::move(axes), reduce_all));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -209,8 +209,8 @@ TEST(MathCpuTest, ClipWithBoundsGivenAtRunTime) {
   }
 }
 
-// Einsum as a permutation or a batched product, against the reference; the other forms are refused
-// with the reason.
+// Einsum as a permutation, a sum within one operand or a batched product, in f32 and f64, against the
+// reference; the other forms are refused with the reason.
 TEST(MathCpuTest, EinsumPermutationsAndBatchedProducts) {
   KernelFactory einsum = nullptr;
   for (const auto& impl : CpuKernels().Find("Einsum", "", DeviceKind::kCpu, Precision::kFp32)) {
@@ -231,28 +231,38 @@ TEST(MathCpuTest, EinsumPermutationsAndBatchedProducts) {
       {"...ij,...jk->...ik", {{2, 2, 3, 4}, {2, 2, 4, 5}}},
       {"ijk->kji", {{3, 4, 5}}},
       {"bik,bkj->bji", {{2, 64, 48}, {2, 48, 80}}},  // large: parallel, permuted output
+      {"ij->i", {{4, 5}}},                           // sums within one operand
+      {"ijk->", {{3, 4, 5}}},
+      {"ijk->ki", {{30, 40, 60}}},
   };
   uint64_t seed = 500;
   for (const Spec& spec : specs) {
-    KernelCase c{.node = MakeNode("Einsum", spec.shapes.size(), 1, {{"equation", StringAttr(spec.equation)}}),
-                 .opset = 12};
-    for (const Shape& shape : spec.shapes) c.inputs.push_back(RandomF32(shape, ++seed));
-    SCOPED_TRACE(spec.equation);
-    auto out = RunCpuKernel(einsum, c);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    const auto ref = RunReference(c);
-    ASSERT_EQ((*out)[0].shape(), ref[0].shape());
-    EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-5);
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      KernelCase c{.node = MakeNode("Einsum", spec.shapes.size(), 1, {{"equation", StringAttr(spec.equation)}}),
+                   .opset = 12};
+      for (const Shape& shape : spec.shapes) c.inputs.push_back(SeededTensor(dtype, shape, ++seed));
+      SCOPED_TRACE(spec.equation + " " + std::string(DTypeName(dtype)));
+      auto out = RunCpuKernel(einsum, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto ref = RunReference(c);
+      ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+      EXPECT_LE(MaxRelError((*out)[0], ref[0]), dtype == DType::kF32 ? 1e-5 : 1e-12);
+    }
   }
   for (const Spec& refused : std::vector<Spec>{{"ii->i", {{4, 4}}},
-                                               {"ij->i", {{4, 5}}},
+                                               {"ij,j->j", {{4, 5}, {5}}},
                                                {"ij,jk->ik", {{4, 1}, {3, 5}}},
                                                {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}}}) {
     KernelCase c{.node = MakeNode("Einsum", refused.shapes.size(), 1, {{"equation", StringAttr(refused.equation)}}),
                  .opset = 12};
     for (const Shape& shape : refused.shapes) c.inputs.push_back(RandomF32(shape, ++seed));
-    EXPECT_NE(RefusalOf(einsum, c).find("not a permutation or batched product"), std::string::npos) << refused.equation;
+    EXPECT_NE(RefusalOf(einsum, c).find("not a permutation, a sum within one operand or a batched product"),
+              std::string::npos)
+        << refused.equation;
   }
+  KernelCase mixed{.node = MakeNode("Einsum", 2, 1, {{"equation", StringAttr("ij,jk->ik")}}), .opset = 12};
+  mixed.inputs = {SeededTensor(DType::kF32, {2, 3}, 1), SeededTensor(DType::kF16, {3, 4}, 2)};
+  EXPECT_NE(RefusalOf(einsum, mixed).find("f16 inputs"), std::string::npos);
 }
 
 TEST(MathCpuTest, ShrinkMatchesReference) {
@@ -317,7 +327,13 @@ TEST(MathCpuTest, LogReductionsMatchReference) {
         if (attribute && s.noop) continue;  // noop_with_empty_axes came with the axes input
         SCOPED_TRACE(op + " " + ShapeToString(s.x) + " axes " + JoinInts(s.axes) + " keepdims " +
                      std::to_string(s.keepdims) + (s.noop ? " noop" : "") + (attribute ? " attribute" : " input"));
-        ExpectMatches(MakeLogReduce(op, s, ++seed, attribute), 1e-5);
+        KernelCase c = MakeLogReduce(op, s, ++seed, attribute);
+        ExpectMatches(c, 1e-5);
+        // f64: the same values, summed in double as the reference does.
+        Tensor x64(DType::kF64, c.inputs[0].shape());
+        for (int64_t i = 0; i < x64.numel(); ++i) x64.data<double>()[i] = c.inputs[0].data<float>()[i];
+        c.inputs[0] = x64;
+        ExpectMatches(c, 1e-12);
       }
     }
   }
@@ -436,9 +452,9 @@ TEST(MathCpuTest, EveryOpRefusesOtherDTypes) {
   for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
                          "Shrink", "ReduceLogSum", "ReduceLogSumExp", "MeanVarianceNormalization", "Hardmax"}) {
     KernelCase c{.node = MakeNode(op, 1), .opset = 13};
-    c.inputs = {Tensor(DType::kF64, Shape{2, 3, 4, 5})};
+    c.inputs = {Tensor(DType::kF16, Shape{2, 3, 4, 5})};
     SCOPED_TRACE(op);
-    EXPECT_NE(RefusalOf(MathFactory(op), c).find("f64 input"), std::string::npos);
+    EXPECT_NE(RefusalOf(MathFactory(op), c).find("f16 input"), std::string::npos);
   }
 }
 
