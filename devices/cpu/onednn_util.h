@@ -86,6 +86,19 @@ class PrimitiveCall {
     call.dst_arg_ = dst_arg;
     return call;
   }
+  // A reorder from data given at each run (`Refill`) in the order `from` into the memory `to`, which keeps
+  // it between runs: weights computed at run time, reordered into the primitive's layout before each run.
+  static PrimitiveCall ReorderInto(const dnnl::memory::desc& from, const dnnl::memory& to) {
+    std::unordered_map<int, dnnl::memory> args;
+    args[DNNL_ARG_FROM] = dnnl::memory(from, Engine(), DNNL_MEMORY_NONE);
+    args[DNNL_ARG_TO] = to;
+    return {dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to.get_desc())), std::move(args)};
+  }
+  // Runs a ReorderInto call on `from`.
+  void Refill(const void* from) {
+    SetHandle(DNNL_ARG_FROM, from);
+    Execute();
+  }
   // Runs a SrcDst call on `src` → `dst`.
   void Run(const void* src, void* dst) {
     SetHandle(src_arg_, src);

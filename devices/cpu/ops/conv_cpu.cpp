@@ -246,12 +246,7 @@ class ConvKernel final : public IKernel {
       const memory::desc user_md(WeightDims(geo), dt::f32, UserWeightTag(geo));
       kernel->weights_ = memory(pd.weights_desc(), Engine());
       if (runtime_weights) {
-        std::unordered_map<int, memory> w_args;
-        w_args[DNNL_ARG_FROM] = memory(user_md, Engine(), DNNL_MEMORY_NONE);
-        w_args[DNNL_ARG_TO] = kernel->weights_;
-        kernel->weight_reorder_ =
-            PrimitiveCall(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_md, Engine(), pd.weights_desc())),
-                          std::move(w_args));
+        kernel->weight_reorder_ = PrimitiveCall::ReorderInto(user_md, kernel->weights_);
         kernel->runtime_weights_ = true;
         return;
       }
@@ -321,8 +316,7 @@ class ConvKernel final : public IKernel {
       conv_.SetHandle(DNNL_ARG_SRC, ctx.input(0)->raw_data());
     }
     if (runtime_weights_) {
-      weight_reorder_.SetHandle(DNNL_ARG_FROM, ctx.input(1)->raw_data());
-      weight_reorder_.Execute();
+      weight_reorder_.Refill(ctx.input(1)->raw_data());
     }
     if (runtime_bias_) conv_.SetHandle(DNNL_ARG_BIAS, ctx.input(2)->raw_data());
     conv_.SetHandle(DNNL_ARG_DST, ctx.output(0)->raw_data());

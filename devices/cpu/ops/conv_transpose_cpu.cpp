@@ -208,12 +208,7 @@ class ConvTransposeKernel final : public IKernel {
     RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
       kernel->weights_ = memory(pd.weights_desc(), Engine());
       if (w == nullptr) {
-        std::unordered_map<int, memory> w_args;
-        w_args[DNNL_ARG_FROM] = memory(user_w, Engine(), DNNL_MEMORY_NONE);
-        w_args[DNNL_ARG_TO] = kernel->weights_;
-        kernel->weight_reorder_ =
-            PrimitiveCall(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_w, Engine(), pd.weights_desc())),
-                          std::move(w_args));
+        kernel->weight_reorder_ = PrimitiveCall::ReorderInto(user_w, kernel->weights_);
         kernel->runtime_weights_ = true;
         return;
       }
@@ -261,8 +256,7 @@ class ConvTransposeKernel final : public IKernel {
 
   Status Run(KernelContext& ctx) override {
     if (runtime_weights_) {
-      weight_reorder_.SetHandle(DNNL_ARG_FROM, ctx.input(1)->raw_data());
-      weight_reorder_.Execute();
+      weight_reorder_.Refill(ctx.input(1)->raw_data());
     }
     if (quantize_input_) {
       quantize_.SetHandle(DNNL_ARG_FROM, ctx.input(0)->raw_data());
