@@ -100,6 +100,7 @@ KernelTable BuildTable() {
   cpu::AddSamplingKernels(t);
   cpu::AddLossKernels(t);
   cpu::AddSelectKernels(t);
+  cpu::AddSignalKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

@@ -30,8 +30,11 @@ void AddLossKernels(KernelTable& t);
 // select_cpu.cpp: Unique, Compress, ReverseSequence, MaxUnpool, Det.
 void AddSelectKernels(KernelTable& t);
 
+// signal_cpu.cpp: DFT, STFT and the window generators (Hann, Hamming, Blackman, MelWeightMatrix).
+void AddSignalKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
-// and optional values, window generators), as entries whose refusal states why.
+// and optional values), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
 
 }  // namespace chipfit::cpu

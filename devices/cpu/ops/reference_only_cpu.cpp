@@ -1,6 +1,6 @@
 // Ops the CPU device leaves to the reference kernels on purpose, each with the reason a user reads
-// in the fallback list (instead of "no kernel"): random sampling, the ops of sequence and optional
-// values, which live on the host, and window generators.
+// in the fallback list (instead of "no kernel"): random sampling and the ops of sequence and optional
+// values, which live on the host.
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +22,6 @@ constexpr const char* kRandom =
 constexpr const char* kSequence =
     "sequence and optional values live on the host; their ops run on the reference kernels (the tensors they hold "
     "are not copied to a device)";
-constexpr const char* kWindow =
-    "a window or filter-bank generator: its output is constant when its size is, and the compile then folds it; a "
-    "size given at run time is computed once per run on the reference kernels";
 
 }  // namespace
 
@@ -48,10 +45,6 @@ void AddReferenceOnlyReasons(KernelTable& t) {
       {"Optional", Refuse<&kSequence>},
       {"OptionalHasElement", Refuse<&kSequence>},
       {"OptionalGetElement", Refuse<&kSequence>},
-      {"BlackmanWindow", Refuse<&kWindow>},
-      {"HammingWindow", Refuse<&kWindow>},
-      {"HannWindow", Refuse<&kWindow>},
-      {"MelWeightMatrix", Refuse<&kWindow>},
   };
   for (const auto& [op, refuse] : ops) t.Add(op, "", DeviceKind::kCpu, Precision::kFp32, {"cpu:none", refuse});
 }
