@@ -101,6 +101,7 @@ KernelTable BuildTable() {
   cpu::AddLossKernels(t);
   cpu::AddSelectKernels(t);
   cpu::AddSignalKernels(t);
+  cpu::AddRoiKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

@@ -33,6 +33,9 @@ void AddSelectKernels(KernelTable& t);
 // signal_cpu.cpp: DFT, STFT and the window generators (Hann, Hamming, Blackman, MelWeightMatrix).
 void AddSignalKernels(KernelTable& t);
 
+// roi_cpu.cpp: RoiAlign.
+void AddRoiKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
 // and optional values), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
