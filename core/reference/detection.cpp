@@ -207,6 +207,9 @@ Status InferRoiAlign(InferContext& ctx) {
   if (x == nullptr || rois == nullptr || idx == nullptr) return ctx.Error("needs inputs 'X', 'rois', 'batch_indices'");
   ASSIGN_OR_RETURN(RoiAlignAttrs a, ReadRoiAlign(ctx.node(), ctx.opset()));
   if (x->shape.size() != 4) return ctx.Error("X must be 4-D (N, C, H, W), got " + ShapeToString(x->shape));
+  if (x->shape[2] == 0 || x->shape[3] == 0) {
+    return ctx.Error("X " + ShapeToString(x->shape) + " has no pixels to sample (H or W is 0)");
+  }
   if (rois->shape.size() != 2 || rois->shape[1] != 4) {
     return ctx.Error("rois must be [num_rois, 4], got " + ShapeToString(rois->shape));
   }
@@ -314,6 +317,9 @@ Status RunRoiAlign(KernelContext& ctx) {
   const int64_t batches = x.dim(0), channels = x.dim(1), height = x.dim(2), width = x.dim(3);
   const int64_t num_rois = indices.numel();
   const int64_t bins = a.out_h * a.out_w;
+  if (height == 0 || width == 0) {
+    return ctx.Error("X " + ShapeToString(x.shape()) + " has no pixels to sample (H or W is 0)");
+  }
   return VisitKernelDType(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
     const T* in = x.data<T>();

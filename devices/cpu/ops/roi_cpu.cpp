@@ -253,6 +253,9 @@ class RoiAlignKernel final : public IKernel {
                        " and batch_indices " + ShapeToString(indices.shape()) + " do not agree");
     }
     const int64_t channels = x.dim(1), height = x.dim(2), width = x.dim(3);
+    if (height == 0 || width == 0) {
+      return ctx.Error("X " + ShapeToString(x.shape()) + " has no pixels to sample (H or W is 0)");
+    }
     if (ctx.output(0) == nullptr || ctx.output(0)->numel() != num_rois * channels * attrs_.out_h * attrs_.out_w) {
       return ctx.Error("the output does not have the expected size");
     }

@@ -196,6 +196,9 @@ TEST(RoiAlignTest, RejectsBadBatchIndexAndMode) {
   // A sample count that would run for hours is refused rather than attempted.
   ExpectError(Roi({{"sampling_ratio", IntAttr(int64_t{1} << 40)}}), {kRamp, F32({1, 4}, {0, 0, 1, 1}), kOneRoiBatch},
               16, StatusCode::kInvalidArgument, "sampling_ratio or the RoI is too large");
+  // No pixels: an error, not a read past the empty map.
+  ExpectError(Roi({}), {Tensor(DType::kF32, {1, 1, 0, 4}), F32({1, 4}, {0, 0, 1, 1}), kOneRoiBatch}, 16,
+              StatusCode::kInvalidArgument, "has no pixels to sample");
 }
 
 // ----------------------------------------------------------------------------------------------------------------
