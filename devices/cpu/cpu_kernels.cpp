@@ -102,6 +102,7 @@ KernelTable BuildTable() {
   cpu::AddSelectKernels(t);
   cpu::AddSignalKernels(t);
   cpu::AddRoiKernels(t);
+  cpu::AddTextKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

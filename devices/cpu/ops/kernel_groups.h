@@ -36,6 +36,9 @@ void AddSignalKernels(KernelTable& t);
 // roi_cpu.cpp: RoiAlign.
 void AddRoiKernels(KernelTable& t);
 
+// text_cpu.cpp: StringNormalizer and TfIdfVectorizer.
+void AddTextKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
 // and optional values), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
