@@ -214,7 +214,7 @@ struct PowOp {
           return A(0);
         }
       }
-      WrapType<A> result = 1, base = static_cast<WrapType<A>>(x);
+      WrapType<A> result = 1, base = static_cast<WrapType<A>>(static_cast<std::make_unsigned_t<A>>(x));
       for (auto n = static_cast<std::make_unsigned_t<B>>(e); n != 0; n >>= 1) {
         if ((n & 1) != 0) result = static_cast<WrapType<A>>(result * base);
         base = static_cast<WrapType<A>>(base * base);
