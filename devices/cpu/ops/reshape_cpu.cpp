@@ -45,11 +45,17 @@ Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init) {
     if (d < 0) return Unsupported("shapes known only at run time");
   }
   if (DTypeSize(in->dtype) == 0) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
-  if (init.node.op_type == "Dropout" && init.node.HasInput(1)) {
-    const ValueInfo* ratio = init.inputs[1];
-    if (ratio == nullptr || ratio->value == nullptr || ratio->value->GetAsDouble(0) != 0.0) {
-      // Training-mode Dropout is random: the reference decides what it does.
-      if (init.node.HasInput(2)) return Unsupported("Dropout with training_mode runs on the reference");
+  if (init.node.op_type == "Dropout" && init.node.HasInput(2)) {
+    // Dropout is a copy unless training_mode is on (or computed) and the ratio (0.5 when omitted) is not a
+    // constant 0.
+    const ValueInfo* ratio = init.node.HasInput(1) ? init.inputs[1] : nullptr;
+    const ValueInfo* training = init.inputs[2];
+    const bool zero_ratio = ratio != nullptr && ratio->value != nullptr && ratio->value->GetAsDouble(0) == 0.0;
+    const bool inference = training != nullptr && training->value != nullptr && training->value->GetAsDouble(0) == 0.0;
+    if (!zero_ratio && !inference) {
+      return Unsupported(
+          "Dropout with training_mode draws a random mask; random sampling runs on the reference kernels, so that a "
+          "seed gives the same values on every target");
     }
   }
   return std::unique_ptr<IKernel>(new CopyKernel());

@@ -53,5 +53,40 @@ TEST(ReshapeCpuTest, DynamicShapesAreRefused) {
   EXPECT_NE(kernel.status().message().find("run time"), std::string::npos);
 }
 
+// Dropout is a copy (mask all true) when training_mode is a constant false or the ratio a constant 0;
+// otherwise it draws a random mask and stays on the reference, which the refusal says.
+TEST(ReshapeCpuTest, DropoutCopiesOutsideTrainingAndRefusesRandomMasks) {
+  const Tensor x = RandomF32({3, 5}, 7);
+  const Tensor ratio = MakeTensor<float>({}, {0.3f}), zero = MakeTensor<float>({}, {0.0f});
+  const Tensor off = MakeTensor<bool>({}, {false}), on = MakeTensor<bool>({}, {true});
+  struct Form {
+    Tensor ratio, training;
+    bool constant_training;
+    bool copies;
+  };
+  const std::vector<Form> forms = {{ratio, off, true, true},
+                                   {zero, on, true, true},
+                                   {ratio, on, true, false},
+                                   {ratio, off, false, false},    // training_mode computed at run time
+                                   {Tensor(), on, true, false}};  // ratio omitted: 0.5
+  for (const Form& f : forms) {
+    KernelCase c{.node = MakeNode("Dropout", 3, 2), .opset = 13};
+    c.inputs = {x, f.ratio, f.training};
+    if (!f.ratio.defined()) c.node.inputs[1].clear();
+    c.constant = {false, true, f.constant_training};
+    auto out = RunCpuKernel(cpu::CreateCopy, c);
+    if (!f.copies) {
+      ASSERT_FALSE(out.ok());
+      EXPECT_NE(out.status().message().find("random mask"), std::string::npos) << out.status().message();
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const std::vector<Tensor> ref = RunReference(c);
+    ASSERT_EQ(out->size(), 2u);
+    EXPECT_EQ(MaxRelError((*out)[0], ref[0]), 0.0);
+    for (int64_t i = 0; i < (*out)[1].numel(); ++i) EXPECT_TRUE((*out)[1].data<bool>()[i]);
+  }
+}
+
 }  // namespace
 }  // namespace chipfit::testing
