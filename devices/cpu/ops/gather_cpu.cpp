@@ -23,6 +23,7 @@
 
 #include "core/reference/ref_util.h"
 #include "devices/cpu/ops/kernel_groups.h"
+#include "devices/cpu/ops/parallel_chunks.h"
 
 namespace chipfit::cpu {
 namespace {
@@ -77,24 +78,6 @@ Result<int64_t> AxisIn(int64_t axis, int64_t rank) {
     return Unsupported("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
-}
-
-// f(begin, end) over [0, n): one call, or one per OpenMP thread when `work` is large.
-template <typename F>
-void ForChunks(int64_t n, int64_t work, const F& f) {
-  if (n <= 0) return;
-  if (n == 1 || work < kParallelFrom || omp_get_max_threads() == 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const auto t = static_cast<int64_t>(omp_get_thread_num());
-    const auto nt = static_cast<int64_t>(omp_get_num_threads());
-    const int64_t begin = n * t / nt;
-    const int64_t end = n * (t + 1) / nt;
-    if (begin < end) f(begin, end);
-  }
 }
 
 // The columns [c0, c1) of an [outer, len, inner] view (column c = o·inner + i runs along len), as

@@ -30,6 +30,7 @@
 #include "core/reference/conv_util.h"
 #include "core/reference/ref_util.h"
 #include "devices/cpu/ops/kernel_groups.h"
+#include "devices/cpu/ops/parallel_chunks.h"
 
 namespace chipfit::cpu {
 namespace {
@@ -58,24 +59,6 @@ Result<size_t> MovedBytes(const ValueInfo* v, const std::string& name) {
   const size_t bytes = DTypeSize(v->dtype);
   if (bytes == 0) return Unsupported(DTypeString(v->dtype) + " input '" + name + "'");
   return bytes;
-}
-
-// f(begin, end) over [0, n): one call, or one per OpenMP thread when `work` is large.
-template <typename F>
-void ForChunks(int64_t n, int64_t work, const F& f) {
-  if (n <= 0) return;
-  if (n == 1 || work < kParallelFrom || omp_get_max_threads() == 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const auto t = static_cast<int64_t>(omp_get_thread_num());
-    const auto nt = static_cast<int64_t>(omp_get_num_threads());
-    const int64_t begin = n * t / nt;
-    const int64_t end = n * (t + 1) / nt;
-    if (begin < end) f(begin, end);
-  }
 }
 
 // Output row r (`block` bytes at dst + r·block) = the block at src_of(r), for r in [0, rows); blocks of
