@@ -1,14 +1,15 @@
 # Compile options shared by every project target: warnings (errors with CHIPFIT_WERROR), optional sanitizers.
 add_library(chipfit_options INTERFACE)
-target_compile_options(chipfit_options INTERFACE -Wall -Wextra)
+# Host compiler flags apply to C and C++ only; nvcc gets its own (devices/cuda/CMakeLists.txt).
+target_compile_options(chipfit_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-Wall$<SEMICOLON>-Wextra>)
 if(CHIPFIT_WERROR)
-  target_compile_options(chipfit_options INTERFACE -Werror)
+  target_compile_options(chipfit_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-Werror>)
 endif()
 # Project headers are included from the repository root ("core/status.h", "devices/device.h").
 target_include_directories(chipfit_options INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
 if(CHIPFIT_SANITIZE)
-  target_compile_options(chipfit_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
-                                                   -fno-sanitize-recover=undefined)
+  target_compile_options(chipfit_options INTERFACE
+                         $<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=address,undefined$<SEMICOLON>-fno-omit-frame-pointer$<SEMICOLON>-fno-sanitize-recover=undefined>)
   target_link_options(chipfit_options INTERFACE -fsanitize=address,undefined)
 endif()
 

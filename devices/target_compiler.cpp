@@ -19,6 +19,8 @@
 #include "devices/opencl/opencl_runtime.h"
 #ifdef CHIPFIT_HAVE_CUDA
 #include "devices/cuda/cuda_device.h"
+#include "devices/cuda/cuda_kernels.h"
+#include "devices/cuda/cuda_runtime.h"
 #endif
 
 namespace chipfit {
@@ -301,6 +303,9 @@ const KernelTable* KernelsFor(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::kCpu: return &CpuKernels();
     case DeviceKind::kOpenCL: return &OpenClKernels();
+#ifdef CHIPFIT_HAVE_CUDA
+    case DeviceKind::kCuda: return &CudaKernels();
+#endif
     default: return nullptr;
   }
 }
@@ -350,6 +355,13 @@ Status CheckCudaTarget(const Target& target, const KernelTable* kernels) {
                        "kernels instead of " +
                        device->name + "; profile cpu or opencl targets");
   }
+  const Support support = device->SupportFor(target.precision);
+  if (!support.ok) return Unsupported("target " + target.ToString() + ": " + support.reason);
+  if (target.precision == Precision::kInt8) {
+    return Unsupported("target " + target.ToString() +
+                       ": chipfit's CUDA device has no int8 kernels yet (int8 cuBLASLt and cuDNN need quantised "
+                       "weights with per-channel scales); profile cuda fp32, tf32, fp16 or bf16");
+  }
   return Status();
 }
 
@@ -371,6 +383,17 @@ Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, cons
     if (options.fallback_kernels == nullptr) options.fallback_kernels = &CpuKernels();
     return Compile(graph, target, options);
   }
+#ifdef CHIPFIT_HAVE_CUDA
+  if (target.kind == DeviceKind::kCuda) {
+    if (!options.device) {
+      ASSIGN_OR_RETURN(auto runtime, cuda::CudaRuntime::Get(target.index));
+      ASSIGN_OR_RETURN(options.device, cuda::CudaContext::Create(runtime, target.precision));
+    }
+    // Nodes the CUDA device refuses run on the CPU device (copies in between), then the reference.
+    if (options.fallback_kernels == nullptr) options.fallback_kernels = &CpuKernels();
+    return Compile(graph, target, options);
+  }
+#endif
   if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   QuantReport local;
   if (HoldsQdq(graph)) return CompileQdq(graph, target, std::move(options), int8, report ? *report : local);

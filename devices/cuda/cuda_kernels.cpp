@@ -1,0 +1,97 @@
+// The one explicit list of CUDA kernels (explicit tables, not self-registration). Every implementation
+// is listed for all five precisions: the storage type (f32, or f16/bf16 under fp16/bf16) is the
+// context's, and the GEMM family picks its compute type from KernelInit::precision.
+#include "devices/cuda/cuda_kernels.h"
+
+#include <fmt/format.h>
+
+#include "devices/cuda/ops/cuda_ops.h"
+
+namespace chipfit {
+namespace {
+
+constexpr Precision kPrecisions[] = {Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
+                                     Precision::kInt8};
+
+struct Row {
+  const char* op;
+  const char* domain;
+  KernelImpl impl;
+};
+
+std::vector<Row> Rows() {
+  std::vector<Row> rows;
+  auto add = [&rows](const char* op, KernelImpl impl, const char* domain = "") { rows.push_back({op, domain, impl}); };
+
+  // ---- GEMM family: cuBLASLt
+  add("MatMul", {"cublaslt:matmul", cuda::CreateMatMul});
+  add("Gemm", {"cublaslt:gemm", cuda::CreateGemm});
+
+  // ---- elementwise (one n-ary broadcasting kernel)
+  for (const char* op : {"Relu",  "LeakyRelu", "Clip",     "Sigmoid", "HardSigmoid", "HardSwish",  "Tanh",
+                         "Elu",   "Selu",      "Celu",     "Gelu",    "Exp",         "Log",        "Sqrt",
+                         "Abs",   "Neg",       "Softplus", "Mish",    "Round",       "Reciprocal", "Erf",
+                         "Floor", "Ceil",      "Sign",     "Sin",     "Cos",         "Softsign",   "ThresholdedRelu"}) {
+    add(op, {"cuda:eltwise", cuda::CreateUnary});
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) add(op, {"cuda:binary", cuda::CreateBinary});
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) add(op, {"cuda:variadic", cuda::CreateVariadic});
+  add("Where", {"cuda:where", cuda::CreateWhere});
+  add("Cast", {"cuda:cast", cuda::CreateCast});
+
+  // ---- softmax, reductions, normalisation
+  add("Softmax", {"cuda:softmax", cuda::CreateSoftmax});
+  add("LogSoftmax", {"cuda:softmax", cuda::CreateSoftmax});
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
+    add(op, {"cuda:reduce", cuda::CreateReduce});
+  }
+  add("LayerNormalization", {"cuda:layer_norm", cuda::CreateLayerNorm});
+  add("InstanceNormalization", {"cuda:instance_norm", cuda::CreateInstanceNorm});
+  add("BatchNormalization", {"cuda:batch_norm", cuda::CreateBatchNorm});
+
+  // ---- data movement
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    add(op, {"cuda:copy", cuda::CreateCopy});
+  }
+  return rows;
+}
+
+KernelTable BuildTable() {
+  KernelTable t;
+  for (const Row& row : Rows()) {
+    for (Precision p : kPrecisions) t.Add(row.op, row.domain, DeviceKind::kCuda, p, row.impl);
+  }
+  return t;
+}
+
+}  // namespace
+
+const KernelTable& CudaKernels() {
+  static const KernelTable table = BuildTable();
+  return table;
+}
+
+std::vector<std::string> CudaKernelOps() {
+  std::vector<std::string> ops;
+  for (const Row& row : Rows()) ops.emplace_back(row.op);
+  return ops;
+}
+
+std::string ChannelAlignmentLint(const std::string& layer, Precision precision, int64_t in_channels,
+                                 int64_t out_channels) {
+  int64_t multiple = 0;
+  if (precision == Precision::kFp16 || precision == Precision::kBf16) multiple = 8;
+  if (precision == Precision::kInt8) multiple = 16;
+  if (multiple == 0) return {};
+  std::string which;
+  if (in_channels % multiple != 0) which = fmt::format("{} input channels", in_channels);
+  if (out_channels % multiple != 0) {
+    which += fmt::format("{}{} output channels", which.empty() ? "" : " and ", out_channels);
+  }
+  if (which.empty()) return {};
+  return fmt::format("{}: {} not a multiple of {} ({} tensor-core tiles): pad the channels to use the tiles fully",
+                     layer, which, multiple, PrecisionName(precision));
+}
+
+}  // namespace chipfit
