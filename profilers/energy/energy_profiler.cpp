@@ -44,6 +44,8 @@ void AttributeTargetEnergy(const EnergyModel& model, const std::optional<EnergyM
                            std::to_string(measured->iterations) + " runs; per-layer figures are the " +
                            "model's estimates scaled to it (model total " +
                            std::to_string(estimate.model_total.joules) + " J)");
+    // The sensor's view of its device meanwhile (NVML: clocks, temperature, throttling).
+    for (const std::string& line : measured->notes) result.notes.push_back("energy: " + line);
   } else {
     result.energy = estimate.model_total;
     result.notes.push_back(fmt::format(

@@ -1,13 +1,14 @@
-// Energy sensors over sysfs (powercap, hwmon) and NVML (dlopen), their detection and the measuring loop.
+// Energy sensors over sysfs (powercap, hwmon) and NVML (nvml.h), their detection and the measuring loop.
 #include "profilers/energy/sensors.h"
 
-#include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -143,101 +144,48 @@ void DetectHwmon(const fs::path& root, std::vector<std::unique_ptr<EnergySensor>
   if (found == 0) notes.push_back("hwmon: no energy*_input or power*_input/_average under " + dir.string());
 }
 
-// NVML, loaded at run time so chipfit neither links nor needs the driver. The library stays loaded
-// (and initialised) as long as any of its sensors lives.
-class NvmlLibrary {
- public:
-  using InitFn = int (*)();
-  using CountFn = int (*)(unsigned int*);
-  using HandleFn = int (*)(unsigned int, void**);
-  using EnergyFn = int (*)(void*, unsigned long long*);
-  using ErrorFn = const char* (*)(int);
-
-  static Result<std::shared_ptr<NvmlLibrary>> Open() {
-    void* handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return NotFound("NVML not found (dlopen libnvidia-ml.so.1 failed)");
-    auto lib = std::shared_ptr<NvmlLibrary>(new NvmlLibrary(handle));
-    auto init = reinterpret_cast<InitFn>(dlsym(handle, "nvmlInit_v2"));
-    lib->shutdown_ = reinterpret_cast<InitFn>(dlsym(handle, "nvmlShutdown"));
-    lib->count_ = reinterpret_cast<CountFn>(dlsym(handle, "nvmlDeviceGetCount_v2"));
-    lib->device_ = reinterpret_cast<HandleFn>(dlsym(handle, "nvmlDeviceGetHandleByIndex_v2"));
-    lib->energy_ = reinterpret_cast<EnergyFn>(dlsym(handle, "nvmlDeviceGetTotalEnergyConsumption"));
-    lib->error_ = reinterpret_cast<ErrorFn>(dlsym(handle, "nvmlErrorString"));
-    if (!init || !lib->shutdown_ || !lib->count_ || !lib->device_ || !lib->energy_) {
-      return Unsupported("NVML: libnvidia-ml.so.1 lacks nvmlDeviceGetTotalEnergyConsumption or friends");
-    }
-    if (const int rc = init(); rc != 0) return Internal("NVML: nvmlInit_v2 failed: " + lib->ErrorText(rc));
-    lib->initialised_ = true;
-    return lib;
-  }
-
-  ~NvmlLibrary() {
-    if (initialised_) shutdown_();
-    dlclose(handle_);
-  }
-  NvmlLibrary(const NvmlLibrary&) = delete;
-  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
-
-  std::string ErrorText(int rc) const { return error_ ? std::string(error_(rc)) : "NVML error " + std::to_string(rc); }
-
-  CountFn count_ = nullptr;
-  HandleFn device_ = nullptr;
-  EnergyFn energy_ = nullptr;
-
- private:
-  explicit NvmlLibrary(void* handle) : handle_(handle) {}
-  void* handle_;
-  InitFn shutdown_ = nullptr;
-  ErrorFn error_ = nullptr;
-  bool initialised_ = false;
-};
-
-// nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded (Volta and later).
-class NvmlSensor final : public EnergySensor {
- public:
-  NvmlSensor(std::shared_ptr<NvmlLibrary> lib, unsigned int index, void* device)
-      : lib_(std::move(lib)), index_(index), device_(device) {}
-  std::string name() const override { return "nvml:" + std::to_string(index_); }
-  Result<double> ReadJoules() override {
-    unsigned long long mj = 0;
-    if (const int rc = lib_->energy_(device_, &mj); rc != 0) {
-      return Internal(name() + ": nvmlDeviceGetTotalEnergyConsumption failed: " + lib_->ErrorText(rc));
-    }
-    return static_cast<double>(mj) * 1e-3;
-  }
-
- private:
-  std::shared_ptr<NvmlLibrary> lib_;
-  unsigned int index_;
-  void* device_;
-};
-
-void DetectNvml(std::vector<std::unique_ptr<EnergySensor>>& sensors, std::vector<std::string>& notes) {
-  Result<std::shared_ptr<NvmlLibrary>> lib = NvmlLibrary::Open();
+// NVML GPUs: one sensor per GPU with an energy counter or, failing that, a power reading.
+void DetectNvml(const std::string& library, std::vector<std::unique_ptr<EnergySensor>>& sensors,
+                std::vector<std::string>& notes) {
+  Result<std::shared_ptr<nvml::Nvml>> lib = nvml::Nvml::Load(library);
   if (!lib.ok()) {
-    notes.push_back(lib.status().message());
+    notes.push_back("NVML: " + lib.status().message());
     return;
   }
-  unsigned int count = 0;
-  if (const int rc = (*lib)->count_(&count); rc != 0) {
-    notes.push_back("NVML: nvmlDeviceGetCount_v2 failed: " + (*lib)->ErrorText(rc));
+  Result<int> count = (*lib)->DeviceCount();
+  if (!count.ok()) {
+    notes.push_back("NVML: " + count.status().message());
     return;
   }
-  if (count == 0) notes.push_back("NVML: no GPU");
-  for (unsigned int i = 0; i < count; ++i) {
-    void* device = nullptr;
-    if (const int rc = (*lib)->device_(i, &device); rc != 0) {
-      notes.push_back("nvml:" + std::to_string(i) + ": no handle: " + (*lib)->ErrorText(rc));
+  if (*count == 0) notes.push_back("NVML: no GPU");
+  for (int i = 0; i < *count; ++i) {
+    const std::string name = "nvml:" + std::to_string(i);
+    Result<nvml::NvmlGpu> gpu = (*lib)->Open(i);
+    if (!gpu.ok()) {
+      notes.push_back(name + ": " + gpu.status().message());
       continue;
     }
-    auto sensor = std::make_unique<NvmlSensor>(*lib, i, device);
-    // Pre-Volta GPUs answer NOT_SUPPORTED here; probing keeps them out of the list.
-    if (Result<double> probe = sensor->ReadJoules(); !probe.ok()) {
-      notes.push_back(probe.status().message());
+    Result<std::unique_ptr<NvmlSensor>> sensor = NvmlSensor::Create(name, std::move(gpu).value());
+    if (!sensor.ok()) {
+      notes.push_back(name + ": " + sensor.status().message());
       continue;
     }
-    sensors.push_back(std::move(sensor));
+    if ((*sensor)->integrated()) {
+      notes.push_back(name + ": no energy counter (older than Volta): power sampled every 10 ms and integrated");
+    }
+    sensors.push_back(std::move(sensor).value());
   }
+}
+
+// "1410→1155 MHz"; a quantity the GPU did not report shows as "?".
+std::string Quantity(double value, int precision = 0) {
+  return std::isnan(value) ? std::string("?") : fmt::format("{:.{}f}", value, precision);
+}
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text;
 }
 
 }  // namespace
@@ -286,16 +234,94 @@ Result<double> HwmonPowerSensor::ReadJoules() {
   return joules_;
 }
 
+NvmlSensor::NvmlSensor(std::string name, nvml::NvmlGpu gpu, bool counter)
+    : name_(std::move(name)), gpu_(gpu), counter_(counter), meter_(std::move(gpu)) {}
+
+Result<std::unique_ptr<NvmlSensor>> NvmlSensor::Create(std::string name, nvml::NvmlGpu gpu) {
+  Result<double> energy = gpu.EnergyJoules();
+  if (!energy.ok() && energy.status().code() != StatusCode::kUnsupported) return energy.status();
+  if (!energy.ok()) {
+    // Pre-Volta: integrate the power, which such GPUs report.
+    Result<double> power = gpu.PowerWatts();
+    if (!power.ok()) {
+      return Unsupported(energy.status().message() + ", and no power reading: " + power.status().message());
+    }
+  }
+  return std::unique_ptr<NvmlSensor>(new NvmlSensor(std::move(name), std::move(gpu), energy.ok()));
+}
+
+Status NvmlSensor::Sample() {
+  // The counter needs no sampling (64 bits of mJ), and during a measurement the meter samples.
+  if (counter_ || measuring_) return Status::Ok();
+  ASSIGN_OR_RETURN(double watts, gpu_.PowerWatts());
+  const int64_t now = NowNs();
+  if (has_last_) joules_ += 0.5 * (last_watts_ + watts) * static_cast<double>(now - last_ns_) * 1e-9;
+  has_last_ = true;
+  last_watts_ = watts;
+  last_ns_ = now;
+  return Status::Ok();
+}
+
+Result<double> NvmlSensor::ReadJoules() {
+  if (counter_) return gpu_.EnergyJoules();
+  if (!measuring_) RETURN_IF_ERROR(Sample());
+  return joules_;
+}
+
+Status NvmlSensor::BeginMeasurement() {
+  if (measuring_) return InvalidArgument(name_ + ": a measurement is already running");
+  RETURN_IF_ERROR(meter_.Start());
+  measuring_ = true;
+  return Status::Ok();
+}
+
+Result<SensorReport> NvmlSensor::EndMeasurement() {
+  if (!measuring_) return InvalidArgument(name_ + ": no measurement is running");
+  measuring_ = false;
+  ASSIGN_OR_RETURN(nvml::EnergyReading reading, meter_.Stop());
+  SensorReport report;
+  if (reading.method == nvml::EnergyReading::Method::kPowerSampling) report.joules = reading.joules;
+  report.notes.push_back(TelemetryNote(name_, reading));
+  return report;
+}
+
+std::string NvmlSensor::TelemetryNote(const std::string& name, const nvml::EnergyReading& reading) {
+  // Throttled: "nvml:0 throttled during the energy measurement: SwPowerCap, HwThermalSlowdown; SM clock
+  // 1410→1155 MHz, …". Otherwise the same figures, so that every NVML measurement records them.
+  std::string text = name;
+  if (reading.Throttled()) {
+    std::vector<std::string> slowdowns =
+        nvml::ThrottleReasonNames(reading.throttle_reasons & nvml::kThrottleSlowdownMask);
+    text += " throttled during the energy measurement: " + Join(slowdowns) + ";";
+  } else {
+    text += " during the energy measurement:";
+  }
+  text += fmt::format(
+      " SM clock {}→{} MHz, memory clock {}→{} MHz, {} °C max, {} W average, {} W peak ({}, {} samples",
+      Quantity(reading.start.sm_clock_mhz), Quantity(reading.end.sm_clock_mhz), Quantity(reading.start.mem_clock_mhz),
+      Quantity(reading.end.mem_clock_mhz), Quantity(reading.max_temperature_c), Quantity(reading.average_power_w, 1),
+      Quantity(reading.peak_power_w, 1), nvml::EnergyReading::MethodName(reading.method), reading.samples);
+  // Idle, application clocks, sync boost, display clocks: states, not slowdowns, but worth recording.
+  const uint64_t other = reading.throttle_reasons & ~nvml::kThrottleSlowdownMask;
+  if (other != 0) text += "; clock events: " + Join(nvml::ThrottleReasonNames(other));
+  text += ")";
+  if (!reading.Throttled()) text += "; no throttling";
+  return text;
+}
+
 std::vector<std::unique_ptr<EnergySensor>> DetectEnergySensors(const std::string& sysfs_root,
-                                                               std::vector<std::string>* notes) {
+                                                               std::vector<std::string>* notes,
+                                                               const std::optional<std::string>& nvml_library) {
   std::vector<std::unique_ptr<EnergySensor>> sensors;
   std::vector<std::string> local_notes;
   std::vector<std::string>& out = notes ? *notes : local_notes;
   DetectPowercap(sysfs_root, sensors, out);
   DetectHwmon(sysfs_root, sensors, out);
-  // NVML does not live under a sysfs root, so a fake root (tests) leaves it out.
-  if (fs::path(sysfs_root).lexically_normal() == fs::path("/sys")) {
-    DetectNvml(sensors, out);
+  // NVML does not live under a sysfs root, so a fake root (tests) leaves it out unless a library is named.
+  if (nvml_library) {
+    DetectNvml(*nvml_library, sensors, out);
+  } else if (fs::path(sysfs_root).lexically_normal() == fs::path("/sys")) {
+    DetectNvml(nvml::Nvml::kDefaultLibrary, sensors, out);
   } else {
     out.push_back("NVML: not probed for sysfs root " + sysfs_root);
   }
@@ -307,33 +333,42 @@ Result<EnergyMeasurement> MeasureEnergy(EnergySensor& sensor, const std::functio
                                         double min_seconds) {
   // Often enough for a power integral and for any counter to be seen before it can wrap twice.
   constexpr int64_t kSampleEveryNs = 10'000'000;
-  ASSIGN_OR_RETURN(double start_joules, sensor.ReadJoules());
-  const int64_t start_ns = NowNs();
-  const int64_t min_ns = static_cast<int64_t>(min_seconds * 1e9);
-  int64_t last_sample_ns = start_ns, now = start_ns;
-  int iterations = 0;
-  do {
-    RETURN_IF_ERROR(run_once());
-    ++iterations;
-    now = NowNs();
-    if (now - last_sample_ns >= kSampleEveryNs) {
-      RETURN_IF_ERROR(sensor.Sample());
-      last_sample_ns = now;
-    }
-  } while (now - start_ns < min_ns);
-  ASSIGN_OR_RETURN(double end_joules, sensor.ReadJoules());
-  const double seconds = static_cast<double>(NowNs() - start_ns) * 1e-9;
-  const double total = end_joules - start_joules;
+  EnergyMeasurement m;
+  double reads_joules = 0;  // end read - start read
+  auto loop = [&]() -> Status {
+    ASSIGN_OR_RETURN(double start_joules, sensor.ReadJoules());
+    const int64_t start_ns = NowNs();
+    const int64_t min_ns = static_cast<int64_t>(min_seconds * 1e9);
+    int64_t last_sample_ns = start_ns, now = start_ns;
+    do {
+      RETURN_IF_ERROR(run_once());
+      ++m.iterations;
+      now = NowNs();
+      if (now - last_sample_ns >= kSampleEveryNs) {
+        RETURN_IF_ERROR(sensor.Sample());
+        last_sample_ns = now;
+      }
+    } while (now - start_ns < min_ns);
+    ASSIGN_OR_RETURN(double end_joules, sensor.ReadJoules());
+    m.seconds = static_cast<double>(NowNs() - start_ns) * 1e-9;
+    reads_joules = end_joules - start_joules;
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(sensor.BeginMeasurement());
+  const Status looped = loop();
+  // The sensor's measurement ends whichever way the loop did; the loop's error comes first.
+  Result<SensorReport> report = sensor.EndMeasurement();
+  RETURN_IF_ERROR(looped);
+  RETURN_IF_ERROR(report.status());
+  const double total = report->joules ? *report->joules : reads_joules;
   if (!(total > 0)) {
-    return Unsupported(sensor.name() + ": energy did not increase over " + std::to_string(seconds) +
+    return Unsupported(sensor.name() + ": energy did not increase over " + std::to_string(m.seconds) +
                        " s; the sensor is not updating");
   }
-  EnergyMeasurement m;
   m.total_joules = total;
-  m.seconds = seconds;
-  m.iterations = iterations;
-  m.joules_per_inference = total / iterations;
+  m.joules_per_inference = total / m.iterations;
   m.source = "measured:" + sensor.name();
+  m.notes = std::move(report->notes);
   return m;
 }
 

@@ -18,6 +18,7 @@ constexpr const char* kPciBusId = "00000000:01:00.0";
 struct State {
   long long init_error = 0;
   long long init_count = 0;
+  long long device_count = 1;  // what nvmlDeviceGetCount_v2 says; only index 0 opens
   long long energy_supported = 1;
   long long power_mw = 0;
   long long power_supported = 1;
@@ -44,6 +45,7 @@ FakeDevice device;
 long long* Field(std::string_view key) {
   if (key == "init_error") return &state.init_error;
   if (key == "init_count") return &state.init_count;
+  if (key == "device_count") return &state.device_count;
   if (key == "energy_supported") return &state.energy_supported;
   if (key == "power_mw") return &state.power_mw;
   if (key == "power_supported") return &state.power_supported;
@@ -115,6 +117,13 @@ const char* nvmlErrorString(nvmlReturn_t result) {
     case 12: return "NVML Shared Library Not Found";
     default: return "Unknown Error";
   }
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  std::lock_guard lock(mutex);
+  if (state.init_count == 0) return kUninitialized;
+  *count = static_cast<unsigned int>(state.device_count);
+  return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev) {

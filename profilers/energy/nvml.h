@@ -1,6 +1,7 @@
 // GPU energy and telemetry through NVML (libnvidia-ml), opened with dlopen at run time so that chipfit
-// builds without nvml.h and runs where the driver is missing: Nvml::Load then says why, it never crashes.
-// The library path is a parameter so that tests can load a fake NVML.
+// builds without nvml.h or the CUDA toolkit (NVML is a driver library) and runs where the driver is
+// missing: Nvml::Load then says why, it never crashes. The library path is a parameter so that tests
+// can load a fake NVML. The energy profiler's NVML sensor (sensors.h) is built on it.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,7 @@
 
 #include "core/status.h"
 
-namespace chipfit::cuda {
+namespace chipfit::nvml {
 
 // The few declarations of NVIDIA's public nvml.h that chipfit uses; values and signatures follow the
 // NVML API. The throttle-reason masks are named kThrottle* (not NVML's macro names) so that a real
@@ -88,6 +89,8 @@ class Nvml : public std::enable_shared_from_this<Nvml> {
   // first, so an index alone can name another GPU than CUDA's device of the same number. An NVML without
   // nvmlDeviceGetHandleByPciBusId_v2 (older than R450) falls back to the index.
   Result<NvmlGpu> Open(int index, std::string_view pci_bus_id = {});
+  // How many GPUs NVML sees (nvmlDeviceGetCount_v2); their indices are 0 .. count-1.
+  Result<int> DeviceCount() const;
 
   const std::string& library() const { return library_; }
   // "<function>: <nvmlErrorString> (NVML error <code>)" as a Status: Unsupported for NOT_SUPPORTED,
@@ -194,4 +197,4 @@ class EnergyMeter {
   std::jthread sampler_;
 };
 
-}  // namespace chipfit::cuda
+}  // namespace chipfit::nvml

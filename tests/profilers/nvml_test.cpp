@@ -1,20 +1,25 @@
-// NVML loading, telemetry and energy metering against a fake libnvidia-ml (fake_nvml.cpp), so that they
-// run without a GPU or driver. The fake's state is steered through its exported fake_nvml_* functions.
+// NVML loading, telemetry and energy metering, and the energy profiler's NVML sensor (detection,
+// MeasureEnergy with the counter and with power sampling, the telemetry note), against a fake
+// libnvidia-ml (fake_nvml.cpp), so that they run without a GPU or driver. The fake's state is steered
+// through its exported fake_nvml_* functions.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <thread>
 
-#include "devices/cuda/nvml.h"
+#include "profilers/energy/energy_profiler.h"
+#include "profilers/energy/nvml.h"
+#include "profilers/energy/sensors.h"
 
 #ifndef CHIPFIT_FAKE_NVML_PATH
-#error "CHIPFIT_FAKE_NVML_PATH must name the fake NVML library (tests/devices/cuda/nvml.cmake)"
+#error "CHIPFIT_FAKE_NVML_PATH must name the fake NVML library (tests/profilers/nvml.cmake)"
 #endif
 
-namespace chipfit::cuda {
+namespace chipfit::nvml {
 namespace {
 
 using namespace std::chrono_literals;
@@ -283,5 +288,217 @@ TEST_F(NvmlTest, MeterRunsAgainAfterStop) {
   }
 }
 
+// The energy profiler's sensor -------------------------------------------------------------------------
+
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+// No sysfs sensors under this root, so NVML's are the only ones.
+constexpr const char* kNoSysfs = "/nonexistent/chipfit-sysfs";
+
+TEST_F(NvmlTest, DetectFindsTheGpuWithItsCounter) {
+  std::vector<std::string> notes;
+  auto sensors = DetectEnergySensors(kNoSysfs, &notes, std::string(CHIPFIT_FAKE_NVML_PATH));
+  ASSERT_EQ(sensors.size(), 1u) << JoinLines(notes);
+  EXPECT_EQ(sensors[0]->name(), "nvml:0");
+  EXPECT_FALSE(sensors[0]->integrated());
+  EXPECT_FALSE(HasSubstr(JoinLines(notes), "NVML"));
+  EXPECT_FALSE(HasSubstr(JoinLines(notes), "no energy sensor found"));
+}
+
+TEST_F(NvmlTest, DetectWithoutCounterGivesAPowerIntegratingSensor) {
+  Set("energy_supported", 0);
+  Set("power_mw", 20000);
+  std::vector<std::string> notes;
+  auto sensors = DetectEnergySensors(kNoSysfs, &notes, std::string(CHIPFIT_FAKE_NVML_PATH));
+  ASSERT_EQ(sensors.size(), 1u) << JoinLines(notes);
+  EXPECT_TRUE(sensors[0]->integrated());
+  EXPECT_TRUE(HasSubstr(JoinLines(notes), "nvml:0: no energy counter (older than Volta): power sampled every 10 ms"));
+  // Outside a measurement it integrates its own readings, as HwmonPowerSensor does: 20 W x >= 50 ms.
+  const double start = *sensors[0]->ReadJoules();
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(sensors[0]->Sample().ok());
+  const double used = *sensors[0]->ReadJoules() - start;
+  EXPECT_GE(used, 1.0 - 1e-9);
+  EXPECT_LT(used, 5.0);
+}
+
+TEST_F(NvmlTest, DetectSaysWhyNvmlIsUnusable) {
+  auto notes_for = [](const std::string& library) {
+    std::vector<std::string> notes;
+    EXPECT_TRUE(DetectEnergySensors(kNoSysfs, &notes, library).empty());
+    EXPECT_TRUE(!notes.empty() && HasSubstr(notes.back(), "no energy sensor found"));
+    return JoinLines(notes);
+  };
+  EXPECT_TRUE(HasSubstr(notes_for("/nonexistent/libnvidia-ml.so.1"), "NVML: no NVML library: "));
+  EXPECT_TRUE(HasSubstr(notes_for("libm.so.6"), "NVML: no NVML library: libm.so.6 has no nvmlInit_v2"));
+
+  Set("init_error", 9);
+  EXPECT_TRUE(HasSubstr(notes_for(CHIPFIT_FAKE_NVML_PATH), "NVML: nvmlInit_v2: Driver Not Loaded (NVML error 9)"));
+  Set("init_error", 0);
+
+  Set("device_count", 0);
+  EXPECT_TRUE(HasSubstr(notes_for(CHIPFIT_FAKE_NVML_PATH), "NVML: no GPU"));
+  Set("device_count", 2);  // the fake opens only index 0
+  std::vector<std::string> notes;
+  EXPECT_EQ(DetectEnergySensors(kNoSysfs, &notes, std::string(CHIPFIT_FAKE_NVML_PATH)).size(), 1u);
+  EXPECT_TRUE(HasSubstr(JoinLines(notes), "nvml:1: nvmlDeviceGetHandleByIndex_v2(1): Invalid Argument"));
+  Set("device_count", 1);
+
+  Set("energy_supported", 0);
+  Set("power_supported", 0);
+  const std::string neither = notes_for(CHIPFIT_FAKE_NVML_PATH);
+  EXPECT_TRUE(HasSubstr(neither, "nvml:0: this GPU has no energy counter"));
+  EXPECT_TRUE(HasSubstr(neither, "and no power reading: nvmlDeviceGetPowerUsage: Not Supported"));
+  EXPECT_EQ(Get("init_count"), 0);  // nothing kept NVML open
+}
+
+TEST_F(NvmlTest, MeasureEnergyWithTheCounterRecordsTelemetry) {
+  Set("power_mw", 50000);
+  auto sensor = NvmlSensor::Create("nvml:0", OpenFake());
+  ASSERT_TRUE(sensor.ok()) << sensor.status().ToString();
+  ASSERT_FALSE((*sensor)->integrated());
+  auto m = MeasureEnergy(
+      **sensor,
+      [] {
+        std::this_thread::sleep_for(5ms);
+        return Status::Ok();
+      },
+      0.1);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->source, "measured:nvml:0");
+  // The fake's counter integrates 50 W (to 1 mJ).
+  EXPECT_NEAR(m->total_joules, 50 * m->seconds, 0.01 + 0.02 * m->total_joules);
+  EXPECT_NEAR(m->joules_per_inference, m->total_joules / m->iterations, 1e-12);
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_TRUE(StartsWith(m->notes[0],
+                         "nvml:0 during the energy measurement: SM clock 1410→1410 MHz, memory clock "
+                         "1215→1215 MHz, 40 °C max, "));
+  EXPECT_TRUE(HasSubstr(m->notes[0], "(energy counter, "));
+  EXPECT_TRUE(HasSubstr(m->notes[0], "50.0 W peak"));
+  EXPECT_TRUE(HasSubstr(m->notes[0], "; no throttling"));
+}
+
+TEST_F(NvmlTest, MeasureEnergyWithoutCounterSamplesPowerOnItsOwnThread) {
+  Set("energy_supported", 0);
+  Set("power_mw", 50000);
+  auto sensor = NvmlSensor::Create("nvml:0", OpenFake());
+  ASSERT_TRUE(sensor.ok()) << sensor.status().ToString();
+  ASSERT_TRUE((*sensor)->integrated());
+  // Inferences of 40 ms: the loop samples only between them, the meter every 10 ms. The power steps
+  // from 50 W to 100 W a third of the way in, in the middle of an inference.
+  const auto t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point t1;
+  int runs = 0;
+  auto m = MeasureEnergy(
+      **sensor,
+      [&] {
+        if (runs++ == 2) {
+          std::this_thread::sleep_for(15ms);
+          t1 = std::chrono::steady_clock::now();
+          Set("power_mw", 100000);
+          std::this_thread::sleep_for(25ms);
+        } else {
+          std::this_thread::sleep_for(40ms);
+        }
+        return Status::Ok();
+      },
+      0.2);
+  const auto t2 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_GE(runs, 3);
+  const double expected =
+      50 * std::chrono::duration<double>(t1 - t0).count() + 100 * std::chrono::duration<double>(t2 - t1).count();
+  // The trapezoid misplaces the step by at most one 10 ms period (0.5 J), where the loop's own samples
+  // could misplace it by a whole 40 ms inference (2 J); a loaded machine may skip a sample.
+  EXPECT_NEAR(m->total_joules, expected, 1.0);
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_TRUE(HasSubstr(m->notes[0], "(power sampling, "));
+  EXPECT_TRUE(HasSubstr(m->notes[0], "100.0 W peak"));
+  EXPECT_GE(Get("power_queries"), 10);
+}
+
+TEST_F(NvmlTest, ThrottlingDuringTheMeasurementBecomesATargetNote) {
+  Set("power_mw", 300000);
+  auto sensor = NvmlSensor::Create("nvml:0", OpenFake());
+  ASSERT_TRUE(sensor.ok()) << sensor.status().ToString();
+  int runs = 0;
+  auto m = MeasureEnergy(
+      **sensor,
+      [&] {
+        if (runs++ == 3) {
+          Set("throttle_reasons", kThrottleSwPowerCap | kThrottleHwThermalSlowdown | kThrottleGpuIdle);
+          Set("sm_clock_mhz", 1155);
+          Set("temperature_c", 83);
+        }
+        std::this_thread::sleep_for(10ms);
+        if (runs == 8) Set("throttle_reasons", kThrottleSwPowerCap);  // still capped at the end
+        return Status::Ok();
+      },
+      0.1);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_TRUE(StartsWith(m->notes[0],
+                         "nvml:0 throttled during the energy measurement: SwPowerCap, HwThermalSlowdown; SM clock "
+                         "1410→1155 MHz, memory clock 1215→1215 MHz, 83 °C max, "))
+      << m->notes[0];
+  EXPECT_TRUE(HasSubstr(m->notes[0], "; clock events: GpuIdle)"));
+  EXPECT_FALSE(HasSubstr(m->notes[0], "no throttling"));
+
+  // The profiler records it with the measured figure: a target note, beside "energy: measured by".
+  auto model = LoadEnergyModel(std::string(CHIPFIT_SOURCE_DIR) + "/resources/energy/coefficients.json");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  TargetResult result;
+  AttributeTargetEnergy(*model, *m, result);
+  ASSERT_TRUE(result.energy.has_value());
+  EXPECT_EQ(result.energy->source, "measured:nvml:0");
+  const std::string notes = JoinLines(result.notes);
+  EXPECT_TRUE(HasSubstr(notes, "energy: measured by nvml:0 over "));
+  EXPECT_TRUE(
+      HasSubstr(notes, "energy: nvml:0 throttled during the energy measurement: SwPowerCap, HwThermalSlowdown; "));
+}
+
+TEST_F(NvmlTest, MeasurementEndsWhenTheLoopFails) {
+  Set("power_mw", 50000);
+  auto sensor = NvmlSensor::Create("nvml:0", OpenFake());
+  ASSERT_TRUE(sensor.ok()) << sensor.status().ToString();
+  auto failed = MeasureEnergy(
+      **sensor, [] { return Internal("kernel failed"); }, 0.01);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), "kernel failed");
+  // The meter was stopped: the next measurement starts.
+  auto m = MeasureEnergy(
+      **sensor,
+      [] {
+        std::this_thread::sleep_for(5ms);
+        return Status::Ok();
+      },
+      0.03);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->notes.size(), 1u);
+}
+
+TEST(NvmlSensorNoteTest, UnreportedQuantitiesShowAsQuestionMarks) {
+  EnergyReading r;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  r.method = EnergyReading::Method::kPowerSampling;
+  r.start.sm_clock_mhz = kNaN;
+  r.end.sm_clock_mhz = kNaN;
+  r.start.mem_clock_mhz = 5001;
+  r.end.mem_clock_mhz = 5001;
+  r.max_temperature_c = kNaN;
+  r.average_power_w = 61.25;
+  r.peak_power_w = 70;
+  r.samples = 102;
+  r.throttle_reasons = kThrottleGpuIdle | kThrottleApplicationsClocksSetting;
+  EXPECT_EQ(NvmlSensor::TelemetryNote("nvml:1", r),
+            "nvml:1 during the energy measurement: SM clock ?→? MHz, memory clock 5001→5001 MHz, ? °C max, 61.2 W "
+            "average, 70.0 W peak (power sampling, 102 samples; clock events: GpuIdle, ApplicationsClocksSetting); no "
+            "throttling");
+}
+
 }  // namespace
-}  // namespace chipfit::cuda
+}  // namespace chipfit::nvml

@@ -1,4 +1,5 @@
-#include "devices/cuda/nvml.h"
+// NVML through dlopen: loading, telemetry and the energy meter (nvml.h).
+#include "profilers/energy/nvml.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -9,7 +10,7 @@
 #include <condition_variable>
 #include <limits>
 
-namespace chipfit::cuda {
+namespace chipfit::nvml {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -58,6 +59,7 @@ struct Nvml::Api {
   nvmlReturn_t (*shutdown)() = nullptr;
   const char* (*error_string)(nvmlReturn_t) = nullptr;
   nvmlReturn_t (*handle_by_index)(unsigned int, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*device_count)(unsigned int*) = nullptr;
   // Optional: drivers older than the entry point, or stripped fakes, lack them; the calls that need
   // them say so instead of failing Load.
   nvmlReturn_t (*handle_by_pci_bus_id)(const char*, nvmlDevice_t*) = nullptr;
@@ -93,7 +95,9 @@ Result<std::shared_ptr<Nvml>> Nvml::Load(const std::string& library) {
   LoadSymbol(handle, "nvmlShutdown", api->shutdown);
   LoadSymbol(handle, "nvmlErrorString", api->error_string);
   LoadSymbol(handle, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index);
-  for (const char* required : {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetHandleByIndex_v2"}) {
+  LoadSymbol(handle, "nvmlDeviceGetCount_v2", api->device_count);
+  for (const char* required :
+       {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetCount_v2"}) {
     if (dlsym(handle, required) == nullptr) {
       dlclose(handle);
       return Unsupported(fmt::format("no NVML library: {} has no {}", library, required));
@@ -164,6 +168,13 @@ Result<NvmlGpu> Nvml::Open(int index, std::string_view pci_bus_id) {
   const nvmlReturn_t err = api_->handle_by_index(static_cast<unsigned int>(index), &device);
   if (err != NVML_SUCCESS) return Error(err, fmt::format("nvmlDeviceGetHandleByIndex_v2({})", index));
   return NvmlGpu(shared_from_this(), device);
+}
+
+Result<int> Nvml::DeviceCount() const {
+  unsigned int count = 0;
+  const nvmlReturn_t err = api_->device_count(&count);
+  if (err != NVML_SUCCESS) return Error(err, "nvmlDeviceGetCount_v2");
+  return static_cast<int>(count);
 }
 
 bool NvmlGpu::HasEnergyCounter() const { return EnergyJoules().ok(); }
@@ -359,4 +370,4 @@ Result<EnergyReading> EnergyMeter::Stop() {
   return reading;
 }
 
-}  // namespace chipfit::cuda
+}  // namespace chipfit::nvml
