@@ -1,8 +1,9 @@
 // The dlopen'ed cuBLASLt and its error mapping.
 #include "devices/cuda/cublaslt_api.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
+
+#include "devices/cuda/dynamic_library.h"
 
 namespace chipfit::cuda {
 namespace {
@@ -29,54 +30,34 @@ struct Loaded {
   Status status;
 };
 
-template <typename Fn>
-bool Resolve(void* lib, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (fn == nullptr && missing.empty()) missing = name;
-  return fn != nullptr;
-}
-
 Loaded Open() {
   Loaded out;
-  void* lib = nullptr;
-  std::string errors;
-  for (const char* name : {"libcublasLt.so.13", "libcublasLt.so"}) {
-    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (lib != nullptr) break;
-    const char* err = dlerror();
-    errors += errors.empty() ? "" : "; ";
-    errors += err != nullptr ? err : name;
-  }
-  if (lib == nullptr) {
-    out.status = Unsupported("cuBLASLt not found: " + errors);
+  auto opened = DynamicLibrary::Open("cuBLASLt", {"libcublasLt.so.13", "libcublasLt.so"});
+  if (!opened.ok()) {
+    out.status = opened.status();
     return out;
   }
+  DynamicLibrary& lib = *opened;
   CublasLt& a = out.api;
-  std::string missing;
-  Resolve(lib, "cublasLtCreate", a.Create, missing);
-  Resolve(lib, "cublasLtDestroy", a.Destroy, missing);
-  Resolve(lib, "cublasLtGetVersion", a.GetVersion, missing);
-  Resolve(lib, "cublasLtMatmulDescCreate", a.MatmulDescCreate, missing);
-  Resolve(lib, "cublasLtMatmulDescDestroy", a.MatmulDescDestroy, missing);
-  Resolve(lib, "cublasLtMatmulDescSetAttribute", a.MatmulDescSetAttribute, missing);
-  Resolve(lib, "cublasLtMatrixLayoutCreate", a.MatrixLayoutCreate, missing);
-  Resolve(lib, "cublasLtMatrixLayoutDestroy", a.MatrixLayoutDestroy, missing);
-  Resolve(lib, "cublasLtMatrixLayoutSetAttribute", a.MatrixLayoutSetAttribute, missing);
-  Resolve(lib, "cublasLtMatmulPreferenceCreate", a.MatmulPreferenceCreate, missing);
-  Resolve(lib, "cublasLtMatmulPreferenceDestroy", a.MatmulPreferenceDestroy, missing);
-  Resolve(lib, "cublasLtMatmulPreferenceSetAttribute", a.MatmulPreferenceSetAttribute, missing);
-  Resolve(lib, "cublasLtMatmulAlgoGetHeuristic", a.MatmulAlgoGetHeuristic, missing);
-  Resolve(lib, "cublasLtMatmul", a.Matmul, missing);
-  if (!missing.empty()) {
-    const char* err = dlerror();
-    out.status = Unsupported(fmt::format("cuBLASLt not found: {} (the library lacks {})", err ? err : "", missing));
-    dlclose(lib);
-    return out;
-  }
-  std::string optional;  // absence is fine: CublasStatusText has its own table
-  Resolve(lib, "cublasLtGetStatusName", a.GetStatusName, optional);
-  Resolve(lib, "cublasLtGetStatusString", a.GetStatusString, optional);
-  dlerror();  // clears the error a missing optional symbol left
+  lib.Resolve("cublasLtCreate", a.Create);
+  lib.Resolve("cublasLtDestroy", a.Destroy);
+  lib.Resolve("cublasLtGetVersion", a.GetVersion);
+  lib.Resolve("cublasLtMatmulDescCreate", a.MatmulDescCreate);
+  lib.Resolve("cublasLtMatmulDescDestroy", a.MatmulDescDestroy);
+  lib.Resolve("cublasLtMatmulDescSetAttribute", a.MatmulDescSetAttribute);
+  lib.Resolve("cublasLtMatrixLayoutCreate", a.MatrixLayoutCreate);
+  lib.Resolve("cublasLtMatrixLayoutDestroy", a.MatrixLayoutDestroy);
+  lib.Resolve("cublasLtMatrixLayoutSetAttribute", a.MatrixLayoutSetAttribute);
+  lib.Resolve("cublasLtMatmulPreferenceCreate", a.MatmulPreferenceCreate);
+  lib.Resolve("cublasLtMatmulPreferenceDestroy", a.MatmulPreferenceDestroy);
+  lib.Resolve("cublasLtMatmulPreferenceSetAttribute", a.MatmulPreferenceSetAttribute);
+  lib.Resolve("cublasLtMatmulAlgoGetHeuristic", a.MatmulAlgoGetHeuristic);
+  lib.Resolve("cublasLtMatmul", a.Matmul);
+  out.status = lib.Finish();
+  if (!out.status.ok()) return out;
+  // Optional: CublasStatusText has its own table.
+  lib.ResolveOptional("cublasLtGetStatusName", a.GetStatusName);
+  lib.ResolveOptional("cublasLtGetStatusString", a.GetStatusString);
   return out;
 }
 

@@ -26,6 +26,8 @@ std::vector<Row> Rows() {
   // ---- GEMM family: cuBLASLt
   add("MatMul", {"cublaslt:matmul", cuda::CreateMatMul});
   add("Gemm", {"cublaslt:gemm", cuda::CreateGemm});
+  add("Conv", {"cudnn:conv", cuda::CreateConv});
+  add("FusedConv", {"cudnn:conv", cuda::CreateFusedConv}, "com.chipfit");
 
   // ---- elementwise (one n-ary broadcasting kernel)
   for (const char* op : {"Relu",  "LeakyRelu", "Clip",     "Sigmoid", "HardSigmoid", "HardSwish",  "Tanh",
@@ -49,6 +51,19 @@ std::vector<Row> Rows() {
   add("LayerNormalization", {"cuda:layer_norm", cuda::CreateLayerNorm});
   add("InstanceNormalization", {"cuda:instance_norm", cuda::CreateInstanceNorm});
   add("BatchNormalization", {"cuda:batch_norm", cuda::CreateBatchNorm});
+
+  // ---- pooling, resize and data movement (data.cu)
+  add("MaxPool", {"cuda:pool", cuda::CreateMaxPool});
+  add("AveragePool", {"cuda:pool", cuda::CreateAveragePool});
+  add("GlobalMaxPool", {"cuda:global_pool", cuda::CreateGlobalPool});
+  add("GlobalAveragePool", {"cuda:global_pool", cuda::CreateGlobalPool});
+  add("Resize", {"cuda:resize", cuda::CreateResize});
+  add("Upsample", {"cuda:resize", cuda::CreateResize});
+  add("Transpose", {"cuda:transpose", cuda::CreateTranspose});
+  add("Concat", {"cuda:concat", cuda::CreateConcat});
+  add("Slice", {"cuda:slice", cuda::CreateSlice});
+  add("Gather", {"cuda:gather", cuda::CreateGather});
+  add("Pad", {"cuda:pad", cuda::CreatePad});
 
   // ---- data movement
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {

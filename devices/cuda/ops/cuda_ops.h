@@ -36,4 +36,25 @@ Result<std::unique_ptr<IKernel>> CreateBatchNorm(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateMatMul(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateGemm(const KernelInit& init);
 
+// ---- conv_cuda.cpp (cuDNN 9; depthwise.cu): Conv, FusedConv.
+// 1-D and 2-D; depthwise layers on an own direct kernel, the rest on cuDNN (fused bias/Relu where cuDNN
+// takes it, else an own epilogue kernel). 3-D and int8 are refused.
+Result<std::unique_ptr<IKernel>> CreateConv(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateFusedConv(const KernelInit& init);
+
+// ---- data_cuda.cpp (data.cu): pooling, resize and data movement.
+// MaxPool, AveragePool (1-D to 3-D windows); GlobalMaxPool and GlobalAveragePool.
+Result<std::unique_ptr<IKernel>> CreateMaxPool(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateAveragePool(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateGlobalPool(const KernelInit& init);
+// Resize and Upsample: nearest (any dtype) and n-linear (float) with constant scales/sizes/roi.
+Result<std::unique_ptr<IKernel>> CreateResize(const KernelInit& init);
+// Strided copies of any dtype: Transpose, Concat, Slice (constant starts/axes/steps).
+Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateConcat(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateSlice(const KernelInit& init);
+// Gather (constant or device int32/int64 indices) and Pad (constant/edge/reflect/wrap, constant pads).
+Result<std::unique_ptr<IKernel>> CreateGather(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreatePad(const KernelInit& init);
+
 }  // namespace chipfit::cuda

@@ -11,33 +11,11 @@
 #include <limits>
 #include <utility>
 
+#include "devices/cuda/ops/device_util.cuh"
 #include "devices/cuda/ops/eltwise_launch.h"
 
 namespace chipfit::cuda::eltwise {
 namespace {
-
-// Loads a stored value into the type it is computed in, and stores it back.
-template <typename T>
-struct Io {
-  using C = T;
-  static __device__ __forceinline__ C Load(T v) { return v; }
-  static __device__ __forceinline__ T Store(C v) { return v; }
-};
-template <>
-struct Io<__half> {
-  using C = float;
-  static __device__ __forceinline__ float Load(__half v) { return __half2float(v); }
-  static __device__ __forceinline__ __half Store(float v) { return __float2half_rn(v); }
-};
-template <>
-struct Io<__nv_bfloat16> {
-  using C = float;
-  static __device__ __forceinline__ float Load(__nv_bfloat16 v) { return __bfloat162float(v); }
-  static __device__ __forceinline__ __nv_bfloat16 Store(float v) { return __float2bfloat16_rn(v); }
-};
-
-__device__ __forceinline__ uint32_t FirstIndex() { return blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ uint32_t GridSize() { return gridDim.x * blockDim.x; }
 
 // ---- unary
 

@@ -119,7 +119,7 @@ TEST(CudaKernelTableTest, EveryOpHasAnImplementationForEveryPrecision) {
 }
 
 TEST(CudaKernelTableTest, EveryFactoryRefusesWithoutACudaContext) {
-  // Planned on a machine without a GPU (no context): a refusal with a reason, never a crash.
+  // Planned on a machine without a GPU (no context): an error with a reason, never a crash.
   Node node;
   node.op_type = "Add";
   node.name = "add";
@@ -135,7 +135,10 @@ TEST(CudaKernelTableTest, EveryFactoryRefusesWithoutACudaContext) {
     KernelInit init{node, inputs, 17, Precision::kFp32, nullptr, nullptr, &outputs};
     auto kernel = impls[0].create(init);
     ASSERT_FALSE(kernel.ok()) << op;
-    EXPECT_EQ(kernel.status().code(), StatusCode::kUnsupported) << op;
+    // Unsupported (no context), or InvalidArgument where the op checks its inputs first: this one
+    // node's two f32 [2,3] inputs are not valid for every op (Gather's indices, Resize's scales).
+    const StatusCode code = kernel.status().code();
+    EXPECT_TRUE(code == StatusCode::kUnsupported || code == StatusCode::kInvalidArgument) << op;
     EXPECT_FALSE(kernel.status().message().empty()) << op;
   }
 }
