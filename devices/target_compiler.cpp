@@ -367,6 +367,56 @@ Status CheckCudaTarget(const Target& target, const KernelTable* kernels) {
 
 }  // namespace
 
+std::string ChannelAlignmentLint(const std::string& layer, Precision precision, int64_t in_channels,
+                                 int64_t out_channels) {
+  int64_t multiple = 0;
+  if (precision == Precision::kFp16 || precision == Precision::kBf16) multiple = 8;
+  if (precision == Precision::kInt8) multiple = 16;
+  if (multiple == 0) return {};
+  std::string which;
+  if (in_channels % multiple != 0) which = fmt::format("{} input channels", in_channels);
+  if (out_channels % multiple != 0) {
+    which += fmt::format("{}{} output channels", which.empty() ? "" : " and ", out_channels);
+  }
+  if (which.empty()) return {};
+  return fmt::format("{}: {} not a multiple of {} ({} tensor-core tiles): pad the channels to use the tiles fully",
+                     layer, which, multiple, PrecisionName(precision));
+}
+
+std::vector<std::string> TensorCoreChannelLint(const Graph& graph, const Target& target) {
+  std::vector<std::string> lines;
+  if (target.kind != DeviceKind::kCuda) return lines;
+  for (const Node& node : graph.nodes) {
+    if (node.inputs.size() < 2) continue;
+    auto weight = graph.initializers.find(node.inputs[1]);
+    if (weight == graph.initializers.end()) continue;
+    const Shape& w = weight->second.shape();
+    int64_t in = 0, out = 0;
+    const int64_t group = node.GetInt("group", 1);
+    if ((node.op_type == "Conv" || node.op_type == "FusedConv") && w.size() >= 3) {
+      in = w[1] * group;  // W is [M, C/group, k...]
+      out = w[0];
+    } else if (node.op_type == "ConvTranspose" && w.size() >= 3) {
+      in = w[0];  // W is [C, M/group, k...]
+      out = w[1] * group;
+    } else if (node.op_type == "MatMul" && w.size() >= 2) {
+      in = w[w.size() - 2];
+      out = w.back();
+    } else if (node.op_type == "Gemm" && w.size() == 2) {
+      const bool trans_b = node.GetInt("transB", 0) != 0;
+      in = trans_b ? w[1] : w[0];
+      out = trans_b ? w[0] : w[1];
+    } else {
+      continue;
+    }
+    // A depthwise convolution has no channel reduction for the tiles to pad.
+    if (group > 1 && group == in) continue;
+    std::string line = ChannelAlignmentLint(node.name, target.precision, in, out);
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, const Target& target,
                                                         CompileOptions options, const Int8Options& int8,
                                                         QuantReport* report) {

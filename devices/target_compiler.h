@@ -82,6 +82,15 @@ struct QuantReport {
   std::vector<std::string> notes{};
 };
 
+// Tensor cores take fp16/bf16 channels in multiples of 8 and int8 channels in multiples of 16; a layer
+// with other channel counts pads its tiles (TensorRT Engine Explorer's lint). The line for one layer,
+// empty when its channels are aligned or the precision has no such rule (fp32, tf32).
+std::string ChannelAlignmentLint(const std::string& layer, Precision precision, int64_t in_channels,
+                                 int64_t out_channels);
+// That lint over every Conv, FusedConv, ConvTranspose, MatMul and Gemm whose weights are constant, for a
+// CUDA target (empty for other devices): one line per misaligned layer, in graph order.
+std::vector<std::string> TensorCoreChannelLint(const Graph& graph, const Target& target);
+
 // Compiles `graph` for `target` with its device's kernels. int8 first compiles the same device in
 // fp32, runs the calibration inputs through it (every kernel's outputs feed the calibrator), then
 // compiles with the calibrated ranges. `report` (optional) receives what calibration did.

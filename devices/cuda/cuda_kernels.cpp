@@ -3,8 +3,6 @@
 // context's, and the GEMM family picks its compute type from KernelInit::precision.
 #include "devices/cuda/cuda_kernels.h"
 
-#include <fmt/format.h>
-
 #include "devices/cuda/ops/cuda_ops.h"
 
 namespace chipfit {
@@ -91,22 +89,6 @@ std::vector<std::string> CudaKernelOps() {
   std::vector<std::string> ops;
   for (const Row& row : Rows()) ops.emplace_back(row.op);
   return ops;
-}
-
-std::string ChannelAlignmentLint(const std::string& layer, Precision precision, int64_t in_channels,
-                                 int64_t out_channels) {
-  int64_t multiple = 0;
-  if (precision == Precision::kFp16 || precision == Precision::kBf16) multiple = 8;
-  if (precision == Precision::kInt8) multiple = 16;
-  if (multiple == 0) return {};
-  std::string which;
-  if (in_channels % multiple != 0) which = fmt::format("{} input channels", in_channels);
-  if (out_channels % multiple != 0) {
-    which += fmt::format("{}{} output channels", which.empty() ? "" : " and ", out_channels);
-  }
-  if (which.empty()) return {};
-  return fmt::format("{}: {} not a multiple of {} ({} tensor-core tiles): pad the channels to use the tiles fully",
-                     layer, which, multiple, PrecisionName(precision));
 }
 
 }  // namespace chipfit

@@ -82,7 +82,7 @@ DeviceInfo Describe(const cl::Platform& platform, const cl::Device& device, int 
   info.precisions.push_back(
       {Precision::kBf16, Support::No("OpenCL C has no bf16 type; chipfit's OpenCL device runs fp32 and fp16")});
   info.precisions.push_back(
-      {Precision::kInt8, Support::No("chipfit's OpenCL device runs fp32 and fp16 only; int8 runs on cpu or cuda")});
+      {Precision::kInt8, Support::No("chipfit's OpenCL device runs fp32 and fp16 only; int8 runs on cpu")});
   info.precisions.push_back({Precision::kTf32, Support::No("tf32 is an NVIDIA tensor-core mode")});
   return info;
 }

@@ -487,6 +487,15 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   QuantReport quant;
   auto compiled = CompileForTarget(*setup.graph, target, compile, int8, &quant);
   if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
+  if (compiled.ok()) {
+    const std::vector<std::string> lint = TensorCoreChannelLint(*setup.graph, target);
+    constexpr size_t kShown = 8;
+    for (size_t i = 0; i < lint.size() && i < kShown; ++i) result.notes.push_back("lint: " + lint[i]);
+    if (lint.size() > kShown) {
+      result.notes.push_back(fmt::format("lint: {} more layers with channels not a multiple of the tensor-core tile",
+                                         lint.size() - kShown));
+    }
+  }
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   Status status = compiled.ok() ? RunProfilePipeline(**compiled, setup.inputs, settings, {}, result, stop, progress)
                                 : compiled.status();

@@ -143,15 +143,6 @@ TEST(CudaKernelTableTest, EveryFactoryRefusesWithoutACudaContext) {
   }
 }
 
-TEST(CudaLintTest, ChannelsNotAMultipleOfTheTensorCoreTile) {
-  EXPECT_EQ(ChannelAlignmentLint("conv1", Precision::kFp32, 3, 17), "");
-  EXPECT_EQ(ChannelAlignmentLint("conv1", Precision::kFp16, 64, 128), "");
-  const std::string fp16 = ChannelAlignmentLint("conv1", Precision::kFp16, 3, 64);
-  EXPECT_NE(fp16.find("conv1: 3 input channels not a multiple of 8"), std::string::npos) << fp16;
-  const std::string int8 = ChannelAlignmentLint("fc", Precision::kInt8, 24, 40);
-  EXPECT_NE(int8.find("24 input channels and 40 output channels not a multiple of 16"), std::string::npos) << int8;
-}
-
 TEST(CudaTargetTest, ATargetWithoutItsGpuSaysWhy) {
   // Without a GPU (CI) the target is refused naming the device; with one, int8 is refused until its
   // kernels exist. Either way, never the reference kernels under the GPU's name.
