@@ -337,11 +337,11 @@ bool IsNotSupported(cudnnStatus_t status) {
 
 class ConvKernel final : public IKernel {
  public:
-  ConvKernel(CudaContext* ctx, const Cudnn* api, ConvPlan plan, std::vector<Shape> shapes, std::vector<bool> present,
-             std::string what)
+  ConvKernel(CudaContext* ctx, const Cudnn* api, const ConvPlan& plan, std::vector<Shape> shapes,
+             std::vector<bool> present, std::string what)
       : ctx_(ctx),
         api_(api),
-        plan_(std::move(plan)),
+        plan_(plan),
         shapes_(std::move(shapes)),
         present_(std::move(present)),
         what_(std::move(what)) {}
@@ -564,7 +564,7 @@ Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
   if (plan.path != ConvPath::kDepthwise) {
     ASSIGN_OR_RETURN(api, LoadCudnn());
   }
-  auto kernel = std::make_unique<ConvKernel>(ctx, api, std::move(plan), std::move(shapes), std::move(present), what);
+  auto kernel = std::make_unique<ConvKernel>(ctx, api, plan, std::move(shapes), std::move(present), what);
   RETURN_IF_ERROR(kernel->Init());
   return std::unique_ptr<IKernel>(std::move(kernel));
 }
