@@ -44,6 +44,30 @@ Result<CudaContext*> RequireStaticContext(const KernelInit& init) {
   return ctx;
 }
 
+Status CheckStaticShapes(const KernelInit& init) {
+  constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
+  if (init.outputs == nullptr || init.outputs->empty()) return Unsupported("shapes only known at run time");
+  for (const ValueInfo* in : init.inputs) {
+    if (in == nullptr) continue;
+    if (!Known(in->shape)) return Unsupported("shapes only known at run time");
+    if (NumElements(in->shape) > kMaxElements) {
+      return Unsupported("input of 2^31 or more values (the CUDA kernels index in 32 bits)");
+    }
+  }
+  for (const ValueInfo& out : *init.outputs) {
+    if (!Known(out.shape)) return Unsupported("shapes only known at run time");
+    if (NumElements(out.shape) > kMaxElements) {
+      return Unsupported("output of 2^31 or more values (the CUDA kernels index in 32 bits)");
+    }
+  }
+  return Status();
+}
+
+DType StorageOf(const KernelInit& init, DType dtype) {
+  const auto* ctx = dynamic_cast<const CudaContext*>(init.device);
+  return ctx != nullptr ? ctx->StorageType(dtype) : dtype;
+}
+
 Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init) {
   ASSIGN_OR_RETURN(CudaContext * ctx, RequireStaticContext(init));
   const Node& node = init.node;

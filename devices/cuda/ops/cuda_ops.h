@@ -11,6 +11,13 @@ namespace chipfit::cuda {
 // The CudaContext of `init`, or Unsupported when there is none or when any input or output shape is
 // known only at run time (the CUDA kernels are planned at compile time).
 Result<CudaContext*> RequireStaticContext(const KernelInit& init);
+// What RequireStaticContext checks of the shapes, without needing a context, plus the 32-bit index limit
+// of the own kernels (2^31 or more values is refused): factories run it first, so that a plan is made,
+// and refused, alike with and without a GPU.
+Status CheckStaticShapes(const KernelInit& init);
+// The dtype a value is stored in on the context of `init` (f16 for f32 under fp16); the dtype itself
+// without a context (plans made without a GPU refuse alike: storage changes only the element size).
+DType StorageOf(const KernelInit& init, DType dtype);
 
 // ---- copy_cuda.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout (a device copy).
 Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init);

@@ -305,35 +305,6 @@ const Tensor* ConstantInput(const KernelInit& init, size_t i) {
   return in == nullptr ? nullptr : in->value;
 }
 
-// What RequireStaticContext checks, without the context, plus the 32-bit index limit.
-Status CheckShapes(const KernelInit& init) {
-  auto known = [](const Shape& shape) {
-    return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 0; });
-  };
-  if (init.outputs == nullptr || init.outputs->empty()) return Unsupported("shapes only known at run time");
-  for (const ValueInfo* in : init.inputs) {
-    if (in == nullptr) continue;
-    if (!known(in->shape)) return Unsupported("shapes only known at run time");
-    if (NumElements(in->shape) > data::kMaxElements) {
-      return Unsupported("input of 2^31 or more values (the CUDA kernels index in 32 bits)");
-    }
-  }
-  for (const ValueInfo& out : *init.outputs) {
-    if (!known(out.shape)) return Unsupported("shapes only known at run time");
-    if (NumElements(out.shape) > data::kMaxElements) {
-      return Unsupported("output of 2^31 or more values (the CUDA kernels index in 32 bits)");
-    }
-  }
-  return Status();
-}
-
-// The dtype a value is stored in: the context's storage type once there is a context, else the dtype
-// (plans made without a GPU refuse the same; f32 under fp16 only changes the element size).
-DType StorageOf(const KernelInit& init, DType dtype) {
-  const auto* ctx = dynamic_cast<const CudaContext*>(init.device);
-  return ctx != nullptr ? ctx->StorageType(dtype) : dtype;
-}
-
 // Data movement takes any dtype of 1, 2, 4 or 8 bytes.
 Result<size_t> MovableBytes(const KernelInit& init, DType dtype) {
   if (dtype == DType::kString || dtype == DType::kUndefined) {
@@ -527,7 +498,7 @@ Result<data::PoolWindow> PlanWindow(const KernelInit& init, PoolKind kind) {
 }
 
 Result<std::unique_ptr<IKernel>> CreateWindowPool(const KernelInit& init, PoolKind kind) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   ASSIGN_OR_RETURN(const FloatStorage storage, RequireFloat(init, init.node.op_type));
   ASSIGN_OR_RETURN(const data::PoolWindow window, PlanWindow(init, kind));
   ASSIGN_OR_RETURN(CudaContext * ctx, RequireStaticContext(init));
@@ -790,7 +761,7 @@ static Result<std::unique_ptr<IKernel>> MakeAveragePool(const KernelInit& init) 
 }
 
 static Result<std::unique_ptr<IKernel>> MakeGlobalPool(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const std::string& op = init.node.op_type;
   if (op != "GlobalMaxPool" && op != "GlobalAveragePool") return Unsupported(op + " is not a global pool on CUDA");
   ASSIGN_OR_RETURN(const FloatStorage storage, RequireFloat(init, op));
@@ -806,7 +777,7 @@ static Result<std::unique_ptr<IKernel>> MakeGlobalPool(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakeResize(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const ValueInfo* xi = Input(init, 0);
   if (xi == nullptr) return Unsupported(init.node.op_type + " input 0 is missing");
   const Shape& in = xi->shape;
@@ -849,7 +820,7 @@ static Result<std::unique_ptr<IKernel>> MakeResize(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakeTranspose(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const Node& node = init.node;
   const ValueInfo* x = Input(init, 0);
   if (x == nullptr) return Unsupported("Transpose input 0 is missing");
@@ -878,7 +849,7 @@ static Result<std::unique_ptr<IKernel>> MakeTranspose(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakeConcat(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const Node& node = init.node;
   if (init.inputs.empty() || init.inputs[0] == nullptr) return Unsupported("Concat without inputs");
   const Shape& out = (*init.outputs)[0].shape;
@@ -914,7 +885,7 @@ static Result<std::unique_ptr<IKernel>> MakeConcat(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakeSlice(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const Node& node = init.node;
   const ValueInfo* x = Input(init, 0);
   if (x == nullptr) return Unsupported("Slice input 0 is missing");
@@ -963,7 +934,7 @@ static Result<std::unique_ptr<IKernel>> MakeSlice(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakeGather(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const Node& node = init.node;
   const ValueInfo* x = Input(init, 0);
   const ValueInfo* indices = Input(init, 1);
@@ -993,7 +964,7 @@ static Result<std::unique_ptr<IKernel>> MakeGather(const KernelInit& init) {
 }
 
 static Result<std::unique_ptr<IKernel>> MakePad(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const Node& node = init.node;
   const ValueInfo* x = Input(init, 0);
   if (x == nullptr) return Unsupported("Pad input 0 is missing");

@@ -110,29 +110,6 @@ std::string Name(DType dtype) { return std::string(DTypeName(dtype)); }
 
 const ValueInfo* Input(const KernelInit& init, size_t i) { return i < init.inputs.size() ? init.inputs[i] : nullptr; }
 
-// What RequireStaticContext checks, without the context, plus the 32-bit index limit; the factories
-// run it first so that a plan is made (and refused) alike with and without a GPU.
-Status CheckShapes(const KernelInit& init) {
-  auto known = [](const Shape& shape) {
-    return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 0; });
-  };
-  if (init.outputs == nullptr || init.outputs->empty()) return Unsupported("shapes only known at run time");
-  for (const ValueInfo* in : init.inputs) {
-    if (in == nullptr) continue;
-    if (!known(in->shape)) return Unsupported("shapes only known at run time");
-    if (NumElements(in->shape) > eltwise::kMaxElements) {
-      return Unsupported("input of 2^31 or more values (the CUDA kernels index in 32 bits)");
-    }
-  }
-  for (const ValueInfo& out : *init.outputs) {
-    if (!known(out.shape)) return Unsupported("shapes only known at run time");
-    if (NumElements(out.shape) > eltwise::kMaxElements) {
-      return Unsupported("output of 2^31 or more values (the CUDA kernels index in 32 bits)");
-    }
-  }
-  return Status();
-}
-
 Status RequireFloat(const KernelInit& init, size_t i) {
   const ValueInfo* in = Input(init, i);
   if (in == nullptr) return Unsupported("input " + std::to_string(i) + " is missing");
@@ -350,14 +327,14 @@ Shape PReluSlopeShape(const Shape& x, const Shape& slope, int64_t opset) {
 }  // namespace
 
 Result<std::unique_ptr<IKernel>> CreateUnary(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   RETURN_IF_ERROR(RequireFloat(init, 0));
   ASSIGN_OR_RETURN(const UnaryPlan plan, PlanUnary(init));
   return MakeUnary(init, plan);
 }
 
 Result<std::unique_ptr<IKernel>> CreateBinary(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const std::string& op = init.node.op_type;
   const ValueInfo* a = Input(init, 0);
   const ValueInfo* b = Input(init, 1);
@@ -387,7 +364,7 @@ Result<std::unique_ptr<IKernel>> CreateBinary(const KernelInit& init) {
 }
 
 Result<std::unique_ptr<IKernel>> CreateVariadic(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const std::string& op = init.node.op_type;
   std::vector<size_t> inputs;
   std::vector<Shape> shapes;
@@ -406,7 +383,7 @@ Result<std::unique_ptr<IKernel>> CreateVariadic(const KernelInit& init) {
 }
 
 Result<std::unique_ptr<IKernel>> CreateWhere(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const ValueInfo* cond = Input(init, 0);
   const ValueInfo* x = Input(init, 1);
   const ValueInfo* y = Input(init, 2);
@@ -464,7 +441,7 @@ std::string CastRefusal(DType dtype) {
 }  // namespace
 
 Result<std::unique_ptr<IKernel>> CreateCast(const KernelInit& init) {
-  RETURN_IF_ERROR(CheckShapes(init));
+  RETURN_IF_ERROR(CheckStaticShapes(init));
   const ValueInfo* x = Input(init, 0);
   if (x == nullptr) return Unsupported("Cast input is missing");
   const DType from = x->dtype;
