@@ -20,6 +20,7 @@ set(_res "${PROJECT_SOURCE_DIR}/resources")
 install(FILES "${_res}/costs/default.yaml" DESTINATION "${CHIPFIT_INSTALL_DATADIR}/costs")
 install(FILES "${_res}/energy/coefficients.json" DESTINATION "${CHIPFIT_INSTALL_DATADIR}/energy")
 install(FILES "${_res}/schema/profile.schema.json" DESTINATION "${CHIPFIT_INSTALL_DATADIR}/schema")
+install(DIRECTORY "${_res}/hardware/" DESTINATION "${CHIPFIT_INSTALL_DATADIR}/hardware")
 install(FILES "${_res}/models/cnn.onnx" "${_res}/models/mlp.onnx" "${_res}/models/transformer.onnx"
         DESTINATION "${CHIPFIT_INSTALL_DATADIR}/models")
 
