@@ -32,6 +32,9 @@ struct Candidate {
   std::string task_metric;
   bool random_calibration = false;
   std::string energy_source;
+  bool projected = false;  // latency is a projection (the median, and an error band), not a measurement
+  std::optional<double> band_p10, band_p90;
+  std::string accuracy_from;  // projected: the measured target its accuracy is copied from
   bool ok() const { return status == "ok"; }
 };
 
@@ -57,6 +60,17 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
   const std::string& rank = o.limits.RankStat();
   c.rank_latency = (rank == "p50" ? t.p50_ms : rank == "p90" ? t.p90_ms : t.p99_ms).value_or(kInf);
   c.p50 = t.p50_ms.value_or(kInf);
+  if (t.projected) {
+    // A projection has no tail statistics of its own. Its band's upper edge is the latency the user
+    // may get on that hardware, so that is what a limit bounds (the median, said so, where no band was
+    // given); its median is its best guess, so that is what it ranks by.
+    c.projected = true;
+    c.band_p10 = t.band_p10_ms;
+    c.band_p90 = t.band_p90_ms;
+    c.accuracy_from = t.accuracy_from;
+    c.latency = t.band_p90_ms.value_or(c.p50);
+    c.rank_latency = c.p50;
+  }
   c.device_share = t.device_share;
   c.device_id = t.device_id;
   if (t.peak_memory_bytes) c.memory_mb = *t.peak_memory_bytes / (1024.0 * 1024.0);
@@ -71,7 +85,10 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
   c.random_calibration = t.random_calibration;
   c.inference_ms = t.inferences_per_s && *t.inferences_per_s > 0 ? 1e3 / *t.inferences_per_s : c.p50;
   c.best_batch = t.best_batch;
-  if (o.costs != nullptr && std::isfinite(c.inference_ms)) {
+  if (t.projected && t.price_per_hour_usd && std::isfinite(c.inference_ms)) {
+    // The catalog prices the hardware the projection is of; the cost table prices devices here.
+    c.cost = *t.price_per_hour_usd * (c.inference_ms / 1e3) * 1e6 / 3600.0;
+  } else if (o.costs != nullptr && std::isfinite(c.inference_ms)) {
     if (const CostEntry* e = o.costs->Find(c.kind, c.device_name)) {
       // $/h × seconds per inference × 10^6 / 3600: one inference at a time on the whole device, or at
       // the best batch and stream count of throughput mode.
@@ -105,7 +122,23 @@ std::vector<Violation> Check(const Candidate& c, const Limits& l) {
                                bound * scale, unit, (bound - *value) * scale, unit)});
     }
   };
-  if (l.max_latency_ms) {
+  if (l.max_latency_ms && c.projected) {
+    // Whatever statistic the limit names, a projection is held to its band's P90 edge (see FromCandidate).
+    const double bound = *l.max_latency_ms;
+    if (!std::isfinite(c.latency)) {
+      v.push_back({"max_latency_ms", std::nullopt, bound, kInf,
+                   "the projection has no latency, so the max_latency_ms limit cannot be met"});
+    } else if (c.latency > bound) {
+      v.push_back({"max_latency_ms", c.latency, bound, (c.latency - bound) / std::max(bound, 1e-12),
+                   fmt::format("projected {} {:.4g} ms > {:.4g} ms limit by {:.3g} ms ({:.2f}x): {}",
+                               c.band_p90 ? "P90" : "p50", c.latency, bound, c.latency - bound,
+                               c.latency / std::max(bound, 1e-12),
+                               c.band_p90 ? "the upper edge of the projection's P10–P90 error band, as a projection "
+                                            "has no " +
+                                                l.latency_stat + " of its own"
+                                          : "the projection has no error band, so its median is what is checked")});
+    }
+  } else if (l.max_latency_ms) {
     over("max_latency_ms", std::isfinite(c.latency) ? std::optional(c.latency) : std::nullopt, *l.max_latency_ms,
          l.latency_stat + " latency", "ms");
   }
@@ -166,7 +199,42 @@ std::string DriftText(const Candidate& c) {
   if (c.task) text = fmt::format("{} {:.1f} %", c.task_metric, *c.task * 100);
   if (c.sqnr_db) text += fmt::format("{}output SQNR {:.1f} dB", text.empty() ? "" : ", ", *c.sqnr_db);
   if (c.random_calibration && !text.empty()) text += " (random calibration)";
+  if (c.projected && !c.accuracy_from.empty() && !text.empty()) text += " (carried from " + c.accuracy_from + ")";
   return text.empty() ? "drift not measured" : text;
+}
+
+std::string BandText(const Candidate& c) {
+  auto edge = [](const std::optional<double>& v) { return v ? fmt::format("{:.3g}", *v) : std::string("?"); };
+  return fmt::format("P10–P90 band {}–{} ms", edge(c.band_p10), edge(c.band_p90));
+}
+
+// What the summary says of a projected best target: which of its figures met the latency limit.
+std::string ProjectedText(const Candidate& c, const Limits& l, bool ranked_by_latency) {
+  std::string text = "projected, not measured here";
+  if (l.max_latency_ms) {
+    text += c.band_p90 ? fmt::format(": its P90 band edge {:.3g} ms is what met the limit", *c.band_p90)
+                       : fmt::format(": it has no error band, so its median {:.3g} ms is what met the limit", c.p50);
+  } else if (c.band_p10 || c.band_p90) {
+    text += " (" + BandText(c) + ")";
+  } else {
+    text += " (no error band was given)";
+  }
+  // The ranking's statistic is the user's for the measured targets only: a projection has no tail.
+  if (ranked_by_latency && l.RankStat() != "p50") text += "; it ranks by its projected median";
+  return text;
+}
+
+bool IsAccuracyLimit(const std::string& limit) {
+  return limit == "min_top1" || limit == "min_sqnr_db" || limit == "accuracy_guard";
+}
+
+// A projected target's entries carry the mark, its band and where its accuracy came from.
+void MarkProjected(json& entry, const Candidate& c) {
+  if (!c.projected) return;
+  entry["projected"] = true;
+  entry["band_ms"] =
+      json::array({c.band_p10 ? json(*c.band_p10) : json(nullptr), c.band_p90 ? json(*c.band_p90) : json(nullptr)});
+  entry["accuracy_from"] = c.accuracy_from.empty() ? json(nullptr) : json(c.accuracy_from);
 }
 
 }  // namespace
@@ -295,7 +363,8 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
     const Candidate& c = all[i];
     if (!c.ok()) continue;
     violations[i] = Check(c, l);
-    if (c.device_share && *c.device_share < kMinDeviceShare) {
+    // A projection ran nowhere here, so it has no share of time on any device to check.
+    if (!c.projected && c.device_share && *c.device_share < kMinDeviceShare) {
       // Its time is another device's: never credit this target's device with it.
       violations[i].push_back(
           {"device", c.device_share, kMinDeviceShare, kInf,
@@ -304,6 +373,15 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                        *c.device_share * 100, c.device_id, c.device_id)});
     }
     if (auto guard = GuardViolation(c, l)) violations[i].push_back(std::move(*guard));
+    if (c.projected) {
+      // Its accuracy is another target's measurement (or none): the reason says whose.
+      for (Violation& v : violations[i]) {
+        if (!IsAccuracyLimit(v.limit)) continue;
+        v.reason += c.accuracy_from.empty()
+                        ? " (a projection has no accuracy of its own, and this one carries no measured target's)"
+                        : " (accuracy carried from " + c.accuracy_from + ", measured here)";
+      }
+    }
     if (violations[i].empty()) passing.push_back(&c);
   }
   // A limit no target could be measured against (top-1 agreement of a model without class scores):
@@ -333,6 +411,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                           {"value", nullptr},
                           {"bound", nullptr},
                           {"reason", "did not run (" + c.status + (c.error.empty() ? "" : ": " + c.error) + ")"}});
+      MarkProjected(rejected.back(), c);
       continue;
     }
     if (violations[i].empty()) continue;
@@ -344,6 +423,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                           {"value", v.value ? json(*v.value) : json(nullptr)},
                           {"bound", v.bound},
                           {"reason", v.reason}});
+      MarkProjected(rejected.back(), c);
       if (is_unmeasurable(v.limit)) continue;
       if (worst_v == nullptr || v.severity > worst) {
         worst = v.severity;
@@ -438,6 +518,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       scores.back()["inferences_per_s"] = 1e3 / c.inference_ms;
       scores.back()["best_batch"] = *c.best_batch;
     }
+    MarkProjected(scores.back(), c);
   }
   json pareto = json::array();
   for (const Candidate& c : all) {
@@ -447,10 +528,11 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
     if (!dominated) pareto.push_back(c.target);
   }
 
-  // The paragraph.
+  // The paragraph. The speed is compared with a measured target: a projection against a projection
+  // would say nothing of this machine.
   const Candidate* baseline = nullptr;
   for (const Candidate& c : all) {
-    if (c.ok() && (baseline == nullptr || c.target == "cpu:fp32")) baseline = &c;
+    if (c.ok() && !c.projected && (baseline == nullptr || c.target == "cpu:fp32")) baseline = &c;
   }
   std::string summary;
   json best_json = nullptr, fallback_json = nullptr, closest_json = nullptr;
@@ -471,8 +553,12 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       // as if a slower target had been picked by mistake.
       if (o.objective == Objective::kLatency && o.weights.size() <= 1 && l.RankStat() != "p50" &&
           b.p50 > baseline->p50 && std::isfinite(b.rank_latency) && std::isfinite(baseline->rank_latency)) {
-        speed += fmt::format(", ranked first by {} latency ({:.3g} ms vs {:.3g} ms)", l.RankStat(), b.rank_latency,
-                             baseline->rank_latency);
+        speed += b.projected ? fmt::format(
+                                   ", ranked first by its projected median against the {} latency of {} "
+                                   "({:.3g} ms vs {:.3g} ms)",
+                                   l.RankStat(), baseline->target, b.rank_latency, baseline->rank_latency)
+                             : fmt::format(", ranked first by {} latency ({:.3g} ms vs {:.3g} ms)", l.RankStat(),
+                                           b.rank_latency, baseline->rank_latency);
       }
     } else {
       speed = fmt::format("p50 {:.3g} ms", b.p50);
@@ -484,7 +570,10 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                           l.any()      ? "within all limits"
                           : GuardOn(l) ? "no limits were given; within the accuracy guard"
                                        : "no limits were given");
-    if (b.device_share && *b.device_share < 0.995) {
+    if (b.projected) {
+      summary += "; " + ProjectedText(b, l, o.objective == Objective::kLatency && o.weights.size() <= 1);
+    }
+    if (!b.projected && b.device_share && *b.device_share < 0.995) {
       summary += fmt::format("; {:.0f} % of its time ran on {}, the rest fell back to other devices",
                              *b.device_share * 100, b.device_id);
     }
@@ -506,8 +595,8 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       const Candidate& f = *ranked[i].second;
       if (f.sqnr_db && b.sqnr_db && *f.sqnr_db > *b.sqnr_db + 0.5) {
         fallback_json = f.target;
-        summary +=
-            fmt::format(" {} is the fallback if {}'s drift is not acceptable ({}).", f.target, b.target, DriftText(f));
+        summary += fmt::format(" {}{} is the fallback if {}'s drift is not acceptable ({}).", f.target,
+                               f.projected ? " (projected, not measured here)" : "", b.target, DriftText(f));
         break;
       }
     }
@@ -521,6 +610,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       closest_json = {
           {"target", closest->target}, {"limit", nullptr}, {"reason", "within every limit it was measured against"}};
     }
+    MarkProjected(closest_json, *closest);
     if (unmeasured.empty()) {
       summary =
           fmt::format("No target meets the limits; the closest is {}: {}.", closest->target, closest_violation->reason);
@@ -556,22 +646,29 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
   limits["accuracy_guard"] = GuardOn(l);
   json weights_json = json::object();
   for (const auto& [term, w] : weights) weights_json[term] = w;
-  return json{{"limits", limits},
-              {"objective", ObjectiveName(o.objective)},
-              {"weights", weights_json},
-              {"cost_table", o.costs ? json(o.costs->path) : json(nullptr)},
-              {"ranked", ranked_names},
-              {"scores", scores},
-              {"pareto", pareto},
-              {"rejected", rejected},
-              {"best", best_json},
-              {"fallback", fallback_json},
-              {"closest", closest_json},
-              {"summary", summary},
-              {"ranked_by", o.objective == Objective::kLatency && o.weights.size() <= 1
-                                ? json(l.RankStat() + " latency")
-                                : json(o.weights.size() > 1 ? "weighted score" : ObjectiveName(o.objective))},
-              {"unmeasurable_limits", unmeasurable}};
+  json projected_names = json::array();
+  for (const Candidate& c : all) {
+    if (c.projected) projected_names.push_back(c.target);
+  }
+  json out{{"limits", limits},
+           {"objective", ObjectiveName(o.objective)},
+           {"weights", weights_json},
+           {"cost_table", o.costs ? json(o.costs->path) : json(nullptr)},
+           {"ranked", ranked_names},
+           {"scores", scores},
+           {"pareto", pareto},
+           {"rejected", rejected},
+           {"best", best_json},
+           {"fallback", fallback_json},
+           {"closest", closest_json},
+           {"summary", summary},
+           {"ranked_by", o.objective == Objective::kLatency && o.weights.size() <= 1
+                             ? json(l.RankStat() + " latency")
+                             : json(o.weights.size() > 1 ? "weighted score" : ObjectiveName(o.objective))},
+           {"unmeasurable_limits", unmeasurable}};
+  // Only when there are any, so a run of measured targets writes the document it always did.
+  if (!projected_names.empty()) out["projected"] = std::move(projected_names);
+  return out;
 }
 
 }  // namespace chipfit

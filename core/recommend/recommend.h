@@ -100,6 +100,12 @@ struct RecommendCandidate {
   // batch that reached it. Absent: one inference at a time (1000 / p50).
   std::optional<double> inferences_per_s{};
   std::optional<int> best_batch{};
+  // A projected target (profilers/projection: hardware from the catalog, not measured here): p50_ms is
+  // the projection's median and band_p10_ms/band_p90_ms its P10–P90 error band; energy is estimated.
+  bool projected = false;
+  std::optional<double> band_p10_ms{}, band_p90_ms{};
+  std::optional<double> price_per_hour_usd{};  // the catalog's price, used instead of the cost table
+  std::string accuracy_from{};  // projected: the measured target whose accuracy it carries ("cpu:bf16"), "" none
 };
 
 // A target that ran less than this share of its time on its own device measured another device: it
@@ -107,7 +113,12 @@ struct RecommendCandidate {
 inline constexpr double kMinDeviceShare = 0.5;
 
 // The recommendation JSON (docs/json.md): {"limits", "objective", "weights", "ranked", "scores",
-// "pareto", "rejected", "best", "fallback", "closest", "summary"}.
+// "pareto", "rejected", "best", "fallback", "closest", "summary"}, and "projected" (their names) when
+// any target is projected. A projected target meets a latency limit only by its band's P90 (its median
+// where no band is given), whatever statistic the limit names: a projection has no p99, and its error
+// band's upper edge is the latency the user may get. It ranks by its median, is priced by its own
+// price_per_hour_usd where set, carries accuracy_from's accuracy, and has no device share to check.
+// Measured targets are unaffected.
 Result<nlohmann::json> Recommend(const std::vector<RecommendCandidate>& targets, const RecommendOptions& options);
 
 }  // namespace chipfit

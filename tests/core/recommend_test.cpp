@@ -399,3 +399,189 @@ TEST(RecommendAccuracyGuardTest, MinTop1BoundsTheTaskAgreementWhenThereAreNoClas
 
 }  // namespace
 }  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+// A projected target: hardware from the catalog, its median and P10–P90 band, energy estimated, and
+// the accuracy of the measured target `from` copied in (as the session does).
+RecommendCandidate Projected(const std::string& target, double p50, double p10, double p90,
+                             const RecommendCandidate& from) {
+  return {.target = target,
+          .status = "ok",
+          .device_kind = "cuda",
+          .device_name = "NVIDIA H100 (catalog)",
+          .p50_ms = p50,
+          .energy_j = 0.5e-3,
+          .energy_source = "estimated",
+          .output_sqnr_db = from.output_sqnr_db,
+          .top1_agreement = from.top1_agreement,
+          .projected = true,
+          .band_p10_ms = p10,
+          .band_p90_ms = p90,
+          .accuracy_from = from.target};
+}
+
+const RecommendCandidate kFp32 = T("cpu:fp32", 5.0, 120, 1.0, 1.4);   // p99 7.5 ms
+const RecommendCandidate kBf16 = T("cpu:bf16", 3.0, 40, 0.998, 1.2);  // p99 4.5 ms
+
+// A projection's median may meet a limit its error band does not: the limit (here on p99, which a
+// projection has not) is held to the band's P90 edge, and the reason says so.
+TEST(RecommendProjectedTest, ALatencyLimitIsMetOnlyByTheP90BandEdge) {
+  RecommendOptions o;
+  o.limits.max_latency_ms = 10;
+  auto r = Recommend(RunOf({kFp32, kBf16, Projected("h100:fp16", 6.0, 4.0, 12.3, kFp32)}), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:bf16", "cpu:fp32"}));
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  const json& rej = (*r)["rejected"][0];
+  EXPECT_EQ(rej["target"], "h100:fp16");
+  EXPECT_EQ(rej["limit"], "max_latency_ms");
+  EXPECT_DOUBLE_EQ(rej["value"].get<double>(), 12.3);
+  EXPECT_NE(rej["reason"].get<std::string>().find("projected P90 12.3 ms > 10 ms limit"), std::string::npos)
+      << rej["reason"];
+  EXPECT_EQ(rej["projected"], true);
+  EXPECT_EQ(rej["band_ms"], json::array({4.0, 12.3}));
+  EXPECT_EQ((*r)["projected"], json::array({"h100:fp16"}));
+
+  // Without a band, the median is checked, and the reason says that is what it is.
+  RecommendCandidate bandless = Projected("h100:fp16", 11.0, 0, 0, kFp32);
+  bandless.band_p10_ms.reset();
+  bandless.band_p90_ms.reset();
+  auto median = Recommend(RunOf({kFp32, bandless}), o);
+  ASSERT_TRUE(median.ok());
+  ASSERT_EQ((*median)["rejected"].size(), 1u);
+  const std::string reason = (*median)["rejected"][0]["reason"];
+  EXPECT_NE(reason.find("projected p50 11 ms > 10 ms limit"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("no error band"), std::string::npos) << reason;
+  EXPECT_EQ((*median)["rejected"][0]["band_ms"], json::array({nullptr, nullptr}));
+}
+
+// One whose P90 meets the limit passes and ranks among the measured ones by its median (4 ms: ahead
+// of fp32's 5 ms though its P90 is 9.5 ms), also when the user ranks the measured ones by p99.
+TEST(RecommendProjectedTest, APassingProjectionRanksByItsMedian) {
+  RecommendOptions o;
+  o.limits.max_latency_ms = 10;
+  const auto run = RunOf({kFp32, kBf16, Projected("a100:fp16", 4.0, 3.0, 9.5, kFp32)});
+  auto r = Recommend(run, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), (std::vector<std::string>{"cpu:bf16", "a100:fp16", "cpu:fp32"}));
+  EXPECT_TRUE((*r)["rejected"].empty());
+  std::map<std::string, json> scores;
+  for (const json& s : (*r)["scores"]) scores[s["target"]] = s;
+  EXPECT_EQ(scores["a100:fp16"]["projected"], true);
+  EXPECT_EQ(scores["a100:fp16"]["band_ms"], json::array({3.0, 9.5}));
+  EXPECT_EQ(scores["a100:fp16"]["accuracy_from"], "cpu:fp32");
+  EXPECT_DOUBLE_EQ(scores["a100:fp16"]["latency_ms"].get<double>(), 9.5);  // what the limit bounded
+  EXPECT_DOUBLE_EQ(scores["a100:fp16"]["p50_ms"].get<double>(), 4.0);
+  EXPECT_FALSE(scores["cpu:fp32"].contains("projected"));
+  EXPECT_FALSE(scores["cpu:fp32"].contains("band_ms"));
+
+  RecommendOptions p99 = o;
+  p99.limits.latency_stat_given = true;  // bf16 4.5 ms, fp32 7.5 ms; the projection still by 4 ms
+  auto tail = Recommend(run, p99);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(Names((*tail)["ranked"]), (std::vector<std::string>{"a100:fp16", "cpu:bf16", "cpu:fp32"}));
+}
+
+// A measured-only run writes no projected marks at all: the document it always did.
+TEST(RecommendProjectedTest, MeasuredTargetsCarryNoMarks) {
+  auto r = Recommend(kRun, RecommendOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->contains("projected"));
+  for (const json& s : (*r)["scores"]) EXPECT_FALSE(s.contains("projected")) << s.dump();
+  for (const json& s : (*r)["rejected"]) EXPECT_FALSE(s.contains("band_ms")) << s.dump();
+}
+
+// Cost: the catalog's price of the projected hardware, by the same formula; the cost table prices the
+// measured ones (and a projection without a price).
+TEST(RecommendProjectedTest, CostUsesTheCatalogPrice) {
+  const auto dir = std::filesystem::temp_directory_path() / ("chipfit_proj_costs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "costs.yaml") << "devices:\n  - kind: cpu\n    usd_per_hour: 3.6\n    source: test\n"
+                                       "  - kind: cuda\n    usd_per_hour: 100\n    source: test\n";
+  auto table = LoadCostTable(dir / "costs.yaml");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  RecommendOptions o;
+  o.objective = Objective::kCost;
+  o.costs = &*table;
+  RecommendCandidate priced = Projected("h100:fp16", 0.5, 0.4, 0.7, kFp32);
+  priced.price_per_hour_usd = 7.2;
+  const RecommendCandidate unpriced = Projected("l4:fp16", 2.0, 1.5, 2.5, kFp32);
+  auto r = Recommend(RunOf({kFp32, priced, unpriced}), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::map<std::string, double> cost;
+  for (const json& s : (*r)["scores"]) cost[s["target"]] = s["cost_usd_per_million"];
+  EXPECT_NEAR(cost["h100:fp16"], 7.2 * 0.5e-3 * 1e6 / 3600, 1e-9);  // 1 $/million
+  EXPECT_NEAR(cost["cpu:fp32"], 3.6 * 5e-3 * 1e6 / 3600, 1e-9);     // 5 $/million
+  EXPECT_NEAR(cost["l4:fp16"], 100 * 2e-3 * 1e6 / 3600, 1e-9);      // the table's cuda entry
+  EXPECT_EQ((*r)["best"], "h100:fp16");
+  std::filesystem::remove_all(dir);
+}
+
+// A projection ran on no device here, so the share of time on its own device is not checked.
+TEST(RecommendProjectedTest, TheDeviceShareRuleDoesNotApply) {
+  RecommendCandidate p = Projected("h100:fp16", 1.0, 0.8, 1.3, kFp32);
+  p.device_id = "cuda:0";
+  p.device_share = 0.0;
+  RecommendCandidate measured = T("cuda:0:fp32", 0.5, 120, 1.0, 0.1);
+  measured.device_id = "cuda:0";
+  measured.device_share = 0.0;
+  auto r = Recommend(RunOf({kFp32, p, measured}), RecommendOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["best"], "h100:fp16");
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  EXPECT_EQ((*r)["rejected"][0]["target"], "cuda:0:fp32");
+  EXPECT_EQ((*r)["rejected"][0]["limit"], "device");
+  EXPECT_EQ((*r)["summary"].get<std::string>().find("of its time ran on"), std::string::npos) << (*r)["summary"];
+}
+
+// The paragraph says the best target is a projection and which figure met the limit; its speed is
+// against a measured target and its accuracy is the one it carries.
+TEST(RecommendProjectedTest, TheSummarySaysTheBestIsProjected) {
+  RecommendOptions o;
+  o.limits.max_latency_ms = 10;
+  auto r = Recommend(RunOf({kFp32, kBf16, Projected("h100:fp16", 1.0, 0.8, 9.5, kFp32)}), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)["best"], "h100:fp16");
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("h100:fp16: 5.00x faster than cpu:fp32"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("projected, not measured here: its P90 band edge 9.5 ms is what met the limit"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("(carried from cpu:fp32)"), std::string::npos) << summary;
+  // Measured best: no such words.
+  auto measured = Recommend(RunOf({kFp32, kBf16, Projected("h100:fp16", 8.0, 6.0, 9.5, kFp32)}), o);
+  ASSERT_TRUE(measured.ok());
+  EXPECT_EQ((*measured)["best"], "cpu:bf16");
+  EXPECT_EQ((*measured)["summary"].get<std::string>().find("projected"), std::string::npos) << (*measured)["summary"];
+}
+
+// Accuracy is the carried measurement, treated as it is: the guard rejects a projection carrying a
+// broken one and says whose it is; one carrying none is not credited with any.
+TEST(RecommendProjectedTest, AccuracyIsTheCarriedMeasurement) {
+  const RecommendCandidate broken = T("cpu:int8", 2.0, 12, std::nullopt, 1.0);  // SQNR under the guard's 20 dB
+  RecommendCandidate none = Projected("l4:fp16", 0.5, 0.4, 0.6, kFp32);
+  none.output_sqnr_db.reset();
+  none.top1_agreement.reset();
+  none.accuracy_from.clear();
+  auto r = Recommend(RunOf({kFp32, broken, Projected("h100:int8", 0.3, 0.2, 0.4, broken), none}), RecommendOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::map<std::string, std::string> reasons;
+  for (const json& rej : (*r)["rejected"]) reasons[rej["target"]] = rej["reason"];
+  EXPECT_NE(reasons["h100:int8"].find("output SQNR 12.0 dB is under 20 dB"), std::string::npos) << reasons["h100:int8"];
+  EXPECT_NE(reasons["h100:int8"].find("accuracy carried from cpu:int8"), std::string::npos) << reasons["h100:int8"];
+  // With an accuracy limit, the projection with no accuracy cannot meet it.
+  RecommendOptions o;
+  o.limits.min_sqnr_db = 30;
+  auto limited = Recommend(RunOf({kFp32, none}), o);
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(Names((*limited)["ranked"]), std::vector<std::string>{"cpu:fp32"});
+  ASSERT_EQ((*limited)["rejected"].size(), 1u);
+  EXPECT_NE((*limited)["rejected"][0]["reason"].get<std::string>().find("has no accuracy of its own"),
+            std::string::npos)
+      << (*limited)["rejected"][0]["reason"];
+}
+
+}  // namespace
+}  // namespace chipfit
