@@ -49,6 +49,7 @@
 #include "profilers/profiler.h"
 #include "profilers/session/batch_manifest.h"
 #include "profilers/session/profile_session.h"
+#include "profilers/session/project_session.h"
 #include "profilers/trace.h"
 
 #ifdef CHIPFIT_WITH_REPORTS
@@ -845,6 +846,8 @@ struct ProfileFlags {
   int threads = 0;      // 0: every core
   std::string batches;  // throughput mode: "1,4,16"
   int streams = 1;
+  std::string project;                      // --project t4,h100-sxm | all
+  std::vector<std::string> hardware_files;  // --hardware-file
   QuantFlags quant;
   LimitFlags limits;
 };
@@ -904,6 +907,12 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.measure_ceilings = flags.measure_ceilings;
   o.recommend = flags.limits;
   o.store = !flags.no_store;
+  if (!flags.project.empty() || !flags.hardware_files.empty()) {
+    o.project = true;
+    o.project_request.all_hardware = flags.project == "all";
+    if (flags.project != "all") o.project_request.hardware = SplitList(flags.project);
+    o.project_request.hardware_files = flags.hardware_files;
+  }
   o.db = flags.db;
   o.command = g_command_line;
   o.source = "cli";
@@ -1112,6 +1121,12 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
   if (!flags.quiet) {
     PrintProfileSummary(**run);
     PrintThroughput(**run);
+    if (!(*run)->projections.empty()) {
+      const TargetResult* source = FeatureSource(**run);
+      fmt::print("\n{}", ProjectionTable({{"projections", (*run)->projections},
+                                          {"calibration", (*run)->projection_calibration},
+                                          {"projected_from", source ? source->target.ToString() : ""}}));
+    }
     PrintRecommendation((*run)->recommendation);
     if ((*run)->run_id) {
       fmt::print("\nstored as run {} ({}) in {}\n", *(*run)->run_id, (*run)->status,
@@ -1467,6 +1482,105 @@ Result<RunResult> LoadRunOrProfile(const std::optional<int64_t>& run_id, const s
                   (run_id ? fmt::format("run {}: ", *run_id) : "'" + json_in + "': ") + typed.status().message());
   }
   return typed;
+}
+
+struct ProjectFlags {
+  std::vector<std::string> models;
+  std::vector<std::string> shapes;
+  std::string hardware;
+  bool all_hardware = false;
+  std::vector<std::string> hardware_files;
+  std::string precisions;
+  std::string json_file;
+  std::string from_json;
+  bool validate = false;
+  std::string configurations;
+  std::string work_dir = "chipfit-validation";
+  int iterations = 20;
+  double min_time = 0.5;
+  bool quiet = false;
+};
+
+Status WriteJsonFile(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) return IoError("cannot write '" + path + "'");
+  out << j.dump(2) << "\n";
+  return out ? Status() : IoError("writing '" + path + "' failed");
+}
+
+// chipfit project --validate MODEL...: held-out local configurations projected and measured.
+int RunProjectValidation(const ProjectFlags& f) {
+  ValidationOptions o;
+  for (const auto& m : f.models) {
+    if (!std::filesystem::exists(m)) return Fail(NotFound("project --validate: no model file '" + m + "'"));
+    o.models.emplace_back(m);
+  }
+  o.shapes = f.shapes;
+  o.chipfit = std::filesystem::read_symlink("/proc/self/exe");
+  o.work_dir = f.work_dir;
+  o.iterations = f.iterations;
+  o.min_time_s = f.min_time;
+  o.configurations = SplitList(f.configurations);
+  auto result = ValidateProjection(o, [&](const std::string& line) {
+    if (!f.quiet) fmt::print(stderr, "{}\n", line);
+  });
+  if (!result.ok()) return Fail(result.status());
+  if (!f.json_file.empty()) {
+    if (Status s = WriteJsonFile(f.json_file, *result); !s.ok()) return Fail(s);
+  }
+  fmt::print("{}", ValidationTable(*result));
+  return kExitOk;
+}
+
+// chipfit project MODEL: projected targets on catalog hardware, calibrated on a profile of this machine.
+int RunProject(const ProjectFlags& f) {
+  if (f.models.empty()) return Fail(InvalidArgument("project: give a MODEL"));
+  if (f.validate) return RunProjectValidation(f);
+  if (f.models.size() > 1) return Fail(InvalidArgument("project: one MODEL at a time (several only with --validate)"));
+  ProjectRequest request;
+  request.hardware = SplitList(f.hardware);
+  request.all_hardware = f.all_hardware;
+  request.hardware_files = f.hardware_files;
+  for (const auto& text : SplitList(f.precisions)) {
+    auto p = ParsePrecision(text);
+    if (!p) return Fail(InvalidArgument("--precisions: '" + text + "' is not fp32, tf32, fp16, bf16 or int8"));
+    request.precisions.push_back(*p);
+  }
+  auto hardware = SelectHardware(request);
+  if (!hardware.ok()) return Fail(hardware.status());
+  if (!f.json_file.empty()) {
+    if (Status s = CheckWritable(f.json_file, "--json"); !s.ok()) return Fail(s);
+  }
+  RunResult run;
+  if (!f.from_json.empty()) {
+    auto loaded = LoadRunOrProfile(std::nullopt, f.from_json, "");
+    if (!loaded.ok()) return Fail(loaded.status());
+    run = std::move(*loaded);
+  } else {
+    // Calibration: every target this machine offers, a short profile each (no store, one drift sample).
+    ProfileOptions o;
+    o.all_targets = true;
+    o.targets_text = "all";
+    o.shapes = f.shapes;
+    o.iterations = f.iterations;
+    o.min_time_s = f.min_time;
+    o.warmup = 3;
+    o.drift_samples = 1;
+    o.store = false;
+    o.command = "chipfit project";
+    ProfileSession session(o);
+    CliProgress progress(f.quiet);
+    auto profiled = session.Run(f.models.front(), progress);
+    if (!profiled.ok()) return Fail(profiled.status());
+    run = **profiled;
+  }
+  auto document = ProjectRun(run, *hardware, request.precisions);
+  if (!document.ok()) return Fail(document.status());
+  if (!f.json_file.empty()) {
+    if (Status s = WriteJsonFile(f.json_file, *document); !s.ok()) return Fail(s);
+  }
+  fmt::print("{}", ProjectionTable(*document));
+  return kExitOk;
 }
 
 // chipfit recommend RUN_ID | --in FILE: the recommendation for a stored run or a profile JSON.
@@ -1907,6 +2021,40 @@ int Main(int argc, char** argv) {
   AddQuantFlags(profile, profile_flags.quant, /*with_data=*/false);
   AddLimitFlags(profile, profile_flags.limits);
 
+  profile->add_option("--project", profile_flags.project,
+                      "Also project targets on catalog hardware you do not own: IDS (t4,h100-sxm) or all");
+  profile->add_option("--hardware-file", profile_flags.hardware_files,
+                      "Your own device for --project, in the catalog's YAML schema (repeatable)");
+
+  ProjectFlags project_flags;
+  auto* project = app.add_subcommand(
+      "project", "Project a model onto hardware you do not own (catalog), calibrated on this machine's measurements");
+  project->add_option("MODEL", project_flags.models, "Path to an .onnx file (several with --validate)")->required();
+  project->add_option("--shape", project_flags.shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
+  project->add_option("--hardware", project_flags.hardware, "Catalog ids, comma-separated (t4,h100-sxm …)");
+  project->add_flag("--all-hardware", project_flags.all_hardware, "Every device of the catalog");
+  project->add_option("--hardware-file", project_flags.hardware_files,
+                      "Your own device, in the catalog's YAML schema (repeatable)");
+  project->add_option("--precisions", project_flags.precisions,
+                      "Precisions to project, comma-separated (default: fp32,tf32,fp16,bf16,int8)");
+  project->add_option("--json", project_flags.json_file, "Write the projection JSON (chipfit.projection/1) here");
+  project->add_option("--from-json", project_flags.from_json,
+                      "Calibrate on this profile JSON instead of profiling this machine's targets now");
+  project->add_flag("--validate", project_flags.validate,
+                    "Hold out local configurations (AVX2, one thread, no VNNI/bf16, OpenCL), project each from the "
+                    "others, measure it, and print the errors against two baselines");
+  project->add_option("--configurations", project_flags.configurations,
+                      "--validate: only these held-out configurations (avx2,1-thread,no-vnni-bf16,opencl)");
+  project
+      ->add_option("--work-dir", project_flags.work_dir,
+                   "--validate: where the profiles and held-out catalog entries are written")
+      ->capture_default_str();
+  project->add_option("--iterations", project_flags.iterations, "Timed runs per target, at least")
+      ->capture_default_str();
+  project->add_option("--min-time", project_flags.min_time, "Seconds of timed runs per target, at least")
+      ->capture_default_str();
+  project->add_flag("--quiet", project_flags.quiet, "No progress lines");
+
   std::string history_model, history_db;
   auto* history = app.add_subcommand("history", "List the runs in the store, newest first; --delete removes runs");
   history->add_option("--model", history_model, "Only runs of this model (matched by its sha256)");
@@ -1994,6 +2142,7 @@ int Main(int argc, char** argv) {
   if (run->parsed() && run_threads > 0) omp_set_num_threads(run_threads);
   if (run->parsed()) return RunRun(model_path, target, shapes, input_files, seed, output_dir, quant_flags);
   if (profile->parsed()) return RunProfile(model_path, shapes, profile_flags);
+  if (project->parsed()) return RunProject(project_flags);
   if (history->parsed() && !history_delete.empty()) return RunHistoryDelete(history_delete, history_db, json);
   if (history->parsed()) return RunHistory(history_model, history_db, json);
   if (report->parsed()) return RunReportCommand(report_run, report_in, history_db, report_format, report_out);

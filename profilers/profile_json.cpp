@@ -91,6 +91,7 @@ nlohmann::json LayersJson(const std::vector<LayerResult>& list) {
     if (l.observed_start_ms && l.observed_ms) {
       layers.back()["observed"] = {{"start_ms", *l.observed_start_ms}, {"time_ms", *l.observed_ms}};
     }
+    if (!l.output_shape.empty()) layers.back()["output_shape"] = l.output_shape;
     if (!l.parent.empty()) {
       layers.back()["parent"] = l.parent;
       layers.back()["iterations"] = l.iterations;
@@ -251,6 +252,9 @@ LayerResult LayerFromJson(const json& l) {
   layer.flops = Get<int64_t>(l, "flops");
   layer.bytes_read = Get<int64_t>(l, "bytes_read");
   layer.bytes_written = Get<int64_t>(l, "bytes_written");
+  if (l.contains("output_shape") && l["output_shape"].is_array()) {
+    layer.output_shape = l["output_shape"].get<std::vector<int64_t>>();
+  }
   layer.arithmetic_intensity = Get<double>(l, "arithmetic_intensity");
   layer.gflops_per_s = Get<double>(l, "gflops_per_s");
   layer.gb_per_s = Get<double>(l, "gb_per_s");
@@ -436,6 +440,10 @@ json RunResultToJson(const RunResult& run) {
   out["ceilings"] = ceilings;
   out["targets"] = targets;
   if (!run.recommendation.is_null()) out["recommendation"] = run.recommendation;
+  if (run.projections.is_array() && !run.projections.empty()) {
+    out["projections"] = run.projections;
+    out["projection_calibration"] = run.projection_calibration;
+  }
   return out;
 }
 
@@ -444,10 +452,25 @@ Result<RunResult> RunResultFromJson(const json& j) {
   if (const std::string schema = Get<std::string>(j, "schema"); schema != kProfileSchema) {
     return ParseError("schema '" + schema + "' is not " + kProfileSchema);
   }
-  static const char* const kKnown[] = {"schema",     "chipfit_version", "run_id",   "run_uid",        "status",
-                                       "started_at", "finished_at",     "command",  "source",         "model",
-                                       "machine",    "inputs",          "settings", "energy_sensors", "ceilings",
-                                       "targets",    "recommendation"};
+  static const char* const kKnown[] = {"schema",
+                                       "chipfit_version",
+                                       "run_id",
+                                       "run_uid",
+                                       "status",
+                                       "started_at",
+                                       "finished_at",
+                                       "command",
+                                       "source",
+                                       "model",
+                                       "machine",
+                                       "inputs",
+                                       "settings",
+                                       "energy_sensors",
+                                       "ceilings",
+                                       "targets",
+                                       "recommendation",
+                                       "projections",
+                                       "projection_calibration"};
   const char* where = "run";
   try {
     RunResult run;
@@ -522,6 +545,8 @@ Result<RunResult> RunResultFromJson(const json& j) {
       run.targets.push_back(std::make_shared<const TargetResult>(std::move(target).value()));
     }
     run.recommendation = Member(j, "recommendation");
+    if (j.contains("projections") && j["projections"].is_array()) run.projections = j["projections"];
+    if (j.contains("projection_calibration")) run.projection_calibration = j["projection_calibration"];
     return run;
   } catch (const json::exception& e) {
     return ParseError(std::string("profile JSON, ") + where + ": " + e.what());

@@ -65,7 +65,8 @@ struct LayerResult {
   // how long it took, so a trace shows the real timeline, gaps and all. Absent in older runs.
   std::optional<double> observed_start_ms{}, observed_ms{};
   int64_t flops = 0, bytes_read = 0, bytes_written = 0;
-  double arithmetic_intensity = 0;  // flops / (bytes read + written)
+  std::vector<int64_t> output_shape{};  // the first output's; empty when unknown (older runs)
+  double arithmetic_intensity = 0;      // flops / (bytes read + written)
   double gflops_per_s = 0, gb_per_s = 0;
   std::string bound{};                 // "memory", "compute", or "" when no ceilings are known
   double attainable_gflops_per_s = 0;  // roofline: min(peak, intensity × bandwidth); 0 when unknown
@@ -206,6 +207,10 @@ struct RunResult {
   std::vector<std::shared_ptr<const TargetResult>> targets;
   std::map<std::string, std::string> node_ops;  // ONNX node name → op type, for each target's node view
   nlohmann::json recommendation;                // null until recommended (chipfit.profile/1 `recommendation`)
+  // `profile --project`: projected targets on catalog hardware (chipfit.projection/1 `projections`
+  // entries, each labelled "projected": true with its band); empty when none were asked for.
+  nlohmann::json projections = nlohmann::json::array();
+  nlohmann::json projection_calibration;  // the calibration they used; null without projections
   // Top-level members of a JSON this binary does not know (a newer chipfit's), kept so a run read and
   // written again loses nothing.
   nlohmann::json extra = nlohmann::json::object();

@@ -120,6 +120,7 @@ Result<KernelCost> SpecialiseShapes(CompileState& state, Program::Step& step) {
     return cost;
   }
   cost = EstimateCost(node, info_ptrs, ctx.outputs());
+  if (!ctx.outputs().empty()) cost.output_shape = ctx.outputs()[0].shape;
   state.stats.flops += cost.flops;
   for (size_t i = 0; i < step.out.size(); ++i) {
     if (step.out[i] < 0) continue;

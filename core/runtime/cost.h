@@ -15,6 +15,9 @@ struct KernelCost {
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
   bool known = true;  // false when shapes are only known at run time
+  // The first output's shape at compile time (the projection reads a matrix layer's M × N from it);
+  // empty when unknown.
+  std::vector<int64_t> output_shape{};
 };
 
 // Conv 2·N·Cout·Hout·Wout·(Cin/g)·kh·kw (+ bias), MatMul 2·M·N·K, Gemm 2·M·N·K (+ M·N for C),

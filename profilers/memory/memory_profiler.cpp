@@ -64,6 +64,7 @@ Status MemoryProfiler::Collect(const std::vector<double>&, TargetResult& result)
     layer.flops = costs[i].flops;
     layer.bytes_read = costs[i].bytes_read;
     layer.bytes_written = costs[i].bytes_written;
+    layer.output_shape = costs[i].output_shape;
     const double bytes = static_cast<double>(layer.bytes_read + layer.bytes_written);
     const double flops = static_cast<double>(layer.flops);
     layer.arithmetic_intensity = bytes > 0 ? flops / bytes : 0;

@@ -579,6 +579,56 @@ std::optional<double> DeviceShare(const TargetResult& result) {
   return on_device / total;
 }
 
+namespace {
+
+// `profile --project`'s projected targets as candidates: their p50 and band, estimated energy, the
+// catalog's price, and the accuracy of the measured target of the same precision (a projection has
+// none of its own); none where no target of that precision was measured here.
+void AddProjectedCandidates(const RunResult& run, std::vector<RecommendCandidate>& candidates) {
+  for (const auto& p : run.projections) {
+    if (!p.is_object()) continue;
+    RecommendCandidate c;
+    c.target = p.value("target", std::string());
+    c.status = p.value("status", std::string("unsupported"));
+    c.error = p.contains("reason") && p["reason"].is_string() ? p["reason"].get<std::string>() : std::string();
+    c.device_kind = p.value("kind", std::string());
+    c.device_name = p.value("hardware_name", std::string());
+    c.projected = true;
+    if (c.status == "ok") {
+      c.p50_ms = p.value("p50_ms", 0.0);
+      c.band_p10_ms = p.value("p10_ms", 0.0);
+      c.band_p90_ms = p.value("p90_ms", 0.0);
+      if (p.contains("energy_j") && p["energy_j"].is_object()) {
+        c.energy_j = p["energy_j"].value("value", 0.0);
+        c.energy_source = "estimated";
+      }
+    }
+    if (p.contains("price_per_hour_usd") && p["price_per_hour_usd"].is_number()) {
+      c.price_per_hour_usd = p["price_per_hour_usd"].get<double>();
+    }
+    const std::string precision = p.value("precision", std::string());
+    const TargetResult* from = nullptr;
+    for (const auto& t : run.targets) {
+      if (t->status == "ok" && t->accuracy && PrecisionName(t->target.precision) == precision) {
+        from = t.get();
+        break;
+      }
+    }
+    if (from == nullptr && precision == "fp32") from = run.FindTarget("cpu:fp32");
+    if (from != nullptr && from->accuracy) {
+      c.accuracy_from = from->target.ToString();
+      c.output_sqnr_db = from->accuracy->output_sqnr_db;
+      c.top1_agreement = from->accuracy->top1_agreement;
+      c.task_agreement = from->accuracy->task_agreement;
+      c.task_metric = from->accuracy->task_metric;
+      c.random_calibration = from->accuracy->random_calibration;
+    }
+    candidates.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
 Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSettings& settings) {
   RecommendOptions o;
   o.limits = settings.limits;
@@ -623,6 +673,7 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
     }
     candidates.push_back(std::move(c));
   }
+  AddProjectedCandidates(run, candidates);
   return Recommend(candidates, o);
 }
 
@@ -637,6 +688,7 @@ Status ProfileSession::Validate() const {
     return InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0");
   }
   if (options_.drift_samples < 1) return InvalidArgument("--drift-samples must be at least 1");
+  if (options_.project) RETURN_IF_ERROR(SelectHardware(options_.project_request).status());
   if (options_.threads < 0) return InvalidArgument("--threads must be at least 1 (or 0 for every core)");
   if (!(options_.calibration_percentile > 50 && options_.calibration_percentile <= 100)) {
     return InvalidArgument(
@@ -675,10 +727,22 @@ Result<std::shared_ptr<const RunResult>> ProfileSession::Run(const std::filesyst
     events.TargetFinished(i, finished);
   }
   run.status = stop.stop_requested() ? "cancelled" : "ok";
-  ASSIGN_OR_RETURN(run.recommendation, RecommendRun(run, options_.recommend));
-  if (setup.store) {
-    RETURN_IF_ERROR(setup.store->FinishRun(*run.run_id, run.status, {{"recommendation", run.recommendation}}));
+  nlohmann::json finished = nlohmann::json::object();
+  if (options_.project && run.status == "ok") {
+    ASSIGN_OR_RETURN(auto hardware, SelectHardware(options_.project_request));
+    auto projected = ProjectRun(run, hardware, options_.project_request.precisions);
+    if (projected.ok()) {
+      run.projections = (*projected)["projections"];
+      run.projection_calibration = (*projected)["calibration"];
+      finished["projections"] = run.projections;
+      finished["projection_calibration"] = run.projection_calibration;
+    } else {
+      events.Message("no projected targets: " + projected.status().message());
+    }
   }
+  ASSIGN_OR_RETURN(run.recommendation, RecommendRun(run, options_.recommend));
+  finished["recommendation"] = run.recommendation;
+  if (setup.store) RETURN_IF_ERROR(setup.store->FinishRun(*run.run_id, run.status, finished));
   auto done = std::make_shared<const RunResult>(std::move(run));
   events.RunFinished(done);
   return std::shared_ptr<const RunResult>(done);

@@ -26,6 +26,7 @@
 #include "devices/target_compiler.h"
 #include "profilers/accuracy/task_metrics.h"
 #include "profilers/run_result.h"
+#include "profilers/session/project_session.h"
 
 namespace chipfit {
 
@@ -76,6 +77,10 @@ struct ProfileOptions {
   bool no_fallback = false;            // a node the target's device refuses fails the target
   bool measure_ceilings = true;        // measure a profiled device's roofline ceilings once when not cached
   RecommendSettings recommend;
+  // `profile --project`: projected targets on catalog hardware next to the measured ones, calibrated
+  // on this run's targets (RunResult::projections); they join the recommendation, labelled projected.
+  bool project = false;
+  ProjectRequest project_request;
   // The store: `db` (empty: RunStore::DefaultPath()), or none at all.
   bool store = true;
   std::filesystem::path db;
