@@ -9,7 +9,7 @@ if(NOT result EQUAL 0)
 endif()
 
 # The data the code reads (DefaultCostTablePath, DefaultEnergyTablePath) and the sample models.
-set(expected bin/chipfit share/chipfit/costs/default.yaml share/chipfit/energy/coefficients.json
+set(expected bin/chipfit share/chipfit/costs/default.yaml share/chipfit/energy/coefficients.json share/chipfit/hardware/t4.yaml
              share/chipfit/schema/profile.schema.json share/chipfit/models/cnn.onnx)
 if(WITH_GUI)
   list(APPEND expected bin/chipfit-gui share/applications/chipfit.desktop

@@ -82,10 +82,7 @@ std::pair<double, double> PriorEta(const std::string& kind, const EtaCell& cell)
       m = cpu ? 0.5 : 0.75;
       break;
     case OpClass::kReduce:
-      c = 0.2;
-      m = cpu ? 0.4 : 0.6;
-      break;
-    case OpClass::kData:
+    case OpClass::kData:  // both stream their inputs once with little arithmetic
       c = 0.2;
       m = cpu ? 0.4 : 0.6;
       break;
@@ -327,7 +324,7 @@ std::optional<double> LastLevelCacheMb(const DeviceInfo& device) {
   for (const auto& [key, value] : device.properties) {
     if (key.find("cache") == std::string::npos) continue;
     // The total where a count of per-core caches is given, else the single figure.
-    const auto total = value.find("(");
+    const auto total = value.find('(');
     const std::string text = total != std::string::npos ? value.substr(total + 1) : value;
     double amount = 0;
     char unit[8] = {};
