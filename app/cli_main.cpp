@@ -1556,6 +1556,17 @@ int RunProject(const ProjectFlags& f) {
     auto loaded = LoadRunOrProfile(std::nullopt, f.from_json, "");
     if (!loaded.ok()) return Fail(loaded.status());
     run = std::move(*loaded);
+    // The profile must be of MODEL: a projection of another model's layers would be wrong silently.
+    auto sha = Sha256File(f.models.front());
+    if (!sha.ok()) return Fail(sha.status());
+    if (!run.model.sha256.empty() && *sha != run.model.sha256) {
+      return Fail(
+          InvalidArgument(fmt::format("--from-json {}: that profile is of {} (sha256 {}…), not of {}", f.from_json,
+                                      run.model.path, run.model.sha256.substr(0, 12), f.models.front())));
+    }
+    if (!f.shapes.empty()) {
+      return Fail(InvalidArgument("--from-json: the profile's own shapes are used; --shape does not apply"));
+    }
   } else {
     // Calibration: every target this machine offers, a short profile each (no store, one drift sample).
     ProfileOptions o;

@@ -180,6 +180,16 @@ std::optional<Violation> GuardViolation(const Candidate& c, const Limits& l) {
                      "accuracy guard: int8 calibrated on random data, so its accuracy on real inputs is unknown (give "
                      "--data with real inputs, or set --min-top1/--min-sqnr-db, or --no-accuracy-guard)"};
   }
+  // A projection carries the accuracy of a measured target of its precision; at a reduced
+  // precision without one, its accuracy is unknown, as random calibration's is.
+  const std::string precision = c.target.substr(c.target.rfind(':') + 1);
+  if (c.projected && c.accuracy_from.empty() && precision != "fp32") {
+    return Violation{"accuracy_guard", std::nullopt, 0, kInf,
+                     fmt::format("accuracy guard: no {} target was measured here, so this projection's accuracy is "
+                                 "unknown (profile a local {} target with it, or set --min-top1/--min-sqnr-db, or "
+                                 "--no-accuracy-guard)",
+                                 precision, precision)};
+  }
   if (c.task && *c.task < kGuardMinTaskAgreement) {
     return Violation{"accuracy_guard", c.task, kGuardMinTaskAgreement,
                      (kGuardMinTaskAgreement - *c.task) / kGuardMinTaskAgreement,

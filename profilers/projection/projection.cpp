@@ -50,16 +50,11 @@ double ByteFactor(Precision p, OpClass c) {
   return 1.0;
 }
 
-// Work per compute unit decides how well a layer fills the device: the same Conv is "large" on two
-// cores and "small" on 132 SMs.
-std::string SizeOf(const LayerFeature& f, double bytes, int compute_units) {
-  const double cu = std::max(1, compute_units);
-  if (IsMatrix(f.op_class)) {
-    const double per_cu = f.flops / cu;
-    return per_cu < 2e5 ? "small" : per_cu < 5e6 ? "medium" : "large";
-  }
-  const double per_cu = bytes / cu;
-  return per_cu < 32e3 ? "small" : per_cu < 512e3 ? "medium" : "large";
+// The layer's own size, whatever the device: how many units it can keep busy is the fill's business
+// (Terms), so the cell a layer calibrates is the cell it is projected with on every device.
+std::string SizeOf(const LayerFeature& f, double bytes) {
+  if (IsMatrix(f.op_class)) return f.flops < 1e6 ? "small" : f.flops < 50e6 ? "medium" : "large";
+  return bytes < 64e3 ? "small" : bytes < 4e6 ? "medium" : "large";
 }
 
 // chipfit's priors (docs/projection.md): typical shares of dense peak and of memory bandwidth that
@@ -204,7 +199,7 @@ LayerTerms Terms(const LayerFeature& f, const HardwareSpec& spec, Precision p, d
     fill = std::clamp(grains / cu, 1 / cu, 1.0);
   }
   const double peak = PeakFor(spec, p, f.op_class);
-  t.cell = {f.op_class, PrecisionGroup(p), SizeOf(f, f.bytes, spec.compute_units)};
+  t.cell = {f.op_class, PrecisionGroup(p), SizeOf(f, f.bytes)};
   std::tie(t.eta_c, t.eta_m) = PriorEta(spec.kind, t.cell);
   t.ideal_compute_ms = peak > 0 ? f.flops / (peak * 1e6) : 0;
   t.ideal_memory_ms = spec.memory_bandwidth_gbs > 0 ? bytes / (spec.memory_bandwidth_gbs * 1e6) : 0;
@@ -455,8 +450,9 @@ std::optional<HardwareSpec> LocalHardwareSpec(const DeviceInfo& device, const Ce
 
 Calibration Calibrate(const std::vector<CalibrationSample>& samples) {
   Calibration cal = CalibrateCells(samples);
-  // Leave one target out: the others calibrate, it is projected, its measurement is the truth.
-  for (size_t i = 0; i < samples.size(); ++i) {
+  // Leave one target out: the others calibrate, it is projected, its measurement is the truth. With
+  // one target there is nothing to calibrate the left-out one on.
+  for (size_t i = 0; samples.size() >= 2 && i < samples.size(); ++i) {
     const auto& s = samples[i];
     if (s.target == nullptr || s.target->status != "ok" || s.target->latency.p50 <= 0) continue;
     std::vector<CalibrationSample> others;

@@ -891,3 +891,195 @@ TEST(CliBatchTest, BadManifestsNameTheLine) {
 }
 
 }  // namespace
+
+namespace {
+
+// chipfit project and profile --project: projected targets on catalog hardware. Bad ids, hardware
+// files and precisions are exit 2 naming the culprit before any profiling; a projection is the
+// chipfit.projection/1 document, and profile --project puts the projections beside the measured
+// targets and into the recommendation, marked projected.
+class CliProjectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("chipfit_cli_project_" + std::to_string(::getpid()) + "_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static nlohmann::json ReadJson(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  // The entry of `projections` whose "target" is `target`, or null.
+  static nlohmann::json Find(const nlohmann::json& projections, const std::string& target) {
+    for (const auto& p : projections) {
+      if (p.value("target", std::string()) == target) return p;
+    }
+    return nullptr;
+  }
+
+  const std::string cnn_ = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string mlp_ = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/mlp.onnx";
+  const std::string quick_ = " --iterations 3 --min-time 0.05";
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliProjectTest, AnUnknownHardwareIdIsExitTwoListingTheKnownOnes) {
+  Outcome o = RunCli("project " + cnn_ + " --hardware no-such-device" + quick_);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("'no-such-device'"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("known: "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("t4"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("end-to-end"), std::string::npos) << o.out;  // nothing was profiled
+}
+
+TEST_F(CliProjectTest, AHardwareFileWithAFigureWithoutASourceNamesTheFileAndTheKey) {
+  std::ifstream in(std::string(CHIPFIT_SOURCE_DIR) + "/resources/hardware/t4.yaml");
+  ASSERT_TRUE(in.good());
+  std::string yaml, line;
+  bool renamed = false, dropped = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("id: t4", 0) == 0) {
+      line = "id: my-t4";
+      renamed = true;
+    }
+    if (line.find("peak_gflops.fp16:") != std::string::npos) {
+      dropped = true;
+      continue;  // the fp16 figure stays, its source goes
+    }
+    yaml += line + "\n";
+  }
+  ASSERT_TRUE(renamed && dropped) << "t4.yaml changed shape:\n" << yaml;
+  const auto file = dir_ / "my-t4.yaml";
+  std::ofstream(file) << yaml;
+  Outcome o = RunCli("project " + cnn_ + " --hardware-file " + file.string() + quick_);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find(file.string()), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("peak_gflops.fp16"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("end-to-end"), std::string::npos) << o.out;
+}
+
+TEST_F(CliProjectTest, AMissingHardwareFileIsExitTwoNamingIt) {
+  const auto file = dir_ / "no-such-device.yaml";
+  Outcome o = RunCli("project " + cnn_ + " --hardware-file " + file.string() + quick_);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find(file.string()), std::string::npos) << o.out;
+}
+
+TEST_F(CliProjectTest, AnUnknownPrecisionIsExitTwo) {
+  Outcome o = RunCli("project " + cnn_ + " --hardware t4 --precisions fp99" + quick_);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("fp99"), std::string::npos) << o.out;
+}
+
+TEST_F(CliProjectTest, ProjectsEachHardwareAndPrecisionFromAShortLocalProfile) {
+  const auto json = dir_ / "projection.json";
+  Outcome o =
+      RunCli("project " + cnn_ + " --hardware t4,h100-sxm --precisions fp32,bf16 --json " + json.string() + quick_,
+             /*stdout_only=*/true);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const nlohmann::json d = ReadJson(json);
+  ASSERT_TRUE(d.is_object()) << "no projection JSON";
+  EXPECT_EQ(d["schema"], "chipfit.projection/1");
+  ASSERT_TRUE(d["projections"].is_array());
+  EXPECT_EQ(d["projections"].size(), 4u) << d["projections"].dump();
+  for (const char* target : {"t4:fp32", "t4:bf16", "h100-sxm:fp32", "h100-sxm:bf16"}) {
+    EXPECT_TRUE(Find(d["projections"], target).is_object()) << target;
+  }
+  // The T4 has no bf16: unsupported, saying so.
+  const nlohmann::json t4_bf16 = Find(d["projections"], "t4:bf16");
+  EXPECT_EQ(t4_bf16["status"], "unsupported") << t4_bf16.dump();
+  ASSERT_TRUE(t4_bf16["reason"].is_string()) << t4_bf16.dump();
+  EXPECT_NE(t4_bf16["reason"].get<std::string>().find("bf16"), std::string::npos) << t4_bf16.dump();
+  // The H100 has: a median inside its band, estimated energy and a cost from the catalog's price.
+  const nlohmann::json h100 = Find(d["projections"], "h100-sxm:bf16");
+  ASSERT_EQ(h100["status"], "ok") << h100.dump();
+  EXPECT_EQ(h100["projected"], true);
+  ASSERT_TRUE(h100["p10_ms"].is_number() && h100["p50_ms"].is_number() && h100["p90_ms"].is_number()) << h100.dump();
+  EXPECT_GT(h100["p50_ms"].get<double>(), 0);
+  EXPECT_LE(h100["p10_ms"].get<double>(), h100["p50_ms"].get<double>());
+  EXPECT_LE(h100["p50_ms"].get<double>(), h100["p90_ms"].get<double>());
+  EXPECT_EQ(h100["energy_j"]["source"], "estimated") << h100.dump();
+  EXPECT_TRUE(h100["cost_per_million"].is_number()) << h100.dump();
+  // Calibrated on what ran here.
+  ASSERT_TRUE(d["calibration"]["calibrated_on"].is_array()) << d["calibration"].dump();
+  EXPECT_FALSE(d["calibration"]["calibrated_on"].empty()) << d["calibration"].dump();
+  // The table: a line per projection.
+  EXPECT_NE(("\n" + o.out).find("\nh100-sxm:fp32 "), std::string::npos) << o.out;
+}
+
+TEST_F(CliProjectTest, FromJsonProjectsAStoredProfileWithoutProfilingAgain) {
+  const auto profile = dir_ / "profile.json", json = dir_ / "projection.json";
+  Outcome profiled =
+      RunCli("profile " + cnn_ + " --targets cpu:fp32 --json " + profile.string() + " --no-store --quiet" + quick_);
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.out;
+  Outcome o = RunCli("project --from-json " + profile.string() + " " + cnn_ + " --hardware t4 --json " + json.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("end-to-end"), std::string::npos) << o.out;  // no progress: nothing was profiled
+  const nlohmann::json d = ReadJson(json);
+  ASSERT_TRUE(d.is_object()) << "no projection JSON";
+  EXPECT_EQ(d["projected_from"], "cpu:fp32") << d.dump();
+  EXPECT_TRUE(Find(d["projections"], "t4:fp32").is_object()) << d["projections"].dump();
+  // A profile of another model is refused: its layers are not MODEL's.
+  Outcome other = RunCli("project --from-json " + profile.string() + " " + mlp_ + " --hardware t4");
+  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_NE(other.out.find("that profile is of"), std::string::npos) << other.out;
+}
+
+TEST_F(CliProjectTest, ProfileProjectAddsProjectedTargetsToTheJsonAndTheRecommendation) {
+  const auto json = dir_ / "profile.json";
+  Outcome o =
+      RunCli("profile " + cnn_ + " --targets cpu:fp32 --project t4 --json " + json.string() + " --no-store" + quick_);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const nlohmann::json d = ReadJson(json);
+  ASSERT_TRUE(d.is_object()) << "no profile JSON";
+  ASSERT_TRUE(d["projections"].is_array()) << d.dump().substr(0, 2000);
+  ASSERT_FALSE(d["projections"].empty());
+  std::vector<std::string> projected;
+  for (const auto& p : d["projections"]) {
+    const std::string target = p.value("target", std::string());
+    EXPECT_EQ(target.rfind("t4:", 0), 0u) << p.dump();
+    EXPECT_EQ(p["projected"], true) << p.dump();
+    projected.push_back(target);
+  }
+  EXPECT_EQ(Find(d["projections"], "t4:fp32")["status"], "ok");
+  // The measured targets stay measured; the recommendation names the projected ones it considered
+  // and marks their entries.
+  ASSERT_EQ(d["targets"].size(), 1u);
+  EXPECT_EQ(d["targets"][0]["target"], "cpu:fp32");
+  const nlohmann::json& r = d["recommendation"];
+  ASSERT_TRUE(r["projected"].is_array()) << r.dump();
+  EXPECT_EQ(r["projected"].get<std::vector<std::string>>(), projected) << r.dump();
+  bool scored_projected = false, scored_measured = false;
+  for (const auto& s : r["scores"]) {
+    const std::string target = s.value("target", std::string());
+    if (target.rfind("t4:", 0) == 0) {
+      EXPECT_EQ(s["projected"], true) << s.dump();
+      EXPECT_TRUE(s["band_ms"].is_array()) << s.dump();
+      scored_projected = true;
+    } else {
+      EXPECT_FALSE(s.contains("projected")) << s.dump();
+      scored_measured = scored_measured || target == "cpu:fp32";
+    }
+  }
+  EXPECT_TRUE(scored_projected) << r.dump();
+  EXPECT_TRUE(scored_measured) << r.dump();
+  for (const auto& rejected : r["rejected"]) {
+    if (rejected.value("target", std::string()).rfind("t4:", 0) == 0) {
+      EXPECT_EQ(rejected["projected"], true) << rejected.dump();
+    }
+  }
+}
+
+TEST_F(CliProjectTest, ProfileProjectWithAnUnknownIdIsExitTwoBeforeProfiling) {
+  Outcome o = RunCli("profile " + cnn_ + " --targets cpu:fp32 --project nope --no-store" + quick_);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("'nope'"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("compile"), std::string::npos) << o.out;  // nothing ran
+  EXPECT_EQ(o.out.find("end-to-end"), std::string::npos) << o.out;
+}
+
+}  // namespace

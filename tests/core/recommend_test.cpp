@@ -581,6 +581,15 @@ TEST(RecommendProjectedTest, AccuracyIsTheCarriedMeasurement) {
   EXPECT_NE((*limited)["rejected"][0]["reason"].get<std::string>().find("has no accuracy of its own"),
             std::string::npos)
       << (*limited)["rejected"][0]["reason"];
+  // Under the guard (no limit given), a reduced-precision projection with no measured accuracy of its
+  // precision is rejected, as a random-calibrated int8 target is: its accuracy is unknown.
+  auto guarded = Recommend(RunOf({kFp32, none}), RecommendOptions{});
+  ASSERT_TRUE(guarded.ok());
+  EXPECT_EQ(Names((*guarded)["ranked"]), std::vector<std::string>{"cpu:fp32"});
+  ASSERT_EQ((*guarded)["rejected"].size(), 1u);
+  EXPECT_NE((*guarded)["rejected"][0]["reason"].get<std::string>().find("no fp16 target was measured here"),
+            std::string::npos)
+      << (*guarded)["rejected"][0]["reason"];
 }
 
 }  // namespace

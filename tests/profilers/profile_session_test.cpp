@@ -309,5 +309,88 @@ TEST(ProfileSessionTest, ThroughputModeOnAFixedBatchSaysWhy) {
   EXPECT_FALSE(RunResultToJson(**again)["targets"][0].contains("throughput"));
 }
 
+// profile --project through the session: projected targets beside the measured ones, each labelled
+// projected, the catalog's unsupported precisions with their reason, and the recommendation naming them.
+TEST(ProfileSessionTest, ProjectAddsProjectedTargetsAndTheRecommendationMarksThem) {
+  ProfileOptions o = QuickOptions({});
+  o.store = false;
+  o.project = true;
+  o.project_request.hardware = {"t4"};
+  ProfileSession session(o);
+  ASSERT_TRUE(session.Validate().ok()) << session.Validate().message();
+  Recorder events;
+  auto run = session.Run(kCnn, events);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const RunResult& r = **run;
+  ASSERT_EQ(r.status, "ok");
+  ASSERT_EQ(r.targets.size(), 2u);  // the measured targets only
+  ASSERT_TRUE(r.projections.is_array());
+  auto find = [&](const std::string& target) {
+    for (const auto& p : r.projections) {
+      if (p.value("target", std::string()) == target) return p;
+    }
+    return nlohmann::json();
+  };
+  const nlohmann::json fp32 = find("t4:fp32"), bf16 = find("t4:bf16");
+  ASSERT_TRUE(fp32.is_object()) << r.projections.dump();
+  ASSERT_TRUE(bf16.is_object()) << r.projections.dump();
+  EXPECT_EQ(fp32["status"], "ok") << fp32.dump();
+  EXPECT_EQ(fp32["projected"], true);
+  EXPECT_GT(fp32["p50_ms"].get<double>(), 0);
+  EXPECT_EQ(bf16["status"], "unsupported") << bf16.dump();
+  EXPECT_EQ(bf16["projected"], true);
+  EXPECT_NE(bf16.value("reason", std::string()).find("bf16"), std::string::npos) << bf16.dump();
+  for (const auto& p : r.projections) EXPECT_EQ(p.value("target", std::string()).rfind("t4:", 0), 0u) << p.dump();
+  EXPECT_TRUE(r.projection_calibration.is_object()) << r.projection_calibration.dump();
+
+  // The recommendation: the projected targets named, their entries marked; the measured ones not.
+  const nlohmann::json& rec = r.recommendation;
+  ASSERT_TRUE(rec["projected"].is_array()) << rec.dump();
+  const auto named = rec["projected"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(named.begin(), named.end(), "t4:fp32"), named.end()) << rec.dump();
+  EXPECT_NE(std::find(named.begin(), named.end(), "t4:bf16"), named.end()) << rec.dump();
+  EXPECT_EQ(std::find(named.begin(), named.end(), "cpu:fp32"), named.end()) << rec.dump();
+  bool scored = false;
+  for (const auto& s : rec["scores"]) {
+    if (s["target"] == "t4:fp32") {
+      scored = true;
+      EXPECT_EQ(s["projected"], true) << s.dump();
+    } else if (s["target"] == "cpu:fp32") {
+      EXPECT_FALSE(s.contains("projected")) << s.dump();
+    }
+  }
+  EXPECT_TRUE(scored) << rec.dump();
+  bool rejected = false;
+  for (const auto& s : rec["rejected"]) {
+    if (s["target"] == "t4:bf16") {
+      rejected = true;
+      EXPECT_EQ(s["projected"], true) << s.dump();
+    }
+  }
+  EXPECT_TRUE(rejected) << rec.dump();
+  // The profile JSON keeps them, and reads back with them.
+  const nlohmann::json j = RunResultToJson(r);
+  EXPECT_EQ(j["projections"], r.projections);
+  auto back = RunResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->projections, r.projections);
+}
+
+// An id the catalog lacks is refused before anything runs.
+TEST(ProfileSessionTest, ProjectWithAnUnknownHardwareIdIsRefusedBeforeProfiling) {
+  ProfileOptions o = QuickOptions({});
+  o.store = false;
+  o.project = true;
+  o.project_request.hardware = {"no-such-device"};
+  ProfileSession session(o);
+  const Status valid = session.Validate();
+  ASSERT_FALSE(valid.ok());
+  EXPECT_NE(valid.message().find("'no-such-device'"), std::string::npos) << valid.message();
+  Recorder events;
+  auto run = session.Run(kCnn, events);
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(events.lines.empty());
+}
+
 }  // namespace
 }  // namespace chipfit

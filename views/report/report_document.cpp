@@ -521,6 +521,41 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
 // Throughput mode (`profile --batch … --streams N`) only: one row per target × point, in the order the
 // points ran. The times are those of one request (a batch of `batch` inferences); with several streams,
 // over every stream's requests, which ran at once. A point that did not run says why across the rest.
+// `profile --project`: the projected targets, labelled as such with their band, next to the measured
+// ones above; estimates say so.
+void AddProjections(const RunResult& run, Document& doc) {
+  if (!run.projections.is_array() || run.projections.empty()) return;
+  doc.blocks.push_back(Heading(2, "Projected targets", "projected"));
+  doc.blocks.push_back(Paragraph(
+      "PROJECTED, not measured: hardware from chipfit's catalog, its time projected from this run's layers and "
+      "calibrated on its measured targets (docs/projection.md). The band is P10–P90 of the projection's error on "
+      "this machine; energy is estimated; cost is the catalog's price × p50.",
+      Tone::kWarn));
+  Block table;
+  table.kind = Block::Kind::kTable;
+  table.table.header = {"target", "p50", "P10–P90", "inferences/s", "energy (estimated)", "$ per million", "note"};
+  for (const auto& p : run.projections) {
+    if (!p.is_object()) continue;
+    const std::string target = p.value("target", std::string());
+    if (p.value("status", std::string()) != "ok") {
+      table.table.rows.push_back(
+          {Mono(target), Num("–"), Num("–"), Num("–"), Num("–"), Num("–"),
+           Text("unsupported: " + (p["reason"].is_string() ? p["reason"].get<std::string>() : std::string()),
+                Tone::kMuted)});
+      continue;
+    }
+    auto number = [&](const char* key) { return p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0; };
+    const double energy = p.contains("energy_j") && p["energy_j"].is_object() ? p["energy_j"].value("value", 0.0) : 0;
+    table.table.rows.push_back(
+        {Mono(target), Num(formats::FormatDuration(number("p50_ms"))),
+         Num(formats::FormatDuration(number("p10_ms")) + " – " + formats::FormatDuration(number("p90_ms"))),
+         Num(formats::FormatSig(number("throughput_per_s"))), Num(formats::FormatEnergy(energy)),
+         Num(p["cost_per_million"].is_number() ? "$" + formats::FormatSig(p["cost_per_million"].get<double>()) : "–"),
+         Text("projected")});
+  }
+  doc.blocks.push_back(std::move(table));
+}
+
 void AddThroughput(const RunResult& run, Document& doc) {
   const bool any =
       std::any_of(run.targets.begin(), run.targets.end(), [](const auto& t) { return !t->throughput.empty(); });
@@ -828,6 +863,7 @@ Document BuildDocument(const RunResult& run) {
   AddTitle(run, doc);
   AddRecommendation(run, energy, doc);
   AddTargets(run, energy, doc);
+  AddProjections(run, doc);
   AddThroughput(run, doc);
   // The charts before the long per-layer tables, which a reader looks up rather than reads.
   AddCharts(doc);
