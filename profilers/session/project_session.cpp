@@ -336,6 +336,13 @@ nlohmann::json Summarise(const Summary& s) {
 
 Result<nlohmann::json> ValidateProjection(const ValidationOptions& o,
                                           const std::function<void(const std::string&)>& progress) {
+  for (const auto& c : o.configurations) {
+    const auto all = Configurations(true);
+    if (c == "full" || std::none_of(all.begin(), all.end(), [&](const Configuration& k) { return k.id == c; })) {
+      return InvalidArgument("--configurations: '" + c + "' is not one of avx2, 1-thread, no-vnni-bf16, opencl");
+    }
+  }
+  if (o.models.empty()) return InvalidArgument("project --validate: give at least one MODEL");
   std::error_code ec;
   std::filesystem::create_directories(o.work_dir, ec);
   if (ec) return IoError(fmt::format("--work-dir {}: {}", o.work_dir.string(), ec.message()));
