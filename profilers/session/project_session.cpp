@@ -475,17 +475,17 @@ Result<nlohmann::json> ValidateProjection(const ValidationOptions& o,
 
 std::string ValidationTable(const nlohmann::json& d) {
   std::string out =
-      fmt::format("{:<10} {:<13} {:<14} {:>10} {:>19} {:>10} {:>8} {:>5} {:>9} {:>9}\n", "model", "held out", "target",
+      fmt::format("{:<22} {:<13} {:<14} {:>10} {:>19} {:>10} {:>8} {:>5} {:>9} {:>9}\n", "model", "held out", "target",
                   "projected", "P10–P90 ms", "measured", "error", "band", "η=1 err", "70% err");
   for (const auto& r : d["rows"]) {
     if (r.value("status", std::string()) != "ok") {
-      out += fmt::format("{:<10} {:<13} {:<14} {}: {}\n", r["model"].get<std::string>(),
+      out += fmt::format("{:<22} {:<13} {:<14} {}: {}\n", r["model"].get<std::string>(),
                          r["configuration"].get<std::string>(), r["target"].get<std::string>(),
                          r.value("status", std::string()), r.value("error", std::string()));
       continue;
     }
     out += fmt::format(
-        "{:<10} {:<13} {:<14} {:>10} {:>19} {:>10} {:>+7.1f}% {:>5} {:>+8.1f}% {:>+8.1f}%\n",
+        "{:<22} {:<13} {:<14} {:>10} {:>19} {:>10} {:>+7.1f}% {:>5} {:>+8.1f}% {:>+8.1f}%\n",
         r["model"].get<std::string>(), r["configuration"].get<std::string>(), r["target"].get<std::string>(),
         Ms(r["projected_ms"].get<double>()), Ms(r["p10_ms"].get<double>()) + "–" + Ms(r["p90_ms"].get<double>()),
         Ms(r["measured_ms"].get<double>()), 100 * r["error"].get<double>(), r["in_band"].get<bool>() ? "yes" : "no",
