@@ -378,12 +378,19 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
       const std::string metric = recjson::String(s, "task_metric", "");
       const auto energy = recjson::Number(s, "energy_mj");
       const auto cost = recjson::Number(s, "cost_usd_per_million");
+      // A projected target: its latency column is the band's P90 edge (what the limit bounds), its
+      // energy an estimate; the row says so.
+      const bool projected = recjson::Bool(s, "projected").value_or(false);
+      const std::string latency = Time(recjson::Number(s, "latency_ms"), unit);
       t.rows.push_back(
-          {Num(std::to_string(rank)), Mono(recjson::String(s, "target", "?")),
+          {Num(std::to_string(rank)),
+           Mono(recjson::String(s, "target", "?") + (projected ? " (projected)" : ""),
+                projected ? Tone::kWarn : Tone::kNormal),
            Num(score ? Sig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
-           Num(Time(recjson::Number(s, "latency_ms"), unit)), Num(Time(recjson::Number(s, "p50_ms"), unit)),
-           Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) : kDash), Num(cost ? Sig(*cost) : kDash),
-           Num(sqnr ? FormatSqnr(*sqnr) : kDash), Num(task ? metric + " " + Percent(*task, 4) : kDash)});
+           Num(projected ? latency + " (band P90)" : latency), Num(Time(recjson::Number(s, "p50_ms"), unit)),
+           Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) + (projected ? " (est.)" : "") : kDash),
+           Num(cost ? Sig(*cost) : kDash), Num(sqnr ? FormatSqnr(*sqnr) : kDash),
+           Num(task ? metric + " " + Percent(*task, 4) : kDash)});
     }
     doc.blocks.push_back(Heading(3, "Ranking"));
     doc.blocks.push_back(TableBlock(std::move(t)));
