@@ -12,6 +12,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QFont>
 #include <QLabel>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -19,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -411,6 +413,202 @@ TEST(RecommendModelTest, ModelsPassTheModelTester) {
   rejected.setRecommendation(json());
   EXPECT_EQ(ranked.rowCount(), 0);
   EXPECT_EQ(rejected.rowCount(), 0);
+}
+
+// The fixture as `profile --project` would have left it: three projected targets beside the five measured ones. bf16
+// carries cpu:bf16's accuracy; no fp16 target was measured, so the guard rejects h100-sxm:fp16; t4 has no bf16.
+std::shared_ptr<const RunResult> WithProjections(const RunResult& measured) {
+  auto run = std::make_shared<RunResult>(measured);
+  const auto projection = [](const char* target, const char* hardware, const char* name, const char* precision,
+                             double p50, double p10, double p90, double joules) {
+    return json{{"target", target},
+                {"hardware", hardware},
+                {"hardware_name", name},
+                {"kind", "gpu"},
+                {"precision", precision},
+                {"status", "ok"},
+                {"reason", nullptr},
+                {"projected", true},
+                {"p50_ms", p50},
+                {"p10_ms", p10},
+                {"p90_ms", p90},
+                {"throughput_per_s", 1e3 / p50},
+                {"energy_j", {{"value", joules}, {"source", "estimated"}}},
+                {"price_per_hour_usd", 12.29}};
+  };
+  run->projections =
+      json::array({projection("h100-sxm:bf16", "h100-sxm", "NVIDIA H100 SXM5 80GB", "bf16", 1.11, 0.705, 2.17, 0.0845),
+                   projection("h100-sxm:fp16", "h100-sxm", "NVIDIA H100 SXM5 80GB", "fp16", 1.05, 0.68, 2.05, 0.08),
+                   json{{"target", "t4:bf16"},
+                        {"hardware", "t4"},
+                        {"hardware_name", "NVIDIA T4"},
+                        {"kind", "gpu"},
+                        {"precision", "bf16"},
+                        {"status", "unsupported"},
+                        {"reason", "NVIDIA T4 has no bf16 (the catalog lists no dense bf16 peak for it)"},
+                        {"projected", true},
+                        {"p50_ms", nullptr},
+                        {"p10_ms", nullptr},
+                        {"p90_ms", nullptr},
+                        {"energy_j", nullptr}}});
+  return run;
+}
+
+int RowOf(const RecommendModel& model, const char* target) {
+  for (int row = 0; row < model.rowCount(); ++row) {
+    if (model.index(row, 0).data(RecommendModel::TargetRole).toString() == QLatin1String(target)) return row;
+  }
+  return -1;
+}
+
+TEST(RecommendModelTest, ProjectedTargetsAreLabelledWithTheirBand) {
+  const auto run = WithProjections(*LoadRun("sample_run.json"));
+  RecommendModel ranked;
+  RejectionModel rejected;
+  QAbstractItemModelTester ranked_tester(&ranked, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester rejected_tester(&rejected, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  auto r = RecommendRun(*run, RecommendSettings{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->contains("projected")) << r->dump();
+  ranked.setRecommendation(run, *r);
+  rejected.setRecommendation(*r);
+
+  // The five measured targets and the three projected ones.
+  ASSERT_EQ(ranked.rowCount(), 8);
+  const int h100 = RowOf(ranked, "h100-sxm:bf16");
+  ASSERT_GE(h100, 0);
+  const auto cell = [&](int row, int column) { return ranked.index(row, column); };
+  EXPECT_EQ(cell(h100, RecommendModel::kTargetColumn).data().toString(), QStringLiteral("h100-sxm:bf16 (projected)"));
+  EXPECT_EQ(cell(h100, RecommendModel::kTargetColumn).data(RecommendModel::RawValueRole).toString(),
+            QStringLiteral("h100-sxm:bf16"));
+  EXPECT_EQ(cell(h100, RecommendModel::kP50Column).data().toString(), QStringLiteral("1.11 ms (P10–P90 0.705–2.17)"));
+  // Sorting keeps numbers: the median, and the band beside it.
+  EXPECT_DOUBLE_EQ(cell(h100, RecommendModel::kP50Column).data(RecommendModel::RawValueRole).toDouble(), 1.11);
+  const QVariantList band = cell(h100, RecommendModel::kP50Column).data(RecommendModel::BandRole).toList();
+  ASSERT_EQ(band.size(), 2);
+  EXPECT_DOUBLE_EQ(band[0].toDouble(), 0.705);
+  EXPECT_DOUBLE_EQ(band[1].toDouble(), 2.17);
+  EXPECT_TRUE(cell(h100, 0).data(RecommendModel::ProjectedRole).toBool());
+  EXPECT_FALSE(cell(0, 0).data(RecommendModel::ProjectedRole).toBool());
+  EXPECT_FALSE(cell(0, RecommendModel::kP50Column).data(RecommendModel::BandRole).isValid());
+  const QString tip = cell(h100, RecommendModel::kP50Column).data(Qt::ToolTipRole).toString();
+  for (const char* part : {"not measured here", "NVIDIA H100 SXM5 80GB", "P90 (2.17 ms)", "Energy is estimated"}) {
+    EXPECT_TRUE(tip.contains(QLatin1String(part))) << part << " not in " << tip.toStdString();
+  }
+  // No tail statistics or planned memory of its own; energy estimated; accuracy carried from cpu:bf16.
+  EXPECT_EQ(cell(h100, RecommendModel::kP99Column).data().toString(), QStringLiteral("—"));
+  EXPECT_FALSE(cell(h100, RecommendModel::kP99Column).data(RecommendModel::RawValueRole).isValid());
+  EXPECT_EQ(cell(h100, RecommendModel::kEnergyColumn).data().toString(), QStringLiteral("84.5 mJ (estimated)"));
+  EXPECT_DOUBLE_EQ(cell(h100, RecommendModel::kEnergyColumn).data(RecommendModel::RawValueRole).toDouble(), 0.0845);
+  EXPECT_TRUE(cell(h100, RecommendModel::kDriftColumn).data().toString().endsWith(QStringLiteral("(from cpu:bf16)")))
+      << cell(h100, RecommendModel::kDriftColumn).data().toString().toStdString();
+  // It ranks by its median, after the three measured targets that pass (the guard rejects cpu:int8).
+  EXPECT_EQ(cell(h100, RecommendModel::kRankColumn).data(RecommendModel::RawValueRole).toInt(), 4);
+  EXPECT_EQ(cell(h100, RecommendModel::kStatusColumn).data().toString(), QStringLiteral("passes"));
+  EXPECT_TRUE(cell(h100, 0).data(Qt::FontRole).value<QFont>().italic());
+
+  // The fp16 projection carries no accuracy: rejected by the guard, after the measured targets that broke a limit.
+  const int fp16 = RowOf(ranked, "h100-sxm:fp16");
+  EXPECT_GT(fp16, RowOf(ranked, "cpu:int8"));
+  EXPECT_EQ(cell(fp16, RecommendModel::kStatusColumn).data().toString(), QStringLiteral("rejected"));
+  EXPECT_EQ(cell(fp16, RecommendModel::kP50Column).data().toString(), QStringLiteral("1.05 ms (P10–P90 0.680–2.05)"));
+  EXPECT_TRUE(cell(fp16, RecommendModel::kStatusColumn).data(Qt::ToolTipRole).toString().contains("accuracy guard"));
+  // Unsupported: last, with the reason, and no figures.
+  const int t4 = RowOf(ranked, "t4:bf16");
+  EXPECT_EQ(t4, ranked.rowCount() - 1);
+  EXPECT_EQ(cell(t4, RecommendModel::kTargetColumn).data().toString(), QStringLiteral("t4:bf16 (projected)"));
+  EXPECT_EQ(cell(t4, RecommendModel::kStatusColumn).data().toString(), QStringLiteral("rejected (unsupported)"));
+  EXPECT_EQ(cell(t4, RecommendModel::kP50Column).data().toString(), QString());
+  EXPECT_FALSE(cell(t4, RecommendModel::kP50Column).data(RecommendModel::RawValueRole).isValid());
+  // The measured rows read as they always did.
+  EXPECT_EQ(cell(0, RecommendModel::kTargetColumn).data().toString(), QStringLiteral("cpu:bf16"));
+  EXPECT_EQ(cell(RowOf(ranked, "cpu:fp16"), RecommendModel::kStatusColumn).data().toString(),
+            QStringLiteral("rejected (unsupported)"));
+
+  // The rejection table marks the projected rows too.
+  int projected_rows = 0;
+  for (int row = 0; row < rejected.rowCount(); ++row) {
+    const QModelIndex target = rejected.index(row, RejectionModel::kTargetColumn);
+    const bool projected = target.data(RejectionModel::ProjectedRole).toBool();
+    EXPECT_EQ(target.data().toString().endsWith(QStringLiteral(" (projected)")), projected)
+        << target.data().toString().toStdString();
+    if (!projected) continue;
+    ++projected_rows;
+    EXPECT_FALSE(target.data(RejectionModel::RawValueRole).toString().endsWith(QStringLiteral(")")));
+    EXPECT_TRUE(target.data(Qt::ToolTipRole).toString().contains(QStringLiteral("band's P90")));
+    if (target.data(RejectionModel::LimitRole).toString() == QLatin1String("accuracy_guard")) {
+      // Not int8's random calibration: the projection has no accuracy at all.
+      EXPECT_EQ(rejected.index(row, RejectionModel::kValueColumn).data().toString(),
+                QStringLiteral("no accuracy (projected)"));
+    }
+  }
+  EXPECT_EQ(projected_rows, 2);  // h100-sxm:fp16 (guard) and t4:bf16 (did not run)
+
+  // A latency limit holds a projection to its band's P90: 2.17 ms misses 1.5 ms though its median meets it.
+  RecommendSettings s;
+  s.limits.max_latency_ms = 1.5;
+  s.limits.latency_stat = "p99";
+  s.limits.latency_stat_given = true;
+  auto limited = RecommendRun(*run, s);
+  ASSERT_TRUE(limited.ok());
+  ranked.setRecommendation(run, *limited);
+  rejected.setRecommendation(*limited);
+  EXPECT_EQ(cell(RowOf(ranked, "h100-sxm:bf16"), RecommendModel::kStatusColumn).data().toString(),
+            QStringLiteral("rejected"));
+  int latency_rows = 0;
+  for (int row = 0; row < rejected.rowCount(); ++row) {
+    if (rejected.index(row, RejectionModel::kTargetColumn).data(RejectionModel::RawValueRole).toString() !=
+        QLatin1String("h100-sxm:bf16")) {
+      continue;
+    }
+    ++latency_rows;
+    EXPECT_EQ(rejected.index(row, RejectionModel::kLimitColumn).data().toString(),
+              QStringLiteral("max latency (p99; projected: band P90)"));
+    EXPECT_DOUBLE_EQ(rejected.index(row, RejectionModel::kValueColumn).data(RejectionModel::RawValueRole).toDouble(),
+                     2.17);
+    EXPECT_NEAR(rejected.index(row, RejectionModel::kMissColumn).data(RejectionModel::RawValueRole).toDouble(), 0.67,
+                1e-9);
+  }
+  EXPECT_EQ(latency_rows, 1);
+
+  // A recommendation that marks projected targets the run does not hold still shows them, from its own entries.
+  auto bare = std::make_shared<RunResult>(*run);
+  bare->projections = json::array();
+  ranked.setRecommendation(bare, *r);
+  ASSERT_EQ(ranked.rowCount(), 8);
+  EXPECT_EQ(cell(RowOf(ranked, "h100-sxm:bf16"), RecommendModel::kP50Column).data().toString(),
+            QStringLiteral("1.11 ms (P10–P90 0.705–2.17)"));
+  ranked.setRecommendation(nullptr, json());
+  rejected.setRecommendation(json());
+}
+
+// The page with projected targets: the run named by CHIPFIT_PROJECTED_RUN (a `chipfit profile --project --json`
+// file), else the fixture with WithProjections'; written to test-artifacts/recommend_page_projected.png.
+TEST(RecommendPageProjectedTest, Screenshot) {
+  std::shared_ptr<const RunResult> run;
+  if (const char* path = std::getenv("CHIPFIT_PROJECTED_RUN"); path != nullptr && *path != '\0') {
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << path;
+    Result<RunResult> loaded = RunResultFromJson(json::parse(in));
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    run = std::make_shared<const RunResult>(std::move(loaded).value());
+  } else {
+    run = WithProjections(*LoadRun("sample_run.json"));
+  }
+  RecommendPage page;
+  page.setRun(run);
+  page.resize(1280, 820);
+  page.show();
+  QTest::qWait(50);
+  const QImage image = page.grab().toImage();
+  const QString artifacts = QStringLiteral(CHIPFIT_BINARY_DIR "/test-artifacts");
+  ASSERT_TRUE(QDir().mkpath(artifacts));
+  EXPECT_TRUE(image.save(artifacts + QStringLiteral("/recommend_page_projected.png")));
+  int projected_rows = 0;
+  for (int row = 0; row < page.rankedModel()->rowCount(); ++row) {
+    projected_rows += page.rankedModel()->index(row, 0).data(RecommendModel::ProjectedRole).toBool() ? 1 : 0;
+  }
+  EXPECT_EQ(projected_rows, static_cast<int>(run->projections.size()));
 }
 
 }  // namespace

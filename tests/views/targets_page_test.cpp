@@ -3,10 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFile>
+#include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -14,7 +20,12 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
+#include <fstream>
+#include <iostream>
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include "tests/views/sample_devices.h"
 
@@ -204,6 +215,196 @@ TEST_F(TargetsPageTest, SavedTargetsWaitForDiscoveryAndKeepAbsentDevices) {
   QSettings settings;
   EXPECT_EQ(settings.value(QStringLiteral("models/c/targets")).toStringList(),
             (QStringList{"cpu:fp32", "opencl:0:fp32", "cuda:0:fp16"}));
+}
+
+// resources/hardware/t4.yaml with `from` replaced by `to`, written to `dir`/`name`: a device file of the
+// catalog's schema, valid or not as the edit makes it.
+QString WriteDeviceFile(const QTemporaryDir& dir, const char* name, const std::string& from, const std::string& to) {
+  std::ifstream in(std::string(CHIPFIT_SOURCE_DIR) + "/resources/hardware/t4.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) yaml.replace(at, from.size(), to);
+  const QString path = dir.filePath(QLatin1String(name));
+  QFile file(path);
+  EXPECT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write(yaml.data(), static_cast<qint64>(yaml.size()));
+  return path;
+}
+
+TEST_F(TargetsPageTest, ProjectedHardwareIsOffTillADeviceIsTicked) {
+  EXPECT_FALSE(page_.options().project);
+  // One check box per catalog device, named as the user knows it and as the CLI takes it.
+  auto* t4 = Find<QCheckBox>("project:t4");
+  ASSERT_NE(t4, nullptr);
+  EXPECT_EQ(t4->text(), QStringLiteral("NVIDIA T4 (t4)"));
+  EXPECT_FALSE(t4->isChecked());
+  const QString tip = t4->toolTip();
+  for (const char* part : {"8.1 TFLOP/s", "130 TOP/s", "320 GB/s", "$0.526 per hour", "catalog", "t4.yaml", "datasheet",
+                           "Projected, not measured"}) {
+    EXPECT_TRUE(tip.contains(QLatin1String(part))) << part << " not in " << tip.toStdString();
+  }
+  EXPECT_TRUE(Find<QLabel>("catalogStatus")->isHidden());
+
+  QSignalSpy changed(&page_, &TargetsPage::optionsChanged);
+  t4->click();
+  EXPECT_GT(changed.count(), 0);
+  ProfileOptions options = page_.options();
+  EXPECT_TRUE(options.project);
+  EXPECT_EQ(options.project_request.hardware, (std::vector<std::string>{"t4"}));
+  EXPECT_TRUE(options.project_request.hardware_files.empty());
+  EXPECT_FALSE(options.project_request.all_hardware);
+  // The measured targets are what they were: projection comes on top of them.
+  EXPECT_EQ(options.targets.size(), 5u);
+  EXPECT_TRUE(Find<QLabel>("projectionSummary")->text().contains(QStringLiteral("t4")));
+  // What the session will accept: the ids are the catalog's.
+  EXPECT_TRUE(SelectHardware(options.project_request).ok());
+
+  t4->click();
+  EXPECT_FALSE(page_.options().project);
+}
+
+TEST_F(TargetsPageTest, ABadDeviceFileIsRefusedWithTheFileAndKey) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  auto* error = Find<QLabel>("projectionError");
+  EXPECT_TRUE(error->isHidden());
+
+  const QString bad = WriteDeviceFile(dir, "bad.yaml", "fp16: 65000", "fp16: -1");
+  EXPECT_FALSE(page_.addHardwareFile(bad));
+  EXPECT_FALSE(error->isHidden());
+  EXPECT_TRUE(error->text().contains(bad)) << error->text().toStdString();
+  EXPECT_TRUE(error->text().contains(QStringLiteral("peak_gflops.fp16"))) << error->text().toStdString();
+  EXPECT_EQ(page_.projectionError(), error->text());
+  EXPECT_FALSE(page_.options().project);
+  EXPECT_TRUE(page_.hardwareFiles().isEmpty());
+
+  // Not YAML at all: yaml-cpp's message, still naming the file.
+  const QString broken = dir.filePath(QStringLiteral("broken.yaml"));
+  {
+    QFile file(broken);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("id: [unclosed\n");
+  }
+  EXPECT_FALSE(page_.addHardwareFile(broken));
+  EXPECT_TRUE(error->text().contains(broken)) << error->text().toStdString();
+  EXPECT_FALSE(page_.addHardwareFile(dir.filePath(QStringLiteral("missing.yaml"))));
+  EXPECT_TRUE(error->text().contains(QStringLiteral("missing.yaml"))) << error->text().toStdString();
+
+  // The catalog's own id is refused here, not at the start of a run.
+  const QString clash = WriteDeviceFile(dir, "clash.yaml", "name: NVIDIA T4", "name: My T4");
+  EXPECT_FALSE(page_.addHardwareFile(clash));
+  EXPECT_TRUE(error->text().contains(QStringLiteral("already the catalog's"))) << error->text().toStdString();
+
+  // A good file: listed, in the options, the error gone.
+  const QString good = WriteDeviceFile(dir, "mine.yaml", "id: t4", "id: my-t4");
+  EXPECT_TRUE(page_.addHardwareFile(good));
+  EXPECT_TRUE(error->isHidden());
+  EXPECT_EQ(page_.hardwareFiles(), QStringList{good});
+  auto* list = Find<QListWidget>("hardwareFiles");
+  ASSERT_EQ(list->count(), 1);
+  EXPECT_TRUE(list->item(0)->text().contains(QStringLiteral("(my-t4)"))) << list->item(0)->text().toStdString();
+  EXPECT_TRUE(list->item(0)->text().contains(good));
+  ProfileOptions options = page_.options();
+  EXPECT_TRUE(options.project);
+  EXPECT_TRUE(options.project_request.hardware.empty());
+  EXPECT_EQ(options.project_request.hardware_files, (std::vector<std::string>{good.toStdString()}));
+  EXPECT_TRUE(SelectHardware(options.project_request).ok());
+
+  page_.removeHardwareFile(good);
+  EXPECT_EQ(list->count(), 0);
+  EXPECT_FALSE(page_.options().project);
+}
+
+TEST_F(TargetsPageTest, AnUnreadableCatalogSaysWhy) {
+  page_.loadHardwareCatalog("/nonexistent/chipfit-hardware");
+  auto* status = Find<QLabel>("catalogStatus");
+  EXPECT_FALSE(status->isHidden());
+  EXPECT_TRUE(status->text().contains(QStringLiteral("/nonexistent/chipfit-hardware"))) << status->text().toStdString();
+  EXPECT_TRUE(status->text().contains(QStringLiteral("no such hardware directory"))) << status->text().toStdString();
+  EXPECT_EQ(page_.findChild<QCheckBox*>(QStringLiteral("project:t4")), nullptr);
+  EXPECT_FALSE(page_.options().project);
+
+  page_.loadHardwareCatalog(DefaultHardwareDir());
+  EXPECT_TRUE(status->isHidden());
+  EXPECT_NE(page_.findChild<QCheckBox*>(QStringLiteral("project:t4")), nullptr);
+}
+
+TEST_F(TargetsPageTest, ProjectedHardwarePersistsPerModel) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString mine = WriteDeviceFile(dir, "mine.yaml", "id: t4", "id: my-t4");
+  page_.setModelKey(QStringLiteral("a"));
+  Find<QCheckBox>("project:h100-sxm")->click();
+  ASSERT_TRUE(page_.addHardwareFile(mine));
+
+  page_.setModelKey(QStringLiteral("b"));
+  EXPECT_FALSE(page_.options().project);
+  EXPECT_TRUE(page_.hardwareFiles().isEmpty());
+
+  TargetsPage later;
+  later.setDevices(samples::SampleSnapshot());
+  later.setModelKey(QStringLiteral("a"));
+  const ProfileOptions options = later.options();
+  EXPECT_TRUE(options.project);
+  EXPECT_EQ(options.project_request.hardware, (std::vector<std::string>{"h100-sxm"}));
+  EXPECT_EQ(options.project_request.hardware_files, (std::vector<std::string>{mine.toStdString()}));
+
+  // A file gone since: left out, and said so.
+  ASSERT_TRUE(QFile::remove(mine));
+  TargetsPage after;
+  after.setModelKey(QStringLiteral("a"));
+  EXPECT_TRUE(after.hardwareFiles().isEmpty());
+  EXPECT_TRUE(after.projectionError().contains(QStringLiteral("mine.yaml"))) << after.projectionError().toStdString();
+  EXPECT_EQ(after.options().project_request.hardware, (std::vector<std::string>{"h100-sxm"}));
+}
+
+// The page as a user sees it with two catalog devices ticked and a file of their own: everything fits the
+// main window's page area (1280×800 less the navigation, the menu and the status bar: about 1070×735), so the
+// catalog's long names never widen the window, and the group lists the whole catalog.
+TEST_F(TargetsPageTest, ScreenshotWithProjectedHardware) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  Find<QCheckBox>("project:t4")->click();
+  Find<QCheckBox>("project:h100-sxm")->click();
+  ASSERT_TRUE(page_.addHardwareFile(WriteDeviceFile(dir, "my-t4.yaml", "id: t4", "id: my-t4")));
+  const QSize minimum = page_.minimumSizeHint();
+  std::cout << "targets page minimum size " << minimum.width() << "x" << minimum.height() << "\n";
+  EXPECT_LE(minimum.width(), 1000);
+  EXPECT_LE(minimum.height(), 735);
+  page_.resize(1070, 735);
+  page_.show();
+  QTest::qWait(20);
+  const QImage image = page_.grab().toImage();
+  const QString artifacts = QStringLiteral(CHIPFIT_BINARY_DIR "/test-artifacts");
+  ASSERT_TRUE(QDir().mkpath(artifacts));
+  EXPECT_TRUE(image.save(artifacts + QStringLiteral("/targets_page_projected.png")));
+  std::set<QRgb> colours;
+  for (int y = 0; y < image.height() && colours.size() < 32; y += 5) {
+    for (int x = 0; x < image.width() && colours.size() < 32; x += 5) colours.insert(image.pixel(x, y));
+  }
+  EXPECT_GE(colours.size(), 32u) << "targets page looks blank";
+
+  // And with a bad file's error under the list: the error's red line, as the other pages show theirs.
+  EXPECT_FALSE(page_.addHardwareFile(WriteDeviceFile(dir, "bad.yaml", "fp16: 65000", "fp16: -1")));
+  QTest::qWait(20);
+  std::cout << "with an error " << page_.minimumSizeHint().width() << "x" << page_.minimumSizeHint().height() << "\n";
+  EXPECT_TRUE(page_.grab().save(artifacts + QStringLiteral("/targets_page_projected_error.png")));
+
+  // A device's tooltip as Qt shows it: rich text, wrapped.
+  auto* t4 = Find<QCheckBox>("project:t4");
+  QToolTip::showText(t4->mapToGlobal(QPoint(4, 4)), t4->toolTip(), t4);
+  QTest::qWait(20);
+  QWidget* tip = nullptr;
+  for (QWidget* widget : QApplication::topLevelWidgets()) {
+    if (widget->inherits("QTipLabel") && widget->isVisible()) tip = widget;
+  }
+  ASSERT_NE(tip, nullptr);
+  EXPECT_LE(tip->width(), 1000);  // wrapped, not one line per source
+  EXPECT_TRUE(tip->grab().save(artifacts + QStringLiteral("/targets_page_tooltip.png")));
+  QToolTip::hideText();
 }
 
 }  // namespace

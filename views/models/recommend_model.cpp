@@ -7,6 +7,8 @@
 #include <QStringList>
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "core/recommend/recommend.h"
 #include "views/charts/formats.h"
@@ -41,6 +43,50 @@ QString Bytes(double bytes) { return Q(formats::FormatBytes(bytes)); }
 QString Sqnr(double db) { return Q(formats::FormatSqnr(db)); }
 
 QString Percent(double fraction) { return QStringLiteral("%1 %").arg(fraction * 100, 0, 'f', 1); }
+
+// A projection's figures to three significant digits, as `chipfit project` prints them: its band is ×/÷ 1.5 wide or
+// more, so a fourth digit would claim a precision it does not have.
+QString Sig(double v) { return Q(formats::FormatSig(v, 3)); }
+
+// "0.705–2.17", or "" without both edges.
+QString BandText(std::optional<double> p10, std::optional<double> p90) {
+  if (!p10 || !p90) return {};
+  return QStringLiteral("%1–%2").arg(Sig(*p10), Sig(*p90));
+}
+
+QString ProjectedName(const QString& target) { return RecommendModel::tr("%1 (projected)").arg(target); }
+
+// The band of a recommendation entry's "band_ms": [p10, p90], either null.
+std::pair<std::optional<double>, std::optional<double>> BandOf(const json& entry) {
+  if (!entry.is_object() || !entry.contains("band_ms") || !entry["band_ms"].is_array() ||
+      entry["band_ms"].size() != 2) {
+    return {};
+  }
+  const json& band = entry["band_ms"];
+  auto edge = [](const json& v) { return v.is_number() ? Finite(v.get<double>()) : std::nullopt; };
+  return {edge(band[0]), edge(band[1])};
+}
+
+bool IsProjected(const json& entry) {
+  return entry.is_object() && entry.contains("projected") && entry["projected"].is_boolean() &&
+         entry["projected"].get<bool>();
+}
+
+// "59.3 dB, top-1 100.0 %": the worst output's SQNR and the agreement the limits read.
+QString DriftText(const AccuracySummary& accuracy) {
+  QString text = Sqnr(accuracy.output_sqnr_db);
+  if (accuracy.top1_agreement) {
+    text += RecommendModel::tr(", top-1 %1").arg(Percent(*accuracy.top1_agreement));
+  } else if (accuracy.task_agreement) {
+    text += QStringLiteral(", %1 %2").arg(Q(accuracy.task_metric), Percent(*accuracy.task_agreement));
+  }
+  return text;
+}
+
+QString ScoreText(std::optional<double> score, bool tie) {
+  if (!score) return QString();
+  return tie ? RecommendModel::tr("%1 (tie)").arg(*score, 0, 'f', 3) : QString::number(*score, 'f', 3);
+}
 
 // How a limit reads in the table, for its JSON name.
 QString LimitName(const QString& limit, const QString& latency_stat) {
@@ -112,14 +158,72 @@ void RecommendModel::setRecommendation(std::shared_ptr<const RunResult> run, con
       for (const json& s : recommendation["scores"]) scores[String(s, "target")] = &s;
     }
     std::map<std::string, QStringList> reasons;
+    std::map<std::string, const json*> first_rejection;
     if (recommendation.contains("rejected") && recommendation["rejected"].is_array()) {
-      for (const json& r : recommendation["rejected"]) reasons[String(r, "target")] << Q(String(r, "reason"));
+      for (const json& r : recommendation["rejected"]) {
+        const std::string target = String(r, "target");
+        reasons[target] << Q(String(r, "reason"));
+        first_rejection.emplace(target, &r);
+      }
     }
     const std::string best = String(recommendation, "best");
 
-    std::vector<Row> ranked, broke, not_run;
-    for (const auto& t : run_->targets) {
-      Row row{.result = t.get(), .target = t->target.ToString()};
+    // Projected targets, in the run's order: its projections, then any the recommendation marks projected that the
+    // run does not hold (a recommendation made elsewhere); their figures then come from its entries.
+    std::vector<std::pair<std::string, Projection>> projected;
+    std::map<std::string, size_t> projected_index;
+    auto entry_of = [&](const std::string& target) -> const json* {
+      if (const auto s = scores.find(target); s != scores.end()) return s->second;
+      if (const auto r = first_rejection.find(target); r != first_rejection.end()) return r->second;
+      return nullptr;
+    };
+    if (run_->projections.is_array()) {
+      for (const json& p : run_->projections) {
+        const std::string target = String(p, "target");
+        if (target.empty() || projected_index.contains(target)) continue;
+        Projection projection{.hardware_name = Q(String(p, "hardware_name")),
+                              .status = p.value("status", std::string("unsupported")),
+                              .reason = Q(String(p, "reason")),
+                              .p50 = Number(p, "p50_ms"),
+                              .p10 = Number(p, "p10_ms"),
+                              .p90 = Number(p, "p90_ms")};
+        if (p.contains("energy_j") && p["energy_j"].is_object()) projection.energy_j = Number(p["energy_j"], "value");
+        if (const json* entry = entry_of(target)) projection.accuracy_from = String(*entry, "accuracy_from");
+        projected_index[target] = projected.size();
+        projected.emplace_back(target, std::move(projection));
+      }
+    }
+    std::vector<std::string> marked;
+    if (recommendation.contains("projected") && recommendation["projected"].is_array()) {
+      for (const json& t : recommendation["projected"]) {
+        if (t.is_string()) marked.push_back(t.get<std::string>());
+      }
+    }
+    for (const auto& [target, entry] : scores) {
+      if (IsProjected(*entry)) marked.push_back(target);
+    }
+    for (const auto& [target, entry] : first_rejection) {
+      if (IsProjected(*entry)) marked.push_back(target);
+    }
+    for (const std::string& target : marked) {
+      if (target.empty() || projected_index.contains(target) || run_->FindTarget(target) != nullptr) continue;
+      Projection projection;
+      if (const json* entry = entry_of(target)) {
+        std::tie(projection.p10, projection.p90) = BandOf(*entry);
+        projection.p50 = Number(*entry, "p50_ms");
+        if (const auto mj = Number(*entry, "energy_mj")) projection.energy_j = *mj / 1e3;
+        projection.accuracy_from = String(*entry, "accuracy_from");
+        if (String(*entry, "limit") == "status") {
+          projection.status = "unsupported";
+          projection.reason = Q(String(*entry, "reason"));
+        }
+      }
+      projected_index[target] = projected.size();
+      projected.emplace_back(target, std::move(projection));
+    }
+
+    std::vector<Row> ranked, broke, not_run, projected_broke, projected_not_run;
+    auto place = [&](Row row, bool ok, std::vector<Row>& broke_group, std::vector<Row>& not_run_group) {
       if (const auto it = rank.find(row.target); it != rank.end()) {
         row.rank = it->second;
         row.status = row.target == best ? QStringLiteral("recommended") : QStringLiteral("passes");
@@ -128,14 +232,21 @@ void RecommendModel::setRecommendation(std::shared_ptr<const RunResult> run, con
           row.tie = s->second->value("tie", false);
         }
         ranked.push_back(std::move(row));
-        continue;
+        return;
       }
       row.status = QStringLiteral("rejected");
       row.reasons = reasons[row.target].join(QLatin1Char('\n'));
-      (t->status == "ok" ? broke : not_run).push_back(std::move(row));
+      (ok ? broke_group : not_run_group).push_back(std::move(row));
+    };
+    for (const auto& t : run_->targets) {
+      place(Row{.result = t.get(), .target = t->target.ToString()}, t->status == "ok", broke, not_run);
+    }
+    for (auto& [target, projection] : projected) {
+      const bool ok = projection.status == "ok";
+      place(Row{.projection = std::move(projection), .target = target}, ok, projected_broke, projected_not_run);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const Row& a, const Row& b) { return a.rank < b.rank; });
-    for (auto* group : {&ranked, &broke, &not_run}) {
+    for (auto* group : {&ranked, &broke, &projected_broke, &not_run, &projected_not_run}) {
       for (Row& row : *group) rows_.push_back(std::move(row));
     }
   }
@@ -169,12 +280,18 @@ QVariant RecommendModel::headerData(int section, Qt::Orientation orientation, in
     switch (section) {
       case kP50Column:
       case kP90Column:
-      case kP99Column: return tr("End-to-end latency of the timed runs (no per-layer instrumentation)");
+      case kP99Column:
+        return tr(
+            "End-to-end latency of the timed runs (no per-layer instrumentation). A projected target (not measured "
+            "here) has its median and the P10–P90 band of its error in the p50 cell, and no p90 or p99");
       case kDriftColumn:
         return tr(
             "Worst output's SQNR against the reference run on the same inputs; top-1 or task agreement "
             "where an output has one");
-      case kEnergyColumn: return tr("Measured by a sensor where the run found one, otherwise estimated");
+      case kEnergyColumn:
+        return tr(
+            "Measured by a sensor where the run found one, otherwise estimated; always estimated for a projected "
+            "target");
       case kMemoryColumn: return tr("Planned peak: activation arenas after buffer reuse, plus the weights");
       case kScoreColumn: return tr("Objective (or weighted) value over the best passing value: 1 is the best");
       default: return {};
@@ -187,42 +304,60 @@ QVariant RecommendModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const Row& row = rows_[static_cast<size_t>(index.row())];
   switch (role) {
-    case Qt::DisplayRole: return display(row, index.column());
-    case RawValueRole: return raw(row, index.column());
+    case Qt::DisplayRole: return row.projection ? projectedDisplay(row, index.column()) : display(row, index.column());
+    case RawValueRole: return row.projection ? projectedRaw(row, index.column()) : raw(row, index.column());
     case StatusRole: return row.status;
     case TargetRole: return Q(row.target);
+    case ProjectedRole: return row.projection.has_value();
+    case BandRole:
+      if (!row.projection || !row.projection->p10 || !row.projection->p90) return {};
+      return QVariantList{*row.projection->p10, *row.projection->p90};
     case Qt::TextAlignmentRole:
       return index.column() == kTargetColumn || index.column() == kStatusColumn || index.column() == kDriftColumn ||
                      index.column() == kEnergyColumn
                  ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                  : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::ToolTipRole:
-      if (index.column() == kStatusColumn && !row.reasons.isEmpty()) return row.reasons;
-      if (index.column() == kEnergyColumn && row.result->energy) {
-        return row.result->energy->source.rfind("estimated", 0) == 0
-                   ? tr("Estimated by the energy model (op counts and bytes moved), not measured")
-                   : tr("Measured by %1").arg(Q(row.result->energy->source));
-      }
-      if (index.column() == kDriftColumn && row.result->accuracy) {
-        return tr("Against %1 on %2 sample(s)%3")
-            .arg(Q(row.result->accuracy->reference))
-            .arg(row.result->accuracy->samples)
-            .arg(row.result->accuracy->random_inputs ? tr(" of seeded random inputs") : QString());
-      }
-      if (index.column() == kScoreColumn && row.tie) return tr("Within 3 % of another score: ordered by p50");
-      return {};
+    case Qt::ToolTipRole: return row.projection ? projectedToolTip(row, index.column()) : toolTip(row, index.column());
     case Qt::ForegroundRole:
       if (row.status == QLatin1String("rejected")) return QBrush(QColor(0x80, 0x80, 0x80));
       return {};
-    case Qt::FontRole:
-      if (row.status == QLatin1String("recommended")) {
-        QFont bold;
-        bold.setBold(true);
-        return bold;
-      }
-      return {};
+    case Qt::FontRole: {
+      // Projected rows in italics, so that a glance down the table tells estimates from measurements.
+      if (row.status != QLatin1String("recommended") && !row.projection) return {};
+      QFont font;
+      font.setBold(row.status == QLatin1String("recommended"));
+      font.setItalic(row.projection.has_value());
+      return font;
+    }
     default: return {};
   }
+}
+
+QVariant RecommendModel::toolTip(const Row& row, int column) const {
+  if (column == kStatusColumn && !row.reasons.isEmpty()) return row.reasons;
+  if (column == kEnergyColumn && row.result->energy) {
+    return row.result->energy->source.rfind("estimated", 0) == 0
+               ? tr("Estimated by the energy model (op counts and bytes moved), not measured")
+               : tr("Measured by %1").arg(Q(row.result->energy->source));
+  }
+  if (column == kDriftColumn && row.result->accuracy) {
+    return tr("Against %1 on %2 sample(s)%3")
+        .arg(Q(row.result->accuracy->reference))
+        .arg(row.result->accuracy->samples)
+        .arg(row.result->accuracy->random_inputs ? tr(" of seeded random inputs") : QString());
+  }
+  if (column == kScoreColumn && row.tie) return tr("Within 3 % of another score: ordered by p50");
+  return {};
+}
+
+bool RecommendModel::ran(const Row& row) const {
+  return row.projection ? row.projection->status == "ok" : row.result->status == "ok";
+}
+
+const AccuracySummary* RecommendModel::carriedAccuracy(const Row& row) const {
+  if (!row.projection || row.projection->accuracy_from.empty()) return nullptr;
+  const TargetResult* from = run_->FindTarget(row.projection->accuracy_from);
+  return from != nullptr && from->accuracy ? &*from->accuracy : nullptr;
 }
 
 QVariant RecommendModel::display(const Row& row, int column) const {
@@ -236,21 +371,13 @@ QVariant RecommendModel::display(const Row& row, int column) const {
     case kP99Column: return ran ? Ms(t.latency.p99) : QString();
     case kDriftColumn: {
       if (!t.accuracy) return ran ? tr("not measured") : QString();
-      QString text = Sqnr(t.accuracy->output_sqnr_db);
-      if (t.accuracy->top1_agreement) {
-        text += tr(", top-1 %1").arg(Percent(*t.accuracy->top1_agreement));
-      } else if (t.accuracy->task_agreement) {
-        text += QStringLiteral(", %1 %2").arg(Q(t.accuracy->task_metric), Percent(*t.accuracy->task_agreement));
-      }
-      return text;
+      return DriftText(*t.accuracy);
     }
     case kEnergyColumn:
       if (!t.energy) return ran ? tr("not measured") : QString();
       return QStringLiteral("%1 (%2)").arg(Energy(t.energy->joules), Q(t.energy->source));
     case kMemoryColumn: return ran ? Bytes(static_cast<double>(t.peak_memory_bytes)) : QString();
-    case kScoreColumn:
-      if (!row.score) return QString();
-      return row.tie ? tr("%1 (tie)").arg(*row.score, 0, 'f', 3) : QString::number(*row.score, 'f', 3);
+    case kScoreColumn: return ScoreText(row.score, row.tie);
     case kStatusColumn: {
       if (row.status != QLatin1String("rejected")) return row.status;
       return t.status == "ok" ? row.status : tr("rejected (%1)").arg(Q(t.status));
@@ -277,6 +404,100 @@ QVariant RecommendModel::raw(const Row& row, int column) const {
   }
 }
 
+QVariant RecommendModel::projectedDisplay(const Row& row, int column) const {
+  const Projection& p = *row.projection;
+  const bool ok = ran(row);
+  switch (column) {
+    case kTargetColumn: return ProjectedName(Q(row.target));
+    case kP50Column: {
+      if (!ok || !p.p50) return QString();
+      const QString band = BandText(p.p10, p.p90);
+      return band.isEmpty() ? tr("%1 ms").arg(Sig(*p.p50)) : tr("%1 ms (P10–P90 %2)").arg(Sig(*p.p50), band);
+    }
+    // A projection has no tail statistics of its own: its band is in the p50 cell.
+    case kP90Column:
+    case kP99Column:
+    case kMemoryColumn: return ok ? QStringLiteral("—") : QString();
+    case kDriftColumn: {
+      if (const AccuracySummary* accuracy = carriedAccuracy(row)) {
+        return tr("%1 (from %2)").arg(DriftText(*accuracy), Q(p.accuracy_from));
+      }
+      return ok ? tr("not measured here") : QString();
+    }
+    case kEnergyColumn:
+      if (!p.energy_j) return ok ? tr("not projected") : QString();
+      return tr("%1 (estimated)").arg(Energy(*p.energy_j));
+    case kStatusColumn:
+      if (row.status != QLatin1String("rejected") || ok) return row.status;
+      return tr("rejected (%1)").arg(Q(p.status));
+    case kRankColumn: return row.rank > 0 ? QVariant(row.rank) : QVariant(QStringLiteral("—"));
+    case kScoreColumn: return ScoreText(row.score, row.tie);
+    default: return {};
+  }
+}
+
+QVariant RecommendModel::projectedRaw(const Row& row, int column) const {
+  const Projection& p = *row.projection;
+  const bool ok = ran(row);
+  switch (column) {
+    case kRankColumn: return row.rank > 0 ? QVariant(row.rank) : QVariant();
+    case kTargetColumn: return Q(row.target);
+    case kP50Column: return ok ? Raw(p.p50) : QVariant();
+    case kDriftColumn: {
+      const AccuracySummary* accuracy = carriedAccuracy(row);
+      return accuracy ? Raw(Finite(accuracy->output_sqnr_db)) : QVariant();
+    }
+    case kEnergyColumn: return Raw(p.energy_j);
+    case kScoreColumn: return Raw(row.score);
+    case kStatusColumn: return row.status;
+    default: return {};  // p90, p99, memory: a projection has none
+  }
+}
+
+QVariant RecommendModel::projectedToolTip(const Row& row, int column) const {
+  const Projection& p = *row.projection;
+  const QString device = p.hardware_name.isEmpty() ? Q(row.target) : p.hardware_name;
+  if (column == kStatusColumn && !row.reasons.isEmpty()) return row.reasons;
+  if (!ran(row)) return p.reason.isEmpty() ? tr("Projected target that was not projected") : p.reason;
+  switch (column) {
+    case kEnergyColumn:
+      return tr("Estimated, not measured: the projected time × (idle power + (TDP − idle) × utilisation), from the "
+                "catalog's figures for %1")
+          .arg(device);
+    case kDriftColumn:
+      if (carriedAccuracy(row) != nullptr) {
+        return tr("A projection has no accuracy of its own: this is %1's, measured here, carried to the same "
+                  "precision on %2")
+            .arg(Q(p.accuracy_from), device);
+      }
+      return tr(
+          "A projection has no accuracy of its own, and no target of this precision was measured here to "
+          "carry it from");
+    case kP90Column:
+    case kP99Column:
+      return tr("A projection has no tail statistics: a latency limit holds it to its band's P90 (in the p50 cell)");
+    case kMemoryColumn: return tr("Planned memory is not projected");
+    case kScoreColumn:
+      if (row.tie) return tr("Within 3 % of another score: ordered by p50");
+      break;
+    default: break;
+  }
+  QString text =
+      tr("Projected for %1 from chipfit's hardware catalog and this run's layers: not measured here.").arg(device);
+  if (p.p50) {
+    text += QLatin1Char('\n') + tr("The latency is the projection's median, %1 ms").arg(Sig(*p.p50));
+    const QString band = BandText(p.p10, p.p90);
+    text += band.isEmpty() ? tr(" (no error band).") : tr(", with the P10–P90 band of its error, %1 ms.").arg(band);
+  }
+  text +=
+      QLatin1Char('\n') +
+      (p.p90
+           ? tr("A latency limit is met only by the band's P90 (%1 ms), whatever statistic it names.").arg(Sig(*p.p90))
+           : tr("A latency limit is checked against the median: the projection has no band."));
+  text += QLatin1Char('\n') + tr("Energy is estimated from the catalog's TDP and idle power, not measured.");
+  return text;
+}
+
 RejectionModel::RejectionModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void RejectionModel::setRecommendation(const json& recommendation) {
@@ -289,12 +510,16 @@ void RejectionModel::setRecommendation(const json& recommendation) {
       if (!s.empty()) stat = Q(s);
     }
     for (const json& r : recommendation["rejected"]) {
+      const auto [band_p10, band_p90] = BandOf(r);
       rows_.push_back(Row{.target = Q(String(r, "target")),
                           .limit = Q(String(r, "limit")),
                           .reason = Q(String(r, "reason")),
                           .latency_stat = stat,
                           .value = Number(r, "value"),
-                          .bound = Number(r, "bound")});
+                          .bound = Number(r, "bound"),
+                          .projected = IsProjected(r),
+                          .band_p10 = band_p10,
+                          .band_p90 = band_p90});
     }
   }
   endResetModel();
@@ -324,8 +549,25 @@ QVariant RejectionModel::data(const QModelIndex& index, int role) const {
   const Row& row = rows_[static_cast<size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole: return display(row, index.column());
-    case Qt::ToolTipRole: return row.reason;
+    case Qt::ToolTipRole: {
+      if (!row.projected) return row.reason;
+      QString text = row.reason + QStringLiteral("\n\n") +
+                     tr("%1 is projected from chipfit's hardware catalog, not measured here.").arg(row.target);
+      const QString band = BandText(row.band_p10, row.band_p90);
+      if (!band.isEmpty()) text += QLatin1Char(' ') + tr("The P10–P90 band of its latency is %1 ms.").arg(band);
+      text += QLatin1Char(' ') +
+              tr("A latency limit is met only by the band's P90; its energy is estimated and its accuracy, where it "
+                 "has any, is carried from a measured target of the same precision.");
+      return text;
+    }
     case LimitRole: return row.limit;
+    case ProjectedRole: return row.projected;
+    case Qt::FontRole: {
+      if (!row.projected) return {};
+      QFont italic;
+      italic.setItalic(true);
+      return italic;
+    }
     case RawValueRole:
       switch (index.column()) {
         case kTargetColumn: return row.target;
@@ -343,13 +585,23 @@ QVariant RejectionModel::data(const QModelIndex& index, int role) const {
 QVariant RejectionModel::display(const Row& row, int column) const {
   const Unit unit = UnitOf(row.limit, row.bound);
   switch (column) {
-    case kTargetColumn: return row.target;
-    case kLimitColumn: return LimitName(row.limit, row.latency_stat);
+    case kTargetColumn: return row.projected ? ProjectedName(row.target) : row.target;
+    case kLimitColumn:
+      // Whatever statistic the limit names, a projection is held to its band's P90 (its median without a band).
+      if (row.projected && row.limit == QLatin1String("max_latency_ms")) {
+        return tr("max latency (%1; projected: %2)")
+            .arg(row.latency_stat, row.band_p90 ? tr("band P90") : tr("median"));
+      }
+      return LimitName(row.limit, row.latency_stat);
     case kValueColumn:
       if (row.value) return WithUnit(*row.value, unit);
       if (row.limit == QLatin1String("status")) return QStringLiteral("—");
-      // The guard's only check without a value: int8 calibrated on random data.
-      return row.limit == QLatin1String("accuracy_guard") ? tr("random calibration") : tr("not measured");
+      // The guard's checks without a value: int8 calibrated on random data, or a projection that carries no
+      // measured target's accuracy.
+      if (row.limit == QLatin1String("accuracy_guard")) {
+        return row.projected ? tr("no accuracy (projected)") : tr("random calibration");
+      }
+      return tr("not measured");
     case kBoundColumn: return row.bound && unit != Unit::kNone ? WithUnit(*row.bound, unit) : QStringLiteral("—");
     case kMissColumn: {
       const auto miss = Miss(row.limit, row.value, row.bound);

@@ -14,7 +14,12 @@
 namespace chipfit {
 
 // One row per target of the run: the ranked ones in rank order, then those that ran but broke a limit, then those
-// that did not run (run order within each group).
+// that did not run (run order within each group, measured targets before projected ones).
+//
+// Projected targets (`profile --project`: hardware from the catalog, not measured here; RunResult::projections and the
+// recommendation's "projected" names) are rows too, labelled as such: the target reads "h100-sxm:fp16 (projected)",
+// the p50 cell holds the projection's median and its P10–P90 band, p90/p99 and planned memory have none, energy is
+// estimated and accuracy is carried from a measured target of the same precision.
 class RecommendModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -33,8 +38,11 @@ class RecommendModel : public QAbstractTableModel {
     kColumnCount
   };
   // RawValueRole: numbers as numbers (rank; ms; output SQNR dB; energy J; planned peak bytes; score), null where
-  // there is none; StatusRole: "recommended", "passes" or "rejected" in every column; TargetRole: "cpu:int8".
-  enum Role { RawValueRole = Qt::UserRole + 1, StatusRole, TargetRole };
+  // there is none; a projected target's p50 is its median, its target the plain name ("h100-sxm:fp16").
+  // StatusRole: "recommended", "passes" or "rejected" in every column; TargetRole: "cpu:int8".
+  // ProjectedRole: true on every cell of a projected target. BandRole: a projected target's P10–P90 band in ms as
+  // a list of two doubles, null elsewhere.
+  enum Role { RawValueRole = Qt::UserRole + 1, StatusRole, TargetRole, ProjectedRole, BandRole };
 
   explicit RecommendModel(QObject* parent = nullptr);
 
@@ -47,8 +55,17 @@ class RecommendModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
+  // A projected target's figures: from RunResult::projections, else from its recommendation entry.
+  struct Projection {
+    QString hardware_name{};
+    std::string status = "ok";  // ok | unsupported
+    QString reason{};
+    std::optional<double> p50{}, p10{}, p90{}, energy_j{};
+    std::string accuracy_from{};  // the measured target whose accuracy it carries, "" none
+  };
   struct Row {
-    const TargetResult* result = nullptr;
+    const TargetResult* result = nullptr;    // null for a projected target
+    std::optional<Projection> projection{};  // set for a projected target
     std::string target{};
     int rank = 0;  // 1-based; 0 when not ranked
     QString status{};
@@ -58,13 +75,21 @@ class RecommendModel : public QAbstractTableModel {
   };
   QVariant display(const Row& row, int column) const;
   QVariant raw(const Row& row, int column) const;
+  QVariant toolTip(const Row& row, int column) const;
+  QVariant projectedDisplay(const Row& row, int column) const;
+  QVariant projectedRaw(const Row& row, int column) const;
+  QVariant projectedToolTip(const Row& row, int column) const;
+  bool ran(const Row& row) const;
+  // The accuracy a projected row carries: its accuracy_from target's, measured here; null when none.
+  const AccuracySummary* carriedAccuracy(const Row& row) const;
 
   std::shared_ptr<const RunResult> run_;  // keeps every Row::result alive
   std::vector<Row> rows_;
 };
 
 // One row per limit a target broke (recommendation.rejected): the limit, the value measured against it, its bound
-// and by how much it is missed.
+// and by how much it is missed. A projected target's rows read "t4:int8 (projected)"; its latency value is its band's
+// P90, the figure a latency limit holds a projection to.
 class RejectionModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -72,8 +97,9 @@ class RejectionModel : public QAbstractTableModel {
   enum Column { kTargetColumn, kLimitColumn, kValueColumn, kBoundColumn, kMissColumn, kReasonColumn, kColumnCount };
   // RawValueRole: the value and bound in the recommendation's units (ms, fraction, dB, MiB, mJ); for the miss
   // column, how far past the bound the value lies in the same unit (positive; null when not measured).
-  // LimitRole: the limit's JSON name ("max_latency_ms", "status", …).
-  enum Role { RawValueRole = Qt::UserRole + 1, LimitRole };
+  // LimitRole: the limit's JSON name ("max_latency_ms", "status", …). ProjectedRole: true on a projected target's
+  // rows. The target column's RawValueRole is the plain target name.
+  enum Role { RawValueRole = Qt::UserRole + 1, LimitRole, ProjectedRole };
 
   explicit RejectionModel(QObject* parent = nullptr);
 
@@ -88,6 +114,8 @@ class RejectionModel : public QAbstractTableModel {
   struct Row {
     QString target, limit, reason, latency_stat;
     std::optional<double> value{}, bound{};
+    bool projected = false;
+    std::optional<double> band_p10{}, band_p90{};
   };
   QVariant display(const Row& row, int column) const;
 

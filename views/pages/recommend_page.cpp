@@ -175,7 +175,8 @@ QWidget* RecommendPage::buildForm() {
   const QString latency_tip =
       tr("Bounds each target's end-to-end latency at this statistic (p50, p90 or p99 of the timed whole-model runs "
          "after warm-up, without per-layer instrumentation). With a latency limit the ranking uses the same "
-         "statistic; without one, targets rank by p50.");
+         "statistic; without one, targets rank by p50. A projected target (hardware not measured here) meets it only "
+         "by the P90 of its error band, and ranks by its median.");
   max_latency_on_->setToolTip(latency_tip);
   max_latency_->setToolTip(latency_tip);
   latency_stat_->setToolTip(latency_tip);

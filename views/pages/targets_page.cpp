@@ -2,16 +2,20 @@
 #include "views/pages/targets_page.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPushButton>
@@ -21,14 +25,19 @@
 #include <QTableView>
 #include <QThread>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <utility>
 
 #include "core/quant/calibration.h"
+#include "views/charts/formats.h"
 
 namespace chipfit {
 namespace {
 
 const QString kTargetsKey = QStringLiteral("targets");
+const QString kProjectHardwareKey = QStringLiteral("projectHardware");
+const QString kProjectFilesKey = QStringLiteral("projectFiles");
+const QColor kErrorColor(0xb0, 0x00, 0x20);  // the other pages' error red
 
 QString ToQString(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
 
@@ -46,6 +55,71 @@ QLabel* HintLabel(const QString& text, QWidget* parent) {
   font.setPointSizeF(font.pointSizeF() * 0.9);
   label->setFont(font);
   return label;
+}
+
+// Red, wrapped, selectable, hidden while empty: the other pages' error line.
+QLabel* ErrorLabel(const QString& name, QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setObjectName(name);
+  label->setWordWrap(true);
+  label->setTextFormat(Qt::PlainText);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QPalette palette = label->palette();
+  palette.setColor(QPalette::WindowText, kErrorColor);
+  label->setPalette(palette);
+  label->hide();
+  return label;
+}
+
+QString Short(double value) { return ToQString(formats::FormatShort(value, 3)); }
+
+// 8100 GFLOP/s at fp32 → "8.1 TFLOP/s"; int8 counts operations, not floating-point ones.
+QString PeakText(Precision precision, double gflops) {
+  const bool integer = precision == Precision::kInt8;
+  if (gflops >= 1000) return Short(gflops / 1000) + (integer ? QStringLiteral(" TOP/s") : QStringLiteral(" TFLOP/s"));
+  return Short(gflops) + (integer ? QStringLiteral(" GOP/s") : QStringLiteral(" GFLOP/s"));
+}
+
+// "NVIDIA T4 (t4)": what the user knows the device by, and the id the CLI takes.
+QString HardwareLabel(const HardwareSpec& spec) {
+  return QStringLiteral("%1 (%2)").arg(ToQString(spec.name), ToQString(spec.id));
+}
+
+// The device's headline figures and where each comes from, as rich text (Qt wraps it).
+QString HardwareToolTip(const HardwareSpec& spec) {
+  const auto esc = [](const std::string& text) { return ToQString(text).toHtmlEscaped(); };
+  QStringList peaks;
+  for (const auto& [precision, gflops] : spec.peak_gflops) {
+    peaks << QStringLiteral("%1 %2").arg(ToQString(PrecisionName(precision)), PeakText(precision, gflops));
+  }
+  QString html = QStringLiteral("<p><b>%1</b> — %2 %3</p>").arg(esc(spec.name), esc(spec.vendor), esc(spec.kind));
+  html += QStringLiteral("<p>");
+  html += TargetsPage::tr("Dense peaks: %1").arg(peaks.join(QStringLiteral(", ")).toHtmlEscaped());
+  html += QStringLiteral("<br>") +
+          TargetsPage::tr("Memory: %1 GB at %2 GB/s").arg(Short(spec.memory_gb), Short(spec.memory_bandwidth_gbs));
+  if (spec.on_chip_memory_mb) {
+    html += TargetsPage::tr("; %1 MB on chip").arg(Short(*spec.on_chip_memory_mb));
+  }
+  html +=
+      QStringLiteral("<br>") + TargetsPage::tr("Power: %1 W TDP, %2 W idle").arg(Short(spec.tdp_w), Short(spec.idle_w));
+  html += QStringLiteral("<br>") + (spec.price_per_hour_usd
+                                        ? TargetsPage::tr("Price: $%1 per hour").arg(Short(*spec.price_per_hour_usd))
+                                        : TargetsPage::tr("Price: none listed (no cost per inference)"));
+  html += QStringLiteral("</p><p><i>");
+  html += TargetsPage::tr("Figures from chipfit's hardware catalog (%1); each has a source and a date there:")
+              .arg(QFileInfo(ToQString(spec.file)).fileName().toHtmlEscaped());
+  html += QStringLiteral("</i></p><ul>");
+  for (const std::string& key : HardwareFigureKeys()) {
+    const bool shown = key.rfind("peak_gflops.", 0) == 0 || key == "memory_bandwidth_gbs" || key == "memory_gb" ||
+                       key == "tdp_w" || key == "price_per_hour_usd";
+    const auto it = spec.sources.find(key);
+    if (!shown || it == spec.sources.end()) continue;
+    html += QStringLiteral("<li>%1: %2 (%3)</li>").arg(esc(key), esc(it->second.source), esc(it->second.date));
+  }
+  html += QStringLiteral("</ul><p>");
+  html += TargetsPage::tr("Projected, not measured: a median with a P10–P90 band, energy estimated.");
+  html += QStringLiteral("</p>");
+  return html;
 }
 
 QSpinBox* SpinBox(const QString& name, int minimum, int maximum, int value, QWidget* parent) {
@@ -184,6 +258,7 @@ TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetM
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(buildMatrix());
   layout->addLayout(columns);
+  layout->addWidget(buildProjection());
   layout->addStretch(1);
 
   // Built once, in this order; the value each control starts with is the default a new model gets.
@@ -195,6 +270,7 @@ TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetM
   watchEdits();
   updateCount();
   fitMatrixHeight();
+  loadHardwareCatalog(DefaultHardwareDir());
 }
 
 QWidget* TargetsPage::buildMatrix() {
@@ -352,6 +428,206 @@ QWidget* TargetsPage::buildLimits() {
   return box;
 }
 
+QWidget* TargetsPage::buildProjection() {
+  auto* box = new QGroupBox(tr("Projected hardware (not measured here)"), this);
+  box->setObjectName(QStringLiteral("projectedHardware"));
+  catalog_status_ = ErrorLabel(QStringLiteral("catalogStatus"), box);
+  catalog_grid_ = new QGridLayout;
+  catalog_grid_->setHorizontalSpacing(16);
+  catalog_grid_->setVerticalSpacing(0);  // the page fits a 1280×800 window with a file listed and an error shown
+
+  auto* add = new QPushButton(tr("Add device file…"), box);
+  add->setObjectName(QStringLiteral("addHardwareFile"));
+  add->setToolTip(
+      tr("A device of your own, in the catalog's YAML schema (resources/hardware/README.md), as "
+         "chipfit profile --hardware-file takes it"));
+  connect(add, &QPushButton::clicked, this, &TargetsPage::browseHardwareFile);
+  remove_file_ = new QPushButton(tr("Remove"), box);
+  remove_file_->setObjectName(QStringLiteral("removeHardwareFile"));
+  remove_file_->setToolTip(tr("Stop projecting onto the selected device file"));
+  remove_file_->setEnabled(false);
+  projection_summary_ = new QLabel(box);
+  projection_summary_->setObjectName(QStringLiteral("projectionSummary"));
+  projection_summary_->setWordWrap(true);
+
+  files_list_ = new QListWidget(box);
+  files_list_->setObjectName(QStringLiteral("hardwareFiles"));
+  files_list_->setSelectionMode(QAbstractItemView::SingleSelection);
+  files_list_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  files_list_->hide();  // shown once a file is added
+  connect(files_list_, &QListWidget::itemSelectionChanged, this,
+          [this] { remove_file_->setEnabled(!files_list_->selectedItems().isEmpty()); });
+  connect(remove_file_, &QPushButton::clicked, this, [this] {
+    const auto selected = files_list_->selectedItems();
+    if (!selected.isEmpty()) removeHardwareFile(selected.front()->data(Qt::UserRole).toString());
+  });
+  projection_error_ = ErrorLabel(QStringLiteral("projectionError"), box);
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(add);
+  buttons->addWidget(remove_file_);
+  buttons->addSpacing(12);
+  buttons->addWidget(projection_summary_, 1);
+
+  auto* layout = new QVBoxLayout(box);
+  layout->addWidget(HintLabel(tr("Estimated from each device's published figures and the targets ticked above: a "
+                                 "median with a P10–P90 band, ranked with them. Hover a device for its figures and "
+                                 "sources."),
+                              box));
+  layout->addWidget(catalog_status_);
+  layout->addLayout(catalog_grid_);
+  layout->addLayout(buttons);
+  layout->addWidget(files_list_);
+  layout->addWidget(projection_error_);
+  return box;
+}
+
+void TargetsPage::loadHardwareCatalog(const std::filesystem::path& dir) {
+  const QStringList ticked = projectedHardware() + absent_hardware_;
+  for (QCheckBox* check : hardware_checks_) delete check;
+  hardware_checks_.clear();
+  catalog_.clear();
+  Result<std::vector<HardwareSpec>> catalog = LoadHardwareCatalog(dir);
+  if (!catalog.ok()) {
+    catalog_status_->setText(tr("The hardware catalog could not be read, so no catalog device can be projected: "
+                                "%1\nA device file of your own still can.")
+                                 .arg(ToQString(catalog.status().message())));
+    catalog_status_->show();
+  } else if (catalog->empty()) {
+    catalog_status_->setText(tr("The hardware catalog in %1 lists no device.").arg(ToQString(dir.string())));
+    catalog_status_->show();
+  } else {
+    catalog_status_->clear();
+    catalog_status_->hide();
+    catalog_ = std::move(catalog).value();
+  }
+  // Two columns, filled down each column so that the sorted ids read top to bottom. Two, not more: the longest
+  // catalog names ("Qualcomm Snapdragon X Elite Hexagon NPU (snapdragon-x-elite-npu)") would otherwise make the
+  // page wider than the window's page area and squeeze the navigation.
+  constexpr int kColumns = 2;
+  const int rows = (static_cast<int>(catalog_.size()) + kColumns - 1) / kColumns;
+  for (size_t i = 0; i < catalog_.size(); ++i) {
+    const HardwareSpec& spec = catalog_[i];
+    auto* check = new QCheckBox(HardwareLabel(spec), catalog_status_->parentWidget());
+    check->setObjectName(QStringLiteral("project:") + ToQString(spec.id));
+    check->setToolTip(HardwareToolTip(spec));
+    check->setChecked(ticked.contains(ToQString(spec.id)));
+    connect(check, &QCheckBox::toggled, this, &TargetsPage::onProjectionEdited);
+    catalog_grid_->addWidget(check, static_cast<int>(i) % rows, static_cast<int>(i) / rows);
+    hardware_checks_.push_back(check);
+  }
+  absent_hardware_.clear();
+  for (const QString& id : ticked) {
+    if (!projectedHardware().contains(id)) absent_hardware_ << id;
+  }
+  updateProjectionSummary();
+}
+
+QStringList TargetsPage::projectedHardware() const {
+  QStringList ids;
+  for (size_t i = 0; i < hardware_checks_.size(); ++i) {
+    if (hardware_checks_[i]->isChecked()) ids << ToQString(catalog_[i].id);
+  }
+  return ids;
+}
+
+QStringList TargetsPage::hardwareFiles() const {
+  QStringList paths;
+  for (const HardwareFile& file : hardware_files_) paths << file.path;
+  return paths;
+}
+
+QString TargetsPage::projectionError() const { return projection_error_->text(); }
+
+void TargetsPage::showProjectionError(const QString& text) {
+  projection_error_->setText(text);
+  projection_error_->setVisible(!text.isEmpty());
+}
+
+Result<HardwareSpec> TargetsPage::checkHardwareFile(const QString& path) const {
+  ASSIGN_OR_RETURN(HardwareSpec spec, LoadHardwareFile(std::filesystem::path(path.toStdString())));
+  // SelectHardware refuses these at the start of a run; said here, where the file is chosen.
+  for (const HardwareSpec& c : catalog_) {
+    if (c.id == spec.id) {
+      return InvalidArgument(path.toStdString() + ": id '" + spec.id + "' is already the catalog's (" + c.file +
+                             "); give yours another id");
+    }
+  }
+  for (const HardwareFile& file : hardware_files_) {
+    if (file.spec.id == spec.id) {
+      return InvalidArgument(path.toStdString() + ": id '" + spec.id + "' is also in " + file.path.toStdString());
+    }
+  }
+  return spec;
+}
+
+void TargetsPage::appendHardwareFile(const QString& path, const HardwareSpec& spec) {
+  hardware_files_.push_back({path, spec});
+  auto* item = new QListWidgetItem(tr("%1 — %2").arg(HardwareLabel(spec), path), files_list_);
+  item->setData(Qt::UserRole, path);
+  item->setToolTip(HardwareToolTip(spec));
+  files_list_->setVisible(true);
+  // Every file in view without a scroll bar for the handful a user adds; more scroll.
+  const int shown = std::min(files_list_->count(), 4);
+  files_list_->setFixedHeight(files_list_->sizeHintForRow(0) * shown + 2 * files_list_->frameWidth() + 2);
+}
+
+bool TargetsPage::addHardwareFile(const QString& path) {
+  if (path.isEmpty()) return false;
+  if (hardwareFiles().contains(path)) {
+    showProjectionError({});
+    return true;  // already there: nothing to add
+  }
+  Result<HardwareSpec> spec = checkHardwareFile(path);
+  if (!spec.ok()) {
+    showProjectionError(tr("Device file not added: %1").arg(ToQString(spec.status().message())));
+    return false;
+  }
+  showProjectionError({});
+  appendHardwareFile(path, *spec);
+  onProjectionEdited();
+  return true;
+}
+
+void TargetsPage::removeHardwareFile(const QString& path) {
+  const auto it = std::find_if(hardware_files_.begin(), hardware_files_.end(),
+                               [&](const HardwareFile& file) { return file.path == path; });
+  if (it == hardware_files_.end()) return;
+  delete files_list_->takeItem(static_cast<int>(it - hardware_files_.begin()));
+  hardware_files_.erase(it);
+  files_list_->setVisible(!hardware_files_.empty());
+  if (!hardware_files_.empty()) {
+    const int shown = std::min(files_list_->count(), 4);
+    files_list_->setFixedHeight(files_list_->sizeHintForRow(0) * shown + 2 * files_list_->frameWidth() + 2);
+  }
+  onProjectionEdited();
+}
+
+void TargetsPage::browseHardwareFile() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Add a device file"), QString(),
+                                                    tr("Device files (*.yaml *.yml);;All files (*)"));
+  if (!path.isEmpty()) addHardwareFile(path);
+}
+
+void TargetsPage::onProjectionEdited() {
+  updateProjectionSummary();
+  if (applying_) return;
+  save();
+  emit optionsChanged();
+}
+
+void TargetsPage::updateProjectionSummary() {
+  QStringList devices = projectedHardware();
+  for (const HardwareFile& file : hardware_files_) devices << ToQString(file.spec.id);
+  if (devices.isEmpty()) {
+    projection_summary_->setText(tr("None chosen: nothing is projected."));
+  } else {
+    projection_summary_->setText(
+        tr("Projecting onto %n device(s), every precision each supports: %1", nullptr, static_cast<int>(devices.size()))
+            .arg(devices.join(QStringLiteral(", "))));
+  }
+}
+
 void TargetsPage::watchEdits() {
   for (const Field& field : fields_) {
     if (auto* spin = qobject_cast<QSpinBox*>(field.widget)) {
@@ -403,6 +679,34 @@ void TargetsPage::load() {
   chosen_targets_.reset();
   if (saved && settings.contains(kTargetsKey)) chosen_targets_ = settings.value(kTargetsKey).toStringList();
   applyTargets();
+
+  const QStringList hardware = saved ? settings.value(kProjectHardwareKey).toStringList() : QStringList();
+  absent_hardware_.clear();
+  for (const QString& id : hardware) {
+    if (std::none_of(catalog_.begin(), catalog_.end(), [&](const HardwareSpec& c) { return ToQString(c.id) == id; }))
+      absent_hardware_ << id;
+  }
+  for (size_t i = 0; i < hardware_checks_.size(); ++i) {
+    hardware_checks_[i]->setChecked(hardware.contains(ToQString(catalog_[i].id)));
+  }
+  hardware_files_.clear();
+  files_list_->clear();
+  files_list_->hide();
+  showProjectionError({});
+  QStringList unreadable;
+  for (const QString& path : saved ? settings.value(kProjectFilesKey).toStringList() : QStringList()) {
+    Result<HardwareSpec> spec = checkHardwareFile(path);
+    if (spec.ok()) {
+      appendHardwareFile(path, *spec);
+    } else {
+      unreadable << ToQString(spec.status().message());
+    }
+  }
+  if (!unreadable.isEmpty()) {
+    showProjectionError(tr("A device file this model projected onto is no longer usable, so it was left out: %1")
+                            .arg(unreadable.join(QStringLiteral("; "))));
+  }
+  updateProjectionSummary();
   applying_ = false;
   emit optionsChanged();
 }
@@ -416,6 +720,18 @@ void TargetsPage::save() const {
     settings.setValue(kTargetsKey, *chosen_targets_);
   } else {
     settings.remove(kTargetsKey);
+  }
+  const QStringList hardware = projectedHardware() + absent_hardware_;
+  const QStringList files = hardwareFiles();
+  if (hardware.isEmpty()) {
+    settings.remove(kProjectHardwareKey);
+  } else {
+    settings.setValue(kProjectHardwareKey, hardware);
+  }
+  if (files.isEmpty()) {
+    settings.remove(kProjectFilesKey);
+  } else {
+    settings.setValue(kProjectFilesKey, files);
   }
 }
 
@@ -496,6 +812,11 @@ ProfileOptions TargetsPage::options() const {
   limits.max_memory_mb = Limit(max_memory_);
   limits.max_energy_mj = Limit(max_energy_);
   options.recommend.objective = objective_->currentData().toString().toStdString();
+
+  for (const QString& id : projectedHardware()) options.project_request.hardware.push_back(id.toStdString());
+  for (const HardwareFile& file : hardware_files_)
+    options.project_request.hardware_files.push_back(file.path.toStdString());
+  options.project = !options.project_request.hardware.empty() || !options.project_request.hardware_files.empty();
   return options;
 }
 
