@@ -1057,14 +1057,18 @@ void PrintThroughput(const RunResult& run) {
   }
 }
 
+// A JSON document to a file, indented (`--json FILE` of profile and project).
+Status WriteJsonFile(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) return IoError("cannot write '" + path + "'");
+  out << j.dump(2) << "\n";
+  return out ? Status() : IoError("writing '" + path + "' failed");
+}
+
 // --json, --trace and --report of a finished profile.
 Status WriteProfileOutputs(const RunResult& run, const ProfileFlags& flags) {
   const nlohmann::json out = RunResultToJson(run);
-  if (!flags.json_file.empty()) {
-    std::ofstream file(flags.json_file);
-    file << out.dump(2) << "\n";
-    if (!file) return IoError("cannot write " + flags.json_file);
-  }
+  if (!flags.json_file.empty()) RETURN_IF_ERROR(WriteJsonFile(flags.json_file, out));
   if (!flags.trace_file.empty()) {
     std::vector<TargetResult> targets;
     for (const auto& t : run.targets) targets.push_back(*t);
@@ -1500,13 +1504,6 @@ struct ProjectFlags {
   double min_time = 0.5;
   bool quiet = false;
 };
-
-Status WriteJsonFile(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) return IoError("cannot write '" + path + "'");
-  out << j.dump(2) << "\n";
-  return out ? Status() : IoError("writing '" + path + "' failed");
-}
 
 // chipfit project --validate MODEL...: held-out local configurations projected and measured.
 int RunProjectValidation(const ProjectFlags& f) {

@@ -581,6 +581,15 @@ std::optional<double> DeviceShare(const TargetResult& result) {
 
 namespace {
 
+// The accuracy figures a recommendation reads, from a measured target's summary.
+void CopyAccuracy(const AccuracySummary& a, RecommendCandidate& c) {
+  c.output_sqnr_db = a.output_sqnr_db;
+  c.top1_agreement = a.top1_agreement;
+  c.task_agreement = a.task_agreement;
+  c.task_metric = a.task_metric;
+  c.random_calibration = a.random_calibration;
+}
+
 // `profile --project`'s projected targets as candidates: their p50 and band, estimated energy, the
 // catalog's price, and the accuracy of the measured target of the same precision (a projection has
 // none of its own); none where no target of that precision was measured here.
@@ -617,11 +626,7 @@ void AddProjectedCandidates(const RunResult& run, std::vector<RecommendCandidate
     if (from == nullptr && precision == "fp32") from = run.FindTarget("cpu:fp32");
     if (from != nullptr && from->accuracy) {
       c.accuracy_from = from->target.ToString();
-      c.output_sqnr_db = from->accuracy->output_sqnr_db;
-      c.top1_agreement = from->accuracy->top1_agreement;
-      c.task_agreement = from->accuracy->task_agreement;
-      c.task_metric = from->accuracy->task_metric;
-      c.random_calibration = from->accuracy->random_calibration;
+      CopyAccuracy(*from->accuracy, c);
     }
     candidates.push_back(std::move(c));
   }
@@ -664,13 +669,7 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
       c.energy_j = t->energy->joules;
       c.energy_source = t->energy->source;
     }
-    if (t->accuracy) {
-      c.output_sqnr_db = t->accuracy->output_sqnr_db;
-      c.top1_agreement = t->accuracy->top1_agreement;
-      c.task_agreement = t->accuracy->task_agreement;
-      c.task_metric = t->accuracy->task_metric;
-      c.random_calibration = t->accuracy->random_calibration;
-    }
+    if (t->accuracy) CopyAccuracy(*t->accuracy, c);
     candidates.push_back(std::move(c));
   }
   AddProjectedCandidates(run, candidates);
