@@ -134,6 +134,37 @@ nlohmann::json ThroughputJson(const std::vector<ThroughputPoint>& points) {
   return out;
 }
 
+// The interleaved timing's members (docs/json.md, targets): written only for targets timed in rounds (or
+// judged unreliable), so runs stored before rounds are the same document as before.
+void WriteRounds(const TargetResult& p, nlohmann::json& out) {
+  if (p.rounds.empty() && !p.unreliable && !p.attribution) return;
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const TimingRound& r : p.rounds) {
+    rounds.push_back({{"round", r.round},
+                      {"position", r.position},
+                      {"runs", r.runs},
+                      {"median_ms", r.median_ms},
+                      {"other_cpu_share", opt(r.other_cpu_share)},
+                      {"steal_share", opt(r.steal_share)},
+                      {"threads", r.threads},
+                      {"clean", r.clean},
+                      {"dropped", r.dropped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.dropped)}});
+  }
+  out["rounds"] = rounds;
+  out["unreliable"] = p.unreliable;
+  if (p.unreliable) out["unreliable_reason"] = p.unreliable_reason;
+  nlohmann::json attribution = nullptr;
+  if (const auto& a = p.attribution) {
+    attribution = {{"end_to_end_ms", a->end_to_end_ms},
+                   {"attributed_ms", a->attributed_ms},
+                   {"between_ms", a->between_ms},
+                   {"unexplained_ms", a->unexplained_ms},
+                   {"explanation", a->explanation.empty() ? nlohmann::json(nullptr) : nlohmann::json(a->explanation)}};
+  }
+  out["time_attribution"] = attribution;
+}
+
 }  // namespace
 
 nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
@@ -191,6 +222,7 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
       {"nodes", OnnxNodeView(p, node_ops)}};
   // Present only in throughput mode, so other profiles are the same document as before.
   if (!p.throughput.empty()) out["throughput"] = ThroughputJson(p.throughput);
+  WriteRounds(p, out);
   return out;
 }
 
@@ -301,6 +333,30 @@ LatencyStats LatencyFromJson(const json& s) {
   return l;
 }
 
+// The interleaved timing's members; absent in runs stored before rounds (their defaults then hold).
+void ReadRounds(const json& j, TargetResult& t) {
+  for (const json& r : Member(j, "rounds").is_array() ? j["rounds"] : json::array()) {
+    t.rounds.push_back({.round = Get<int>(r, "round"),
+                        .position = Get<int>(r, "position"),
+                        .runs = Get<int>(r, "runs"),
+                        .median_ms = Get<double>(r, "median_ms"),
+                        .other_cpu_share = GetOptional<double>(r, "other_cpu_share"),
+                        .steal_share = GetOptional<double>(r, "steal_share"),
+                        .threads = Get<int>(r, "threads"),
+                        .clean = Get<bool>(r, "clean", true),
+                        .dropped = Get<std::string>(r, "dropped")});
+  }
+  t.unreliable = Get<bool>(j, "unreliable");
+  t.unreliable_reason = Get<std::string>(j, "unreliable_reason");
+  if (const json& a = Member(j, "time_attribution"); a.is_object()) {
+    t.attribution = TimeAttribution{.end_to_end_ms = Get<double>(a, "end_to_end_ms"),
+                                    .attributed_ms = Get<double>(a, "attributed_ms"),
+                                    .between_ms = Get<double>(a, "between_ms"),
+                                    .unexplained_ms = Get<double>(a, "unexplained_ms"),
+                                    .explanation = Get<std::string>(a, "explanation")};
+  }
+}
+
 }  // namespace
 
 Result<TargetResult> TargetResultFromJson(const json& j) {
@@ -367,6 +423,7 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
       }
       t.throughput.push_back(std::move(point));
     }
+    ReadRounds(j, t);
     return t;
   } catch (const json::exception& e) {
     return ParseError("target '" + name + "': " + e.what());
@@ -434,6 +491,15 @@ json RunResultToJson(const RunResult& run) {
   if (run.settings.threads > 0) out["settings"]["threads"] = run.settings.threads;
   if (!run.settings.calibration.empty()) out["settings"]["calibration"] = run.settings.calibration;
   if (run.settings.int8_all_layers) out["settings"]["int8_layers"] = "all";
+  // How the threads were chosen and the machine's load before timing: runs made before the interleaved
+  // rounds have no `cores` and none of these.
+  if (run.settings.cores > 0) {
+    out["settings"]["threads_reason"] = run.settings.threads_reason;
+    out["settings"]["cores"] = run.settings.cores;
+    out["settings"]["other_cpus_before"] =
+        run.settings.other_cpus_before ? json(*run.settings.other_cpus_before) : json(nullptr);
+    out["settings"]["max_time_s"] = run.settings.max_time_s;
+  }
   out["energy_sensors"] = {{"found", run.energy_sensors.found},
                            {"used", run.energy_sensors.used ? json(*run.energy_sensors.used) : json(nullptr)},
                            {"notes", run.energy_sensors.notes}};
@@ -525,6 +591,10 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.settings.threads = Get<int>(settings, "threads");
     run.settings.calibration = Get<std::string>(settings, "calibration");
     run.settings.int8_all_layers = Get<std::string>(settings, "int8_layers") == "all";
+    run.settings.threads_reason = Get<std::string>(settings, "threads_reason");
+    run.settings.cores = Get<int>(settings, "cores");
+    run.settings.other_cpus_before = GetOptional<double>(settings, "other_cpus_before");
+    run.settings.max_time_s = Get<double>(settings, "max_time_s");
     where = "energy_sensors";
     const json& sensors = Member(j, "energy_sensors");
     run.energy_sensors.found = Get<std::vector<std::string>>(sensors, "found");

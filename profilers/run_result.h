@@ -124,6 +124,34 @@ struct ThroughputPoint {
   std::vector<LayerResult> layers{};  // one stream only: the per-layer profile at this batch
 };
 
+// One round of the interleaved timing (docs/measurement.md, "Rounds"): this target's slot in it. Every
+// target is timed once per round, in an order rotated each round, so a load that comes and goes falls
+// on all of them alike; a slot during which other processes took the CPUs this run's threads need (or
+// the hypervisor stole time) is dropped and the round repeated.
+struct TimingRound {
+  int round = 0;     // 1-based, over the whole run
+  int position = 0;  // this target's place in the round's order (0: first)
+  int runs = 0;      // end-to-end runs timed in the slot
+  double median_ms = 0;
+  std::optional<double> other_cpu_share{};  // other processes' share of all CPUs during the slot, 0..1
+  std::optional<double> steal_share{};      // the hypervisor's steal time, share of all CPUs' time
+  int threads = 0;                          // CPU threads the slot ran with
+  bool clean = true;
+  std::string dropped{};  // why the slot was dropped ("" when clean)
+};
+
+// Where a target's end-to-end time goes: the kernels' own times (Σ layer p50), the time between
+// kernels in the observed runs (executor, copies, waits), and what neither explains (the end-to-end
+// runs' own stalls, or, negative, the per-layer timers' cost). `explanation` says which when Σ layers
+// and end to end disagree by more than 20 %, empty otherwise.
+struct TimeAttribution {
+  double end_to_end_ms = 0;  // p50 without observer
+  double attributed_ms = 0;  // Σ layer p50
+  double between_ms = 0;     // p50 over the observed runs of (run wall time − Σ its kernels)
+  double unexplained_ms = 0;
+  std::string explanation{};
+};
+
 struct TargetResult {
   Target target;
   std::string status = "ok";  // ok | failed | unsupported | cancelled
@@ -143,6 +171,13 @@ struct TargetResult {
   std::vector<LayerResult> layers;
   std::vector<std::string> notes;             // random calibration, noisy, fallbacks …
   std::vector<ThroughputPoint> throughput{};  // throughput mode only
+  // Interleaved timing: every slot this target had (clean and dropped). `latency` comes from the clean
+  // slots only. A target without enough clean slots within the run's time budget is `unreliable`
+  // (with the reason): its latency is shown but not ranked unless the user asks.
+  std::vector<TimingRound> rounds{};
+  bool unreliable = false;
+  std::string unreliable_reason{};
+  std::optional<TimeAttribution> attribution{};
 };
 
 // The machine a run was measured on: host facts and every device discovery found.
@@ -175,8 +210,14 @@ struct RunSettings {
   int iterations = 50;
   double min_time_s = 1.0;
   std::string reference = "ref:fp32";
-  std::string targets;           // as given ("cpu:fp32,cpu:int8") or "all"
-  int threads = 0;               // CPU threads the run used (OpenMP); 0: not recorded (older runs)
+  std::string targets;  // as given ("cpu:fp32,cpu:int8") or "all"
+  int threads = 0;      // CPU threads the run used (OpenMP); 0: not recorded (older runs)
+  // How `threads` was chosen: "--threads 2" or "2 cores, ~1 busy with other work: 1 thread"; the CPUs
+  // this process may use, and the CPUs other processes kept busy just before timing.
+  std::string threads_reason{};
+  int cores = 0;
+  std::optional<double> other_cpus_before{};
+  double max_time_s = 0;         // the timing rounds' budget (dropped slots are repeated within it)
   std::string calibration;       // int8 calibration method ("minmax" …); "" when not recorded
   bool int8_all_layers = false;  // int8 in every eligible layer (--int8-all-layers), not only where faster
 };

@@ -35,6 +35,9 @@ struct Candidate {
   bool projected = false;  // latency is a projection (the median, and an error band), not a measurement
   std::optional<double> band_p10, band_p90;
   std::string accuracy_from;  // projected: the measured target its accuracy is copied from
+  int latency_samples = 0;    // clean timed runs behind the statistics (0: not recorded)
+  bool unreliable = false;
+  std::string unreliable_reason;
   bool ok() const { return status == "ok"; }
 };
 
@@ -73,6 +76,9 @@ Candidate FromCandidate(const RecommendCandidate& t, const RecommendOptions& o) 
   }
   c.device_share = t.device_share;
   c.device_id = t.device_id;
+  c.latency_samples = t.latency_samples;
+  c.unreliable = t.unreliable;
+  c.unreliable_reason = t.unreliable_reason;
   if (t.peak_memory_bytes) c.memory_mb = *t.peak_memory_bytes / (1024.0 * 1024.0);
   if (t.energy_j) {
     c.energy_mj = *t.energy_j * 1e3;
@@ -150,6 +156,30 @@ std::vector<Violation> Check(const Candidate& c, const Limits& l) {
   if (l.max_energy_mj) {
     over("max_energy_mj", c.energy_mj, *l.max_energy_mj,
          "energy per inference" + (c.energy_source.empty() ? std::string() : " (" + c.energy_source + ")"), "mJ");
+  }
+  return v;
+}
+
+// A measured target's timing that cannot back the ranking: too few clean rounds (a busy machine), or
+// fewer timed runs than the tail statistic the limit (or the ranking) reads needs. `ranks_by_latency`:
+// the ranking reads the latency statistic. Severity: a busy run that was otherwise within every limit
+// is the closest target (measuring again is all it needs); a short sample misses by its shortfall.
+std::vector<Violation> TimingViolations(const Candidate& c, const Limits& l, bool ranks_by_latency) {
+  std::vector<Violation> v;
+  if (c.projected) return v;  // a projection has no timing of its own here
+  if (c.unreliable && !l.rank_unreliable) {
+    v.push_back({"unreliable", std::nullopt, 0, 0,
+                 "unreliable: " +
+                     (c.unreliable_reason.empty() ? std::string("too few clean timing rounds") : c.unreliable_reason) +
+                     "; --rank-unreliable ranks it anyway"});
+  }
+  const bool stat_read = l.max_latency_ms || (l.latency_stat_given && ranks_by_latency);
+  const int needed = SamplesNeeded(l.latency_stat);
+  if (stat_read && c.latency_samples > 0 && c.latency_samples < needed) {
+    v.push_back({"latency_samples", static_cast<double>(c.latency_samples), static_cast<double>(needed),
+                 static_cast<double>(needed - c.latency_samples) / needed,
+                 fmt::format("{} needs at least {} timed runs, this target has {} (profile with --iterations {})",
+                             l.latency_stat, needed, c.latency_samples, needed)});
   }
   return v;
 }
@@ -248,6 +278,12 @@ void MarkProjected(json& entry, const Candidate& c) {
 }
 
 }  // namespace
+
+int SamplesNeeded(const std::string& stat) {
+  if (stat == "p99") return kTailSamplesP99;
+  if (stat == "p90") return kTailSamplesP90;
+  return 1;
+}
 
 const char* ObjectiveName(Objective objective) {
   switch (objective) {
@@ -383,6 +419,9 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
                        *c.device_share * 100, c.device_id, c.device_id)});
     }
     if (auto guard = GuardViolation(c, l)) violations[i].push_back(std::move(*guard));
+    for (Violation& v : TimingViolations(c, l, weights.contains("latency") && weights.at("latency") > 0)) {
+      violations[i].push_back(std::move(v));
+    }
     if (c.projected) {
       // Its accuracy is another target's measurement (or none): the reason says whose.
       for (Violation& v : violations[i]) {
@@ -587,6 +626,11 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
       summary += fmt::format("; {:.0f} % of its time ran on {}, the rest fell back to other devices",
                              *b.device_share * 100, b.device_id);
     }
+    if (b.unreliable) {  // ranked only with --rank-unreliable
+      summary += "; its timing is unreliable (" +
+                 (b.unreliable_reason.empty() ? std::string("too few clean timing rounds") : b.unreliable_reason) +
+                 "), ranked because --rank-unreliable was given";
+    }
     if (o.objective == Objective::kLatency && o.weights.size() <= 1) {
       summary += fmt::format(" (ranked by {} latency)", l.RankStat());
     } else {
@@ -654,6 +698,7 @@ Result<json> Recommend(const std::vector<RecommendCandidate>& targets, const Rec
   put("max_memory_mb", l.max_memory_mb);
   put("max_energy_mj", l.max_energy_mj);
   limits["accuracy_guard"] = GuardOn(l);
+  if (l.rank_unreliable) limits["rank_unreliable"] = true;  // only when given, so other documents stay as they were
   json weights_json = json::object();
   for (const auto& [term, w] : weights) weights_json[term] = w;
   json projected_names = json::array();

@@ -35,7 +35,17 @@ struct Limits {
   // With no accuracy limit given, reject targets whose accuracy is broken by default (see
   // kGuardMinTaskAgreement); --no-accuracy-guard turns it off.
   bool accuracy_guard = true;
+  // Targets whose timing had too few clean rounds (the machine was busy) are not ranked unless this
+  // is set (--rank-unreliable); they are listed as rejected with the reason.
+  bool rank_unreliable = false;
 };
+
+// Tail statistics need a sample that supports them: a p90 limit or ranking needs this many timed
+// runs, a p99 one kTailSamplesP99; fewer is a refusal that names the count.
+inline constexpr int kTailSamplesP90 = 20;
+inline constexpr int kTailSamplesP99 = 100;
+// The runs a statistic needs (p50: 1).
+int SamplesNeeded(const std::string& stat);
 
 // The accuracy guard: with no accuracy limit, a target is rejected when its task agreement is under
 // 99 %, or, where no output has a task metric, its output SQNR is under 20 dB; and an int8 target
@@ -83,6 +93,10 @@ struct RecommendCandidate {
   std::string error{};
   std::string device_kind{}, device_name{};  // for the cost table
   std::optional<double> p50_ms{}, p90_ms{}, p99_ms{};
+  int latency_samples = 0;  // clean timed runs behind the statistics (0: not recorded)
+  // Too few clean timing rounds (a busy machine): not ranked unless Limits::rank_unreliable.
+  bool unreliable = false;
+  std::string unreliable_reason{};
   std::optional<double> peak_memory_bytes{};
   std::optional<double> energy_j{};
   std::string energy_source{};  // "estimated", "measured:<sensor>" …

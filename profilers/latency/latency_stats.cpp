@@ -91,7 +91,8 @@ std::optional<CpuShareMeter::Sample> CpuShareMeter::Read() {
   double total = 0;
   for (double v : values) total += v;
   s.total_s = total / tick;
-  s.busy_s = (total - idle) / tick;
+  s.busy_s = (total - idle - values[7]) / tick;  // steal is time no process of this machine ran
+  s.steal_s = values[7] / tick;
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return std::nullopt;
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
@@ -102,12 +103,21 @@ std::optional<CpuShareMeter::Sample> CpuShareMeter::Read() {
 void CpuShareMeter::Start() { start_ = Read(); }
 
 std::optional<double> CpuShareMeter::Stop() {
+  const auto shares = StopShares();
+  if (!shares) return std::nullopt;
+  return shares->others;
+}
+
+std::optional<CpuShareMeter::Shares> CpuShareMeter::StopShares() {
   const auto end = Read();
   if (!start_ || !end) return std::nullopt;
   const double total = end->total_s - start_->total_s;
   if (total <= 0) return std::nullopt;
   const double others = (end->busy_s - start_->busy_s) - (end->self_s - start_->self_s);
-  return std::clamp(others / total, 0.0, 1.0);
+  return Shares{.others = std::clamp(others / total, 0.0, 1.0),
+                .steal = std::clamp((end->steal_s - start_->steal_s) / total, 0.0, 1.0)};
 }
+
+int CpuShareMeter::MachineCpus() { return std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))); }
 
 }  // namespace chipfit

@@ -40,13 +40,20 @@ std::vector<double> SampleSketch(const std::vector<double>& ms, size_t max_sampl
 // this process's own CPU time (getrusage), over all CPUs' time. Start() and Stop() bracket the window.
 class CpuShareMeter {
  public:
+  // Other processes' share and the hypervisor's steal time, both as shares of all CPUs' time.
+  struct Shares {
+    double others = 0, steal = 0;
+  };
   void Start();
   // nullopt when /proc/stat could not be read at either end.
   std::optional<double> Stop();
+  std::optional<Shares> StopShares();
+  // The CPUs /proc/stat's shares are of (online CPUs), at least 1.
+  static int MachineCpus();
 
  private:
   struct Sample {
-    double busy_s = 0, total_s = 0, self_s = 0;
+    double busy_s = 0, total_s = 0, self_s = 0, steal_s = 0;
   };
   static std::optional<Sample> Read();
   std::optional<Sample> start_;

@@ -509,13 +509,24 @@ std::string PeakShareText(const CeilingReport& report, Precision precision, doub
                        TheoreticalAssumption(report, precision));
 }
 
-std::string CeilingKey(const DeviceInfo& device) {
+std::string CeilingKey(const DeviceInfo& device, int threads) {
   // The core count is part of it: the theoretical peak is computed with it when measuring.
-  return device.Id() + "|" + device.name + "|" + device.driver_version + "|" + device.runtime_version + "|" +
-         std::to_string(device.compute_units) + " units";
+  std::string key = device.Id() + "|" + device.name + "|" + device.driver_version + "|" + device.runtime_version + "|" +
+                    std::to_string(device.compute_units) + " units";
+  // A CPU's bandwidth and GEMM peak scale with the threads that ran them. Keys written before this
+  // lack the suffix, so such entries are never found again and the ceilings are measured anew.
+  if (device.kind == DeviceKind::kCpu) key += "|" + std::to_string(threads) + " threads";
+  return key;
 }
 
 bool CeilingReport::MeasuredWhileBusy() const { return other_cpu_share && *other_cpu_share > kBusyCpuShare; }
+
+std::string BusyCeilingsNote(const CeilingReport& report) {
+  if (!report.MeasuredWhileBusy()) return "";
+  return fmt::format(
+      "ceilings measured while the machine was busy ({:.0f} % of the CPUs used by others): roofline bounds are low",
+      *report.other_cpu_share * 100);
+}
 
 Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompiler& compile,
                                       const CeilingOptions& options) {
@@ -524,7 +535,8 @@ Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompi
   others.Start();
   CeilingReport report;
   report.device_id = device.Id();
-  report.device_key = CeilingKey(device);
+  report.threads = device.kind == DeviceKind::kCpu ? omp_get_max_threads() : 0;
+  report.device_key = CeilingKey(device, report.threads);
   report.measured_at = UtcNow();
   report.theoretical_gflops = TheoreticalPeakGflops(device, &report.notes);
   report.notes.push_back(
@@ -621,6 +633,7 @@ nlohmann::json CeilingReportToJson(const CeilingReport& r) {
       {"notes", r.notes}};
   // Written only when recorded, so a cache or run from before it reads back unchanged.
   if (r.other_cpu_share) j["other_cpu_share"] = *r.other_cpu_share;
+  if (r.threads > 0) j["threads"] = r.threads;
   return j;
 }
 
@@ -649,6 +662,7 @@ Result<CeilingReport> CeilingReportFromJson(const nlohmann::json& j) {
     if (j.contains("other_cpu_share") && j["other_cpu_share"].is_number()) {
       r.other_cpu_share = j["other_cpu_share"].get<double>();
     }
+    if (j.contains("threads") && j["threads"].is_number_integer()) r.threads = j["threads"].get<int>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return ParseError(std::string("ceilings entry: ") + e.what());

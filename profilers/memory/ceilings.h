@@ -33,8 +33,15 @@ struct CeilingReport {
   // CPU devices: other processes' share of the machine's CPUs while the figures were measured
   // (/proc/stat); above kBusyCpuShare the figures are low and a note says so.
   std::optional<double> other_cpu_share;
+  // CPU devices: the OpenMP threads the figures were measured with (a 1-thread run has 1-thread
+  // ceilings); 0 in caches written before it was recorded.
+  int threads = 0;
   bool MeasuredWhileBusy() const;
 };
+
+// The note a target profiled with ceilings measured while busy gets: "ceilings measured while the
+// machine was busy (35 % of the CPUs used by others): roofline bounds are low"; "" when they were not.
+std::string BusyCeilingsNote(const CeilingReport& report);
 
 // Compiles a graph for a target (the app passes devices/target_compiler's CompileForTarget).
 using GraphCompiler = std::function<Result<std::unique_ptr<CompiledModel>>(const Graph&, const Target&)>;
@@ -124,11 +131,14 @@ std::string PeakShareText(const CeilingReport& report, Precision precision, doub
 Result<CeilingReport> MeasureCeilings(const DeviceInfo& device, const GraphCompiler& compile,
                                       const CeilingOptions& options);
 
-// Stable identity of a device for the cache: id + name + driver + runtime versions + compute units.
-std::string CeilingKey(const DeviceInfo& device);
+// Stable identity of a device's ceilings for the cache: id + name + driver + runtime versions + compute
+// units, and for a CPU the OpenMP threads they are measured with (`threads`; ignored for other devices),
+// so a 1-thread run never uses 2-thread ceilings.
+std::string CeilingKey(const DeviceInfo& device, int threads);
 
 // The ceilings cache: $XDG_CACHE_HOME/chipfit/ceilings.json (else ~/.cache/chipfit/ceilings.json),
-// one entry per device key.
+// one entry per device key (a CPU's per thread count). Saving replaces the entry of the same key, so an
+// entry measured while busy is replaced by the next measurement.
 std::filesystem::path DefaultCeilingCachePath();
 // Entries whose key matches a device; a missing file is an empty cache; a corrupt one is an error
 // naming the file (it is never overwritten silently: Save replaces it only after a new measurement).

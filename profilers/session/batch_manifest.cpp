@@ -50,6 +50,10 @@ Status ReadLimits(const YAML::Node& v, Limits& limits, const Bad& bad) {
       limits.accuracy_guard = l.second.as<bool>();
       continue;
     }
+    if (name == "rank_unreliable") {
+      limits.rank_unreliable = l.second.as<bool>();
+      continue;
+    }
     if (name == "latency_stat") {
       limits.latency_stat = l.second.as<std::string>();
       limits.latency_stat_given = true;
@@ -69,11 +73,12 @@ Status ReadLimits(const YAML::Node& v, Limits& limits, const Bad& bad) {
     else if (name == "max_energy_mj")
       limits.max_energy_mj = value;
     else
-      return bad(l.first, "unknown limit '" + name + "'" +
-                              DidYouMean(name, {"max_latency_ms", "latency_stat", "min_top1", "min_sqnr_db",
-                                                "max_memory_mb", "max_energy_mj", "accuracy_guard"}) +
-                              " (max_latency_ms, latency_stat, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj, "
-                              "accuracy_guard)");
+      return bad(l.first,
+                 "unknown limit '" + name + "'" +
+                     DidYouMean(name, {"max_latency_ms", "latency_stat", "min_top1", "min_sqnr_db", "max_memory_mb",
+                                       "max_energy_mj", "accuracy_guard", "rank_unreliable"}) +
+                     " (max_latency_ms, latency_stat, min_top1, min_sqnr_db, max_memory_mb, max_energy_mj, "
+                     "accuracy_guard, rank_unreliable)");
   }
   return Status::Ok();
 }
@@ -259,6 +264,10 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
         if (m.threads < 0) return bad(v, "threads: needs a count (0: every core)");
       } else if (key == "fail_on_inconclusive") {
         m.fail_on_inconclusive = v.as<bool>();
+      } else if (key == "confirm") {
+        m.confirm = v.as<int>();
+        if (*m.confirm < 0 || *m.confirm > 20)
+          return bad(v, "confirm: needs a count of confirmation profiles, 0 to 20");
       } else if (key == "objective") {
         m.recommend.objective = v.as<std::string>();
         if (auto o = ParseObjective(m.recommend.objective); !o.ok()) return bad(v, o.status().message());
@@ -286,13 +295,14 @@ Result<BatchManifest> ReadBatchManifest(const std::filesystem::path& path) {
       } else if (key == "min_time") {
         m.min_time = v.as<double>();
       } else {
-        return bad(kv.first, "unknown key '" + key + "'" +
-                                 DidYouMean(key, {"models", "targets", "limits", "calibration", "objective", "weights",
-                                                  "costs", "baseline", "fail_on_inconclusive", "report", "iterations",
-                                                  "warmup", "min_time", "threads", "preprocess", "sample_rate"}) +
-                                 " (models, targets, limits, calibration, objective, weights, costs, baseline, "
-                                 "fail_on_inconclusive, report, iterations, warmup, min_time, threads, preprocess, "
-                                 "sample_rate)");
+        return bad(kv.first,
+                   "unknown key '" + key + "'" +
+                       DidYouMean(key, {"models", "targets", "limits", "calibration", "objective", "weights", "costs",
+                                        "baseline", "fail_on_inconclusive", "confirm", "report", "iterations", "warmup",
+                                        "min_time", "threads", "preprocess", "sample_rate"}) +
+                       " (models, targets, limits, calibration, objective, weights, costs, baseline, "
+                       "fail_on_inconclusive, confirm, report, iterations, warmup, min_time, threads, "
+                       "preprocess, sample_rate)");
       }
     }
     // A model's limits: and calibration: start from the manifest's, wherever those are written.

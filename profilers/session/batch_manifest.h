@@ -49,8 +49,10 @@ struct BatchManifest {
   int threads = 0;  // 0: every core
   BatchCalibration calibration;
   bool fail_on_inconclusive = false;  // an inconclusive verdict against the baseline fails the batch
-  std::string preprocess;             // images in a model's data: (the --preprocess text)
-  int sample_rate = 16000;            // .wav files in a model's data:
+  // Confirmation profiles of a model inconclusive against its baseline (`confirm:`); unset: --confirm or 2.
+  std::optional<int> confirm;
+  std::string preprocess;   // images in a model's data: (the --preprocess text)
+  int sample_rate = 16000;  // .wav files in a model's data:
 };
 
 // Reads and checks `path`: every model file exists and has every dynamic input dim bound in its

@@ -46,7 +46,9 @@ struct RunSetup {
   std::vector<std::unique_ptr<EnergySensor>> sensors;
   std::optional<EnergyModel> energy_model;
   std::unique_ptr<RunStore> store;
-  RunResult run;  // everything but its targets
+  ThreadChoice threads;                       // the run's CPU threads and why
+  std::optional<double> other_cpus_before{};  // CPUs other processes kept busy just before the run
+  RunResult run;                              // everything but its targets
 };
 
 std::string VersionString() { return std::string(CHIPFIT_VERSION) + " (" + CHIPFIT_GIT_REVISION + ")"; }
@@ -127,15 +129,20 @@ Status PrepareCeilings(const ProfileOptions& options, const Target& reference, P
     const bool profiled = std::any_of(setup.targets.begin(), setup.targets.end(),
                                       [&](const Target& t) { return t.kind == info.kind && t.index == info.index; }) ||
                           (info.kind == DeviceKind::kCpu && reference.kind == DeviceKind::kCpu);
-    auto entry = cache.find(CeilingKey(info));
+    auto entry = cache.find(CeilingKey(info, setup.threads.threads));
     if (!profiled) {
       // Not measured for this run, but shown with it when measured before (the machine's devices).
       if (entry != cache.end()) setup.run.ceilings.push_back(entry->second);
       continue;
     }
-    if (entry == cache.end() && options.measure_ceilings) {
-      events.Message(
-          fmt::format("measuring the roofline ceilings of {} once (cached in {}) ...", info.Id(), cache_path.string()));
+    // Ceilings cached while the machine was busy are low: measured again when it was idle just now, and
+    // replaced when the new ones were measured idle.
+    const bool busy_entry = entry != cache.end() && entry->second.MeasuredWhileBusy() && setup.other_cpus_before &&
+                            *setup.other_cpus_before <= kBusyCpuShare * CpuShareMeter::MachineCpus();
+    if ((entry == cache.end() || busy_entry) && options.measure_ceilings) {
+      events.Message(fmt::format("measuring the roofline ceilings of {} {} (cached in {}) ...", info.Id(),
+                                 busy_entry ? "again, the cached ones were measured while busy," : "once",
+                                 cache_path.string()));
       auto measured = MeasureCeilings(info, CeilingCompiler(), {.stop = stop});
       if (!measured.ok() && measured.status().code() == StatusCode::kCancelled) break;
       RETURN_IF_ERROR(measured.status());
@@ -148,7 +155,9 @@ Status PrepareCeilings(const ProfileOptions& options, const Target& reference, P
       } else {
         RETURN_IF_ERROR(SaveCeilingReport(cache_path, *measured));
       }
-      entry = cache.insert_or_assign(measured->device_key, *measured).first;
+      if (!busy_entry || measured->other_cpu_share.value_or(0) < entry->second.other_cpu_share.value_or(0)) {
+        entry = cache.insert_or_assign(measured->device_key, *measured).first;
+      }
     }
     if (entry == cache.end()) continue;
     setup.ceilings[info.Id()] = entry->second.measured;
@@ -249,7 +258,9 @@ std::string DeviceName(const std::vector<DeviceInfo>& devices, const Target& t) 
 // compute units, one GPU.
 double StaticUnits(const RunResult& run, const Target& target) {
   if (target.kind == DeviceKind::kCpu || target.kind == DeviceKind::kReference) {
-    return std::max(1, run.settings.threads);
+    // Per core used: threads beyond the cores (--oversubscribe) share them and draw no more static power.
+    const int cores = run.settings.cores > 0 ? run.settings.cores : run.settings.threads;
+    return std::max(1, std::min(run.settings.threads, cores));
   }
   for (const DeviceInfo& d : run.machine.devices) {
     if (d.kind == target.kind && d.index == target.index && target.kind == DeviceKind::kOpenCL)
@@ -451,27 +462,36 @@ void ProfileThroughput(const ProfileOptions& options, RunSetup& setup, const Com
   }
 }
 
-// One target: compile → warm-up → end-to-end → per-layer → energy → drift. Never an error: what went
-// wrong is the result's status and message.
-TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_t index, ProfileEvents& events,
-                           const std::stop_token& stop) {
-  const Target& target = setup.targets[index];
+// A target compiled for the rounds (or the status that stopped it first), kept until it is finished.
+struct PreparedTarget {
   TargetResult result;
-  result.target = target;
-  result.device_name = DeviceName(setup.run.machine.devices, target);
-  const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
-    events.Phase(index, phase, detail);
-  };
-  progress("compile", "");
-  ProfileSettings settings{.warmup = options.warmup,
-                           .iterations = options.iterations,
-                           .min_time_s = options.min_time_s,
-                           .ceilings = setup.ceilings,
-                           .heap_baseline_bytes = HeapInUseBytes(),
-                           .layer_progress = [&](int run, int runs, size_t done, size_t total) {
-                             events.LayerProgress(index, run, runs, static_cast<int>(done), static_cast<int>(total));
-                           }};
+  std::unique_ptr<CompiledModel> compiled;
+  CompileOptions compile;
+  bool random_calibration = false;
+  std::optional<int64_t> heap_compile_bytes;
+  Status status;
+};
+
+// The settings every target is timed with.
+ProfileSettings TimingSettings(const ProfileOptions& options, const RunSetup& setup) {
+  return ProfileSettings{.warmup = options.warmup,
+                         .iterations = options.iterations,
+                         .min_time_s = options.min_time_s,
+                         .ceilings = setup.ceilings,
+                         .max_time_s = options.max_time_s,
+                         .threads = setup.run.settings.threads,
+                         .other_cpus_before = setup.other_cpus_before};
+}
+
+// Compile one target (int8: calibrate), with its notes; what fails is the prepared target's status.
+PreparedTarget CompileTarget(const ProfileOptions& options, RunSetup& setup, size_t index, ProfileEvents& events) {
+  const Target& target = setup.targets[index];
+  PreparedTarget p;
+  p.result.target = target;
+  p.result.device_name = DeviceName(setup.run.machine.devices, target);
+  events.Phase(index, "compile", "");
   const auto t0 = std::chrono::steady_clock::now();
+  const std::optional<int64_t> heap_before = HeapInUseBytes();
   Int8Options int8;
   int8.samples = setup.samples;
   int8.calibration.method = options.calibration;
@@ -481,29 +501,51 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
   int8.target_agreement = options.auto_fp32_agreement / 100;
   int8.fp32_where_faster = !options.int8_all_layers;
   int8.agreement = OutputAgreementFn(options.task);
-  CompileOptions compile;
-  compile.allow_fallback = !options.no_fallback;
-  for (const std::string& node : options.keep_fp32) compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";
+  p.compile.allow_fallback = !options.no_fallback;
+  for (const std::string& node : options.keep_fp32) p.compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";
   QuantReport quant;
-  auto compiled = CompileForTarget(*setup.graph, target, compile, int8, &quant);
-  if (compiled.ok() && target.precision == Precision::kInt8) result.notes.push_back(DescribeQuantReport(quant));
+  auto compiled = CompileForTarget(*setup.graph, target, p.compile, int8, &quant);
+  if (compiled.ok() && target.precision == Precision::kInt8) p.result.notes.push_back(DescribeQuantReport(quant));
   if (compiled.ok()) {
     const std::vector<std::string> lint = TensorCoreChannelLint(*setup.graph, target);
     constexpr size_t kShown = 8;
-    for (size_t i = 0; i < lint.size() && i < kShown; ++i) result.notes.push_back("lint: " + lint[i]);
+    for (size_t i = 0; i < lint.size() && i < kShown; ++i) p.result.notes.push_back("lint: " + lint[i]);
     if (lint.size() > kShown) {
-      result.notes.push_back(fmt::format("lint: {} more layers with channels not a multiple of the tensor-core tile",
-                                         lint.size() - kShown));
+      p.result.notes.push_back(fmt::format("lint: {} more layers with channels not a multiple of the tensor-core tile",
+                                           lint.size() - kShown));
+    }
+    p.compiled = std::move(compiled).value();
+    if (const auto heap_after = HeapInUseBytes(); heap_before && heap_after) {
+      p.heap_compile_bytes = *heap_after - *heap_before;
+    }
+  } else {
+    p.status = compiled.status();
+  }
+  p.random_calibration = target.precision == Precision::kInt8 && quant.random_calibration;
+  p.result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+// After the rounds: energy → drift → throughput, and the status of whatever stopped the target.
+// Never an error: what went wrong is the result's status and message.
+TargetResult FinishTarget(const ProfileOptions& options, RunSetup& setup, size_t index, PreparedTarget& p,
+                          ProfileEvents& events, const std::stop_token& stop) {
+  TargetResult& result = p.result;
+  const ProgressFn progress = [&](const std::string& phase, const std::string& detail) {
+    events.Phase(index, phase, detail);
+  };
+  Status status = p.status;
+  // Ceilings measured while the machine was busy make every bound of this target's roofline low.
+  const std::string device = result.target.kind == DeviceKind::kReference ? "cpu" : result.target.DeviceId();
+  for (const CeilingReport& c : setup.run.ceilings) {
+    if (const std::string note = BusyCeilingsNote(c); status.ok() && c.device_id == device && !note.empty()) {
+      result.notes.push_back(note);
     }
   }
-  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  Status status = compiled.ok() ? RunProfilePipeline(**compiled, setup.inputs, settings, {}, result, stop, progress)
-                                : compiled.status();
-  if (status.ok()) status = ProfileEnergy(setup, **compiled, progress, stop, result);
-  const bool random_calibration = target.precision == Precision::kInt8 && quant.random_calibration;
-  if (status.ok()) status = ProfileDrift(options, setup, **compiled, random_calibration, progress, stop, result);
+  if (status.ok()) status = ProfileEnergy(setup, *p.compiled, progress, stop, result);
+  if (status.ok()) status = ProfileDrift(options, setup, *p.compiled, p.random_calibration, progress, stop, result);
   if (status.ok() && (!options.batches.empty() || options.streams > 1)) {
-    ProfileThroughput(options, setup, compile, settings, progress, stop, result);
+    ProfileThroughput(options, setup, p.compile, TimingSettings(options, setup), progress, stop, result);
   }
   if (!status.ok()) {
     result.status = status.code() == StatusCode::kCancelled     ? "cancelled"
@@ -512,7 +554,32 @@ TargetResult ProfileTarget(const ProfileOptions& options, RunSetup& setup, size_
     result.error = status.message();
     result.layers.clear();
   }
-  return result;
+  p.compiled.reset();  // its memory is not needed by the targets still to finish
+  return std::move(result);
+}
+
+// Every compiled target timed together in interleaved rounds (profiler.h, RunProfileRounds).
+void TimeTargets(const ProfileOptions& options, RunSetup& setup, std::vector<PreparedTarget>& prepared,
+                 ProfileEvents& events, const std::stop_token& stop) {
+  std::vector<RoundTarget> rounds;
+  std::vector<size_t> index_of;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    if (!prepared[i].status.ok() || !prepared[i].compiled) continue;
+    rounds.push_back({.model = prepared[i].compiled.get(),
+                      .inputs = &setup.inputs,
+                      .result = &prepared[i].result,
+                      .progress = [&events, i](const std::string& phase,
+                                               const std::string& detail) { events.Phase(i, phase, detail); },
+                      .layer_progress =
+                          [&events, i](int run, int runs, size_t done, size_t total) {
+                            events.LayerProgress(i, run, runs, static_cast<int>(done), static_cast<int>(total));
+                          },
+                      .heap_compile_bytes = prepared[i].heap_compile_bytes});
+    index_of.push_back(i);
+  }
+  if (rounds.empty()) return;
+  RunProfileRounds(rounds, TimingSettings(options, setup), stop);
+  for (size_t k = 0; k < rounds.size(); ++k) prepared[index_of[k]].status = rounds[k].status;
 }
 
 // Load, discover, inputs, reference, ceilings, energy, store: everything before the first target.
@@ -555,6 +622,10 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
                   .threads = omp_get_max_threads(),
                   .calibration = std::string(CalibrationMethodName(options.calibration)),
                   .int8_all_layers = options.int8_all_layers};
+  run.settings.threads_reason = setup.threads.reason;
+  run.settings.cores = omp_get_num_procs();
+  run.settings.other_cpus_before = setup.other_cpus_before;
+  run.settings.max_time_s = options.max_time_s;
   RETURN_IF_ERROR(PrepareCeilings(options, reference, events, stop, setup));
   RETURN_IF_ERROR(PrepareEnergy(setup));
   return BeginStoredRun(options, setup);
@@ -664,6 +735,9 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
       c.p99_ms = t->latency.p99;
       c.device_id = t->target.DeviceId();
       c.device_share = DeviceShare(*t);
+      c.latency_samples = t->latency.iterations;
+      c.unreliable = t->unreliable;
+      c.unreliable_reason = t->unreliable_reason;
     }
     if (t->energy) {
       c.energy_j = t->energy->joules;
@@ -688,7 +762,16 @@ Status ProfileSession::Validate() const {
   }
   if (options_.drift_samples < 1) return InvalidArgument("--drift-samples must be at least 1");
   if (options_.project) RETURN_IF_ERROR(SelectHardware(options_.project_request).status());
-  if (options_.threads < 0) return InvalidArgument("--threads must be at least 1 (or 0 for every core)");
+  if (options_.threads < 0) {
+    return InvalidArgument("--threads must be at least 1 (or 0: the cores other processes leave free)");
+  }
+  if (const int cores = omp_get_num_procs(); options_.threads > cores && !options_.oversubscribe) {
+    return InvalidArgument(fmt::format(
+        "--threads {}: this process may use {} core{}; more threads than cores make every parallel region wait "
+        "for a thread the scheduler put aside (--oversubscribe runs it anyway)",
+        options_.threads, cores, cores == 1 ? "" : "s"));
+  }
+  if (options_.max_time_s < 0) return InvalidArgument("--max-time must be ≥ 0 seconds (0: four times the plan)");
   if (!(options_.calibration_percentile > 50 && options_.calibration_percentile <= 100)) {
     return InvalidArgument(
         fmt::format("--percentile {}: expected a value in (50, 100]", options_.calibration_percentile));
@@ -703,24 +786,59 @@ Status ProfileSession::Validate() const {
 Result<std::shared_ptr<const RunResult>> ProfileSession::Run(const std::filesystem::path& model_path,
                                                              ProfileEvents& events, const std::stop_token& stop) {
   RETURN_IF_ERROR(Validate());
-  // OpenMP's thread count is per calling thread: set here, it holds for everything this run does.
-  if (options_.threads > 0) omp_set_num_threads(options_.threads);
   RunSetup setup;
+  // Threads that fit the machine now. OpenMP's thread count is per calling thread: set here, it holds
+  // for everything this run does.
+  {
+    CpuShareMeter meter;
+    meter.Start();
+    if (options_.threads > 0) {
+      setup.threads = {.threads = options_.threads, .reason = fmt::format("--threads {}", options_.threads)};
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    if (const auto share = meter.Stop()) setup.other_cpus_before = *share * CpuShareMeter::MachineCpus();
+    if (options_.threads == 0) setup.threads = ChooseThreads(omp_get_num_procs(), setup.other_cpus_before);
+    omp_set_num_threads(setup.threads.threads);
+  }
+  events.Message("threads: " + setup.threads.reason);
+  if (const ThreadChoice fit = ChooseThreads(omp_get_num_procs(), setup.other_cpus_before);
+      options_.threads > fit.threads && setup.other_cpus_before) {
+    events.Message(fmt::format(
+        "warning: --threads {} while other processes keep ~{:.1f} CPUs busy: every parallel region will wait for a "
+        "thread the scheduler put aside ({} without --threads)",
+        options_.threads, *setup.other_cpus_before, fit.reason));
+  }
+  // Tail statistics need a sample that supports them: a limit (or ranking) on p90 or p99 takes at
+  // least 20 or 100 timed runs.
+  if (const Limits& limits = options_.recommend.limits; limits.max_latency_ms || limits.latency_stat_given) {
+    const std::string& stat = limits.latency_stat;
+    const int needed = SamplesNeeded(stat);
+    if (options_.iterations < needed) {
+      events.Message(fmt::format("a {} latency limit needs at least {} timed runs: --iterations {} raised to {}", stat,
+                                 needed, options_.iterations, needed));
+      options_.iterations = needed;
+    }
+  }
   RETURN_IF_ERROR(PrepareRun(options_, discover_, model_path, events, stop, setup));
   RunResult& run = setup.run;
   events.RunStarted(run, setup.targets);
+  // Compile every target first: the timing interleaves them.
+  std::vector<PreparedTarget> prepared(setup.targets.size());
   for (size_t i = 0; i < setup.targets.size(); ++i) {
     events.TargetStarted(i, setup.targets[i]);
-    TargetResult result;
     if (stop.stop_requested()) {
-      result.target = setup.targets[i];
-      result.device_name = DeviceName(run.machine.devices, setup.targets[i]);
-      result.status = "cancelled";
-      result.error = "stopped (" + options_.stop_source + ") before this target";
+      prepared[i].result.target = setup.targets[i];
+      prepared[i].result.device_name = DeviceName(run.machine.devices, setup.targets[i]);
+      prepared[i].status = Cancelled("stopped (" + options_.stop_source + ") before this target");
     } else {
-      result = ProfileTarget(options_, setup, i, events, stop);
+      prepared[i] = CompileTarget(options_, setup, i, events);
     }
-    auto finished = std::make_shared<const TargetResult>(std::move(result));
+  }
+  TimeTargets(options_, setup, prepared, events, stop);
+  for (size_t i = 0; i < setup.targets.size(); ++i) {
+    auto finished = std::make_shared<const TargetResult>(FinishTarget(options_, setup, i, prepared[i], events, stop));
     if (setup.store) RETURN_IF_ERROR(setup.store->AddTarget(*run.run_id, TargetResultToJson(*finished, run.node_ops)));
     run.targets.push_back(finished);
     events.TargetFinished(i, finished);

@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "devices/target_compiler.h"
 #include "profilers/accuracy/task_metrics.h"
+#include "profilers/latency/rounds.h"
 #include "profilers/run_result.h"
 #include "profilers/session/project_session.h"
 
@@ -60,7 +61,11 @@ struct ProfileOptions {
   std::string classifier_output;       // output for top-1 agreement; empty: found by shape
   TaskOptions task;                    // per-output task metrics (--task, --ctc-blank, --map-threshold)
   int drift_samples = 4;               // seeded samples when there is no data
-  int threads = 0;                     // CPU threads (OpenMP); 0: all cores
+  // CPU threads (OpenMP); 0: the cores other processes leave free, measured just before the run.
+  // More than the cores this process may use is refused unless `oversubscribe`.
+  int threads = 0;
+  bool oversubscribe = false;
+  double max_time_s = 0;  // the timing rounds' budget; 0: four times the plan, plus 10 s
   // Throughput mode: each batch size (the inputs' dim 0 rebound) and, with streams > 1, that many
   // concurrent streams at each (TargetResult::throughput). Empty batches and streams 1: off.
   std::vector<int> batches;

@@ -594,3 +594,111 @@ TEST(RecommendProjectedTest, AccuracyIsTheCarriedMeasurement) {
 
 }  // namespace
 }  // namespace chipfit
+
+namespace chipfit {
+namespace {
+
+TEST(RecommendTimingTest, TailStatisticsNeedTheirSamples) {
+  EXPECT_EQ(SamplesNeeded("p50"), 1);
+  EXPECT_EQ(SamplesNeeded("p90"), kTailSamplesP90);
+  EXPECT_EQ(SamplesNeeded("p99"), kTailSamplesP99);
+}
+
+// The faster target was timed on a busy machine and could not get its clean rounds: it is not ranked,
+// and the recommendation names it and says why; --rank-unreliable ranks it, and the summary says so.
+TEST(RecommendTimingTest, AnUnreliableTargetIsRejectedUnlessAskedFor) {
+  RecommendCandidate fp32 = T("cpu:fp32", 0.4, 120, 1.0, 1.0);
+  fp32.unreliable = true;
+  fp32.unreliable_reason = "3 clean rounds of the 10 needed within the 30 s budget";
+  const RecommendCandidate bf16 = T("cpu:bf16", 0.6, 40, 0.998, 1.2);
+  auto r = Recommend(RunOf({fp32, bf16}), RecommendOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), std::vector<std::string>{"cpu:bf16"});
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  const json& rej = (*r)["rejected"][0];
+  EXPECT_EQ(rej["target"], "cpu:fp32");
+  EXPECT_EQ(rej["limit"], "unreliable");
+  EXPECT_TRUE(rej["value"].is_null());
+  EXPECT_EQ(rej["reason"],
+            "unreliable: 3 clean rounds of the 10 needed within the 30 s budget; --rank-unreliable ranks it anyway");
+  const std::string summary = (*r)["summary"];
+  EXPECT_NE(summary.find("1 other target(s) rejected"), std::string::npos) << summary;
+  EXPECT_FALSE((*r)["limits"].contains("rank_unreliable"));
+
+  RecommendOptions anyway;
+  anyway.limits.rank_unreliable = true;
+  auto ranked = Recommend(RunOf({fp32, bf16}), anyway);
+  ASSERT_TRUE(ranked.ok());
+  EXPECT_EQ(Names((*ranked)["ranked"]), (std::vector<std::string>{"cpu:fp32", "cpu:bf16"}));
+  EXPECT_TRUE((*ranked)["rejected"].empty());
+  EXPECT_EQ((*ranked)["limits"]["rank_unreliable"], true);
+  const std::string said = (*ranked)["summary"];
+  EXPECT_NE(said.find("its timing is unreliable (3 clean rounds"), std::string::npos) << said;
+  EXPECT_NE(said.find("--rank-unreliable"), std::string::npos) << said;
+
+  // Every target unreliable: none is ranked, and the closest is the one that only needs measuring again.
+  RecommendCandidate slow = T("cpu:int8", 0.5, 24, 0.996, 1.1);
+  slow.unreliable = true;
+  auto none = Recommend(RunOf({fp32, slow}), RecommendOptions{});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE((*none)["ranked"].empty());
+  ASSERT_TRUE((*none)["closest"].is_object());
+  EXPECT_EQ((*none)["closest"]["limit"], "unreliable");
+  EXPECT_EQ((*none)["closest"]["target"], "cpu:fp32");  // the faster median
+  EXPECT_EQ((*none)["rejected"][1]["reason"],
+            "unreliable: too few clean timing rounds; --rank-unreliable ranks it anyway");
+
+  // A projection has no timing here: the mark does not apply to it.
+  RecommendCandidate projected = Projected("h100:fp16", 0.2, 0.1, 0.3, fp32);
+  projected.unreliable = true;
+  auto with_projection = Recommend(RunOf({projected, bf16}), RecommendOptions{});
+  ASSERT_TRUE(with_projection.ok());
+  EXPECT_EQ((*with_projection)["best"], "h100:fp16");
+}
+
+// The case: a p99 limit of 20 ms over 20 samples recommended a target whose p99 was a stall.
+// A p99 (p90) limit or ranking needs 100 (20) timed runs; fewer is a refusal naming the count.
+TEST(RecommendTimingTest, ATailLimitOnTooFewRunsIsRefusedWithTheCount) {
+  RecommendCandidate fp32 = T("cpu:fp32", 1.0, 120, 1.0, 1.4);
+  fp32.latency_samples = 50;
+  RecommendCandidate bf16 = T("cpu:bf16", 0.6, 40, 0.998, 1.2);
+  bf16.latency_samples = 100;
+  RecommendOptions p99;
+  p99.limits.max_latency_ms = 20;  // on p99, the default statistic
+  auto r = Recommend(RunOf({fp32, bf16}), p99);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Names((*r)["ranked"]), std::vector<std::string>{"cpu:bf16"});
+  ASSERT_EQ((*r)["rejected"].size(), 1u);
+  const json& rej = (*r)["rejected"][0];
+  EXPECT_EQ(rej["limit"], "latency_samples");
+  EXPECT_EQ(rej["value"], 50.0);
+  EXPECT_EQ(rej["bound"], 100.0);
+  EXPECT_EQ(rej["reason"], "p99 needs at least 100 timed runs, this target has 50 (profile with --iterations 100)");
+
+  // Ranking by a named p90 without a limit: 19 runs are too few, 20 enough.
+  RecommendOptions p90;
+  p90.limits.latency_stat = "p90";
+  p90.limits.latency_stat_given = true;
+  fp32.latency_samples = 20;
+  bf16.latency_samples = 19;
+  auto rank = Recommend(RunOf({fp32, bf16}), p90);
+  ASSERT_TRUE(rank.ok());
+  EXPECT_EQ(Names((*rank)["ranked"]), std::vector<std::string>{"cpu:fp32"});
+  EXPECT_EQ((*rank)["rejected"][0]["reason"],
+            "p90 needs at least 20 timed runs, this target has 19 (profile with --iterations 20)");
+  // … unless the ranking does not read latency (the energy objective), and the median needs one run.
+  p90.objective = Objective::kEnergy;
+  EXPECT_TRUE((*Recommend(RunOf({fp32, bf16}), p90))["rejected"].empty());
+  RecommendOptions median;
+  median.limits.max_latency_ms = 20;
+  median.limits.latency_stat = "p50";
+  bf16.latency_samples = 3;
+  EXPECT_TRUE((*Recommend(RunOf({fp32, bf16}), median))["rejected"].empty());
+  // No limit on a tail and no named statistic: nothing to refuse; no count recorded: nothing checked.
+  EXPECT_TRUE((*Recommend(RunOf({fp32, bf16}), RecommendOptions{}))["rejected"].empty());
+  bf16.latency_samples = 0;
+  EXPECT_TRUE((*Recommend(RunOf({bf16}), p99))["rejected"].empty());
+}
+
+}  // namespace
+}  // namespace chipfit

@@ -148,6 +148,7 @@ TEST_F(BatchManifestTest, DefaultsAllTargetsAndABaselineRun) {
   EXPECT_EQ(read->iterations, 50);
   EXPECT_EQ(read->warmup, 10);
   EXPECT_DOUBLE_EQ(read->min_time, 1.0);
+  EXPECT_FALSE(read->confirm);  // unset: `batch --confirm`, else 2
 }
 
 TEST_F(BatchManifestTest, AManifestInTheCurrentFolderResolvesAgainstIt) {
@@ -175,10 +176,11 @@ TEST_F(BatchManifestTest, MalformedYamlOrNotAMappingIsRefused) {
 
 TEST_F(BatchManifestTest, AnUnknownKeyNamesFileAndLine) {
   const std::string e = Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\ncolour: blue\n");
-  EXPECT_EQ(
-      e, (dir_ / "manifest.yaml").string() +
-             ":4: unknown key 'colour' (models, targets, limits, calibration, objective, weights, costs, "
-             "baseline, fail_on_inconclusive, report, iterations, warmup, min_time, threads, preprocess, sample_rate)");
+  EXPECT_EQ(e,
+            (dir_ / "manifest.yaml").string() +
+                ":4: unknown key 'colour' (models, targets, limits, calibration, objective, weights, costs, "
+                "baseline, fail_on_inconclusive, confirm, report, iterations, warmup, min_time, threads, preprocess, "
+                "sample_rate)");
 }
 
 TEST_F(BatchManifestTest, AnUnknownModelKeyNamesItsLine) {
@@ -213,7 +215,7 @@ TEST_F(BatchManifestTest, ABadLimitNamesItsLine) {
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: {max_latency: 3}\n")
                 .find(":4: unknown limit 'max_latency': did you mean 'max_latency_ms'? (max_latency_ms, latency_stat, "
                       "min_top1, min_sqnr_db, "
-                      "max_memory_mb, max_energy_mj, accuracy_guard)"),
+                      "max_memory_mb, max_energy_mj, accuracy_guard, rank_unreliable)"),
             std::string::npos);
   EXPECT_NE(
       Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nlimits: [3]\n").find(":4: limits: needs a mapping"),
@@ -277,11 +279,13 @@ calibration: {method: entropy, samples: 4, keep_fp32: [relu], auto_fp32_sqnr: 30
               int8_all_layers: true}
 threads: 1
 fail_on_inconclusive: true
+confirm: 3
 )"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   const BatchManifest& m = *read;
   EXPECT_EQ(m.threads, 1);
   EXPECT_TRUE(m.fail_on_inconclusive);
+  EXPECT_EQ(m.confirm, 3);
   EXPECT_EQ(m.calibration.method, "entropy");
   EXPECT_EQ(m.calibration.samples, 4);
   EXPECT_EQ(m.calibration.keep_fp32, std::vector<std::string>{"relu"});
@@ -301,6 +305,9 @@ fail_on_inconclusive: true
   EXPECT_NE(Error("models:\n  - path: models/b.onnx\ncalibration: {auto_fp32_agreement: 120}\n")
                 .find("auto_fp32_agreement is a percentage (0 to 100)"),
             std::string::npos);
+  EXPECT_NE(Error("models:\n  - path: models/b.onnx\ntargets: [cpu:fp32]\nconfirm: -1\n")
+                .find(":4: confirm: needs a count of confirmation profiles, 0 to 20"),
+            std::string::npos);
 }
 
 // Real inputs in a manifest: preprocess: as a mapping (lists for mean/std) or as the --preprocess text,
@@ -314,12 +321,13 @@ TEST_F(BatchManifestTest, PreprocessSampleRateAndTheAccuracyGuard) {
     sample_rate: 8000
 targets: [cpu:fp32]
 preprocess: {channels: bgr, mean: [0.485, 0.456, 0.406], std: 0.229/0.224/0.225}
-limits: {accuracy_guard: false}
+limits: {accuracy_guard: false, rank_unreliable: true}
 )"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->preprocess, "channels=bgr,mean=0.485/0.456/0.406,std=0.229/0.224/0.225");
   EXPECT_EQ(read->sample_rate, 16000);
   EXPECT_FALSE(read->recommend.limits.accuracy_guard);
+  EXPECT_TRUE(read->recommend.limits.rank_unreliable);
   EXPECT_FALSE(read->models[0].preprocess || read->models[0].sample_rate);
   ASSERT_TRUE(read->models[1].preprocess && read->models[1].sample_rate);
   EXPECT_EQ(*read->models[1].preprocess, "resize=keep-aspect,channels=gray");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 
 #include "core/graph/onnx_import.h"
 #include "profilers/latency/latency_profiler.h"
@@ -67,7 +68,11 @@ TEST(LatencyProfilerTest, KnownKernelTimesAddUpToTheEndToEndTime) {
                                   if (phases.empty() || phases.back() != phase) phases.push_back(phase);
                                 });
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(phases, (std::vector<std::string>{"warm-up", "end-to-end", "per-layer"}));
+  // Warm-up, then rounds of end-to-end runs and per-layer passes.
+  ASSERT_GE(phases.size(), 3u);
+  EXPECT_EQ(phases[0], "warm-up");
+  for (size_t i = 1; i < phases.size(); ++i) EXPECT_EQ(phases[i], i % 2 == 1 ? "end-to-end" : "per-layer");
+  EXPECT_GE(result.rounds.size(), 10u);
   ASSERT_EQ(result.layers.size(), 2u);
   EXPECT_EQ(result.layers[0].implementation, "busy:200us");
   // A busy kernel never takes less than its spin; preemption can only add time.
@@ -90,6 +95,72 @@ TEST(LatencyProfilerTest, KnownKernelTimesAddUpToTheEndToEndTime) {
   ASSERT_TRUE(result.layers[0].observed_start_ms && result.layers[1].observed_start_ms);
   EXPECT_EQ(*result.layers[0].observed_start_ms, 0.0);
   EXPECT_GE(*result.layers[1].observed_start_ms, *result.layers[0].observed_ms);
+}
+
+// Three copies of one model timed in rounds: each takes every place in the order, a busy slot is
+// dropped and made up by another round, and a target busy in every slot is unreliable.
+TEST(LatencyProfilerTest, RoundsInterleaveTargetsAndDropBusySlots) {
+  onnx::ModelProto m = testing::NewModel("busy");
+  auto* g = m.mutable_graph();
+  testing::AddValue(g->mutable_input(), "x", {16});
+  testing::AddValue(g->mutable_output(), "y", {16});
+  testing::AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+  auto graph = ImportModel(*CheckOnnxModel(m, "busy"));
+  ASSERT_TRUE(graph.ok());
+  std::vector<std::unique_ptr<CompiledModel>> models;
+  for (int i = 0; i < 3; ++i) {
+    auto model = Compile(*graph, *ParseTarget("cpu:fp32"), {.kernels = &BusyTable()});
+    ASSERT_TRUE(model.ok());
+    models.push_back(std::move(model).value());
+  }
+  const std::map<std::string, Tensor> inputs = {{"x", Tensor(DType::kF32, {16})}};
+  std::vector<TargetResult> results(3);
+  std::vector<RoundTarget> targets(3);
+  for (size_t i = 0; i < 3; ++i) targets[i] = {.model = models[i].get(), .inputs = &inputs, .result = &results[i]};
+  ProfileSettings settings{.warmup = 2, .warmup_min_s = 0, .iterations = 10, .min_time_s = 0, .layer_runs = 5};
+  settings.rounds.min_rounds = 5;
+  settings.max_time_s = 1;
+  settings.machine_cpus = 2;
+  settings.threads = 1;
+  // Target 1 is busy in rounds 2 and 3 (others on 1.8 of 2 CPUs); target 2 in every round.
+  settings.slot_other_share = [](int round, size_t target) -> std::optional<double> {
+    if (target == 2 || (target == 1 && (round == 2 || round == 3))) return 0.9;
+    return 0.1;
+  };
+  RunProfileRounds(targets, settings);
+  for (const RoundTarget& t : targets) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+
+  // Target 0: five clean rounds, first, second and third in turn.
+  ASSERT_EQ(results[0].rounds.size(), 5u);
+  std::set<int> places;
+  for (const TimingRound& r : results[0].rounds) {
+    EXPECT_TRUE(r.clean);
+    EXPECT_EQ(r.threads, 1);
+    places.insert(r.position);
+  }
+  EXPECT_EQ(places, (std::set<int>{0, 1, 2}));
+  EXPECT_FALSE(results[0].unreliable);
+  EXPECT_GE(results[0].latency.iterations, 10);
+  // Target 1: two dropped slots made up by two more rounds; its latency only from the clean ones.
+  ASSERT_EQ(results[1].rounds.size(), 7u);
+  int clean = 0, runs = 0;
+  for (const TimingRound& r : results[1].rounds) {
+    clean += r.clean ? 1 : 0;
+    runs += r.clean ? r.runs : 0;
+    if (!r.clean) {
+      EXPECT_NE(r.dropped.find("1.8 of 2 CPUs"), std::string::npos) << r.dropped;
+    }
+  }
+  EXPECT_EQ(clean, 5);
+  EXPECT_EQ(results[1].latency.iterations, runs);
+  EXPECT_FALSE(results[1].unreliable);
+  // Target 2: busy in every slot until the budget ran out: unreliable, with the reason, layers still shown.
+  EXPECT_TRUE(results[2].unreliable);
+  EXPECT_NE(results[2].unreliable_reason.find("only 0 of"), std::string::npos) << results[2].unreliable_reason;
+  EXPECT_EQ(results[2].layers.size(), 1u);
+  EXPECT_GT(results[2].layers[0].time_p50_ms, 0);
+  ASSERT_TRUE(results[0].attribution);
+  EXPECT_GT(results[0].attribution->attributed_ms, 0);
 }
 
 TEST(LatencyProfilerTest, StopCancelsBetweenRuns) {

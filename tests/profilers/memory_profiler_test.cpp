@@ -1,7 +1,7 @@
 // The memory profiler and the ceilings: roofline classification, per-layer traffic on a compiled
 // model, the heap high-water mark, the theoretical-peak inputs, and the ceilings cache.
 #include <gtest/gtest.h>
-
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -427,6 +427,90 @@ TEST(CeilingsTest, CacheRoundTripsAndRefusesAForeignFile) {
   EXPECT_FALSE(SaveCeilingReport(path, r).ok());
   std::ifstream in(path);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{\"something\": \"else\"}\n");
+  fs::remove_all(dir);
+}
+
+// A CPU's ceilings are kept per thread count: 2-thread figures are never applied to a 1-thread run, and
+// an entry cached before the thread count was recorded (a key without it) is not found, so it is
+// measured again. Other devices' ceilings do not depend on the CPU's threads.
+TEST(CeilingsTest, CpuCeilingsAreCachedPerThreadCount) {
+  const DeviceInfo cpu = CpuDevice(2, {"avx2"});
+  EXPECT_NE(CeilingKey(cpu, 1), CeilingKey(cpu, 2));
+  EXPECT_TRUE(Contains(CeilingKey(cpu, 2), "|2 threads")) << CeilingKey(cpu, 2);
+  DeviceInfo gpu;
+  gpu.kind = DeviceKind::kOpenCL;
+  gpu.name = "some GPU";
+  EXPECT_EQ(CeilingKey(gpu, 1), CeilingKey(gpu, 2));
+
+  const fs::path dir = TempDir("ceilings_threads");
+  const fs::path path = dir / "ceilings.json";
+  CeilingReport two;
+  two.device_id = "cpu";
+  two.threads = 2;
+  two.device_key = CeilingKey(cpu, 2);
+  two.measured_at = "2026-11-23T19:00:00Z";
+  two.measured.memory_bandwidth_gbps = 31.2;
+  CeilingReport old = two;  // written by a chipfit that did not record threads
+  old.threads = 0;
+  old.device_key = "cpu|test CPU|||2 units";
+  ASSERT_TRUE(SaveCeilingReport(path, two).ok());
+  ASSERT_TRUE(SaveCeilingReport(path, old).ok());
+  auto loaded = LoadCeilingCache(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_TRUE(loaded->contains(CeilingKey(cpu, 2)));
+  EXPECT_EQ(loaded->at(CeilingKey(cpu, 2)).threads, 2);
+  EXPECT_FALSE(loaded->contains(CeilingKey(cpu, 1)));  // a 1-thread run measures its own
+  EXPECT_EQ(loaded->at(old.device_key).threads, 0);
+  EXPECT_FALSE(CeilingReportToJson(old).contains("threads"));  // an old entry reads and writes back unchanged
+
+  // Measuring records the threads it ran with and keys the report by them (no precisions: bandwidth only).
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  CeilingOptions small;
+  small.triad_bytes_per_array = int64_t{1} << 20;
+  small.min_time_s = 0;
+  auto measured = MeasureCeilings(cpu, nullptr, small);
+  omp_set_num_threads(before);
+  ASSERT_TRUE(measured.ok()) << measured.status().ToString();
+  EXPECT_EQ(measured->threads, 1);
+  EXPECT_EQ(measured->device_key, CeilingKey(cpu, 1));
+  auto back = CeilingReportFromJson(CeilingReportToJson(*measured));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->threads, 1);
+  fs::remove_all(dir);
+}
+
+// An entry measured while busy is replaced by the next measurement of the same device (measured idle);
+// until then, every target that uses it gets a note saying the roofline bounds are low.
+TEST(CeilingsTest, BusyCeilingsAreReplacedAndSaySo) {
+  const fs::path dir = TempDir("ceilings_busy");
+  const fs::path path = dir / "ceilings.json";
+  CeilingReport busy;
+  busy.device_id = "cpu";
+  busy.device_key = CeilingKey(CpuDevice(2, {}), 2);
+  busy.threads = 2;
+  busy.measured_at = "2026-11-23T19:00:00Z";
+  busy.measured.memory_bandwidth_gbps = 12.0;
+  busy.other_cpu_share = 0.35;
+  EXPECT_EQ(BusyCeilingsNote(busy),
+            "ceilings measured while the machine was busy (35 % of the CPUs used by others): roofline bounds are low");
+  ASSERT_TRUE(SaveCeilingReport(path, busy).ok());
+  CeilingReport idle = busy;
+  idle.measured_at = "2026-11-23T20:00:00Z";
+  idle.measured.memory_bandwidth_gbps = 31.2;
+  idle.other_cpu_share = 0.01;
+  EXPECT_EQ(BusyCeilingsNote(idle), "");
+  CeilingReport unknown = idle;  // /proc/stat not readable: nothing to say
+  unknown.other_cpu_share.reset();
+  EXPECT_EQ(BusyCeilingsNote(unknown), "");
+  ASSERT_TRUE(SaveCeilingReport(path, idle).ok());
+  auto loaded = LoadCeilingCache(path);
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 1u);
+  const CeilingReport& now = loaded->at(busy.device_key);
+  EXPECT_FALSE(now.MeasuredWhileBusy());
+  EXPECT_EQ(now.measured.memory_bandwidth_gbps, 31.2);
+  EXPECT_EQ(now.measured_at, idle.measured_at);
   fs::remove_all(dir);
 }
 

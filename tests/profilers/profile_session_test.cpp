@@ -3,8 +3,10 @@
 #include "profilers/session/profile_session.h"
 
 #include <gtest/gtest.h>
+
 #include <omp.h>
 #include <unistd.h>
+#include <set>
 
 #include <filesystem>
 #include <fstream>
@@ -81,8 +83,9 @@ TEST(ProfileSessionTest, ProfilesEveryTargetWithEventsInOrderAndStoresTheRun) {
   const auto at = [&](const std::string& line) {
     return std::find(events.lines.begin(), events.lines.end(), line) - events.lines.begin();
   };
-  EXPECT_LT(at("target-finished 0 ok"), at("target-started 1 ref:fp32"));
-  EXPECT_LT(at("target-started 1 ref:fp32"), at("target-finished 1 ok"));
+  // Every target is compiled before the timing, which interleaves them, and each is finished after it.
+  EXPECT_LT(at("target-started 1 ref:fp32"), at("target-finished 0 ok"));
+  EXPECT_LT(at("target-finished 0 ok"), at("target-finished 1 ok"));
   EXPECT_EQ(events.phases.front(), "compile");
   EXPECT_NE(std::find(events.phases.begin(), events.phases.end(), "per-layer"), events.phases.end());
   EXPECT_EQ(events.phases.back(), "drift");
@@ -91,6 +94,14 @@ TEST(ProfileSessionTest, ProfilesEveryTargetWithEventsInOrderAndStoresTheRun) {
   const RunResult& r = **run;
   EXPECT_EQ(r.status, "ok");
   EXPECT_EQ(r.source, "gui");
+  EXPECT_FALSE(r.settings.threads_reason.empty());
+  EXPECT_GT(r.settings.cores, 0);
+  for (const auto& t : r.targets) {  // timed in rounds, first and second in turn
+    std::set<int> places;
+    for (const TimingRound& round : t->rounds) places.insert(round.position);
+    EXPECT_GE(t->rounds.size(), 10u);
+    EXPECT_EQ(places, (std::set<int>{0, 1})) << t->target.ToString();
+  }
   ASSERT_EQ(r.targets.size(), 2u);
   EXPECT_EQ(r.targets[0]->status, "ok");
   EXPECT_GT(r.targets[0]->latency.p50, 0);
@@ -217,6 +228,104 @@ TEST(ProfileJsonTest, TheReaderNamesWhatIsWrong) {
       {{"schema", "chipfit.profile/1"}, {"targets", {{{"target", "cpu:fp32"}, {"latency_ms", {{"p50", "fast"}}}}}}});
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_NE(wrong_type.status().message().find("cpu:fp32"), std::string::npos) << wrong_type.status().message();
+}
+
+// The interleaved timing's members (rounds, unreliable, time attribution, how the threads were chosen)
+// are written and read back; a target or run without them reads the defaults and writes none of them.
+TEST(ProfileJsonTest, RoundsUnreliableAndTimeAttributionRoundTrip) {
+  RunResult run;
+  run.settings.threads = 1;
+  run.settings.threads_reason = "2 cores, ~1 busy with other work: 1 thread";
+  run.settings.cores = 2;
+  run.settings.other_cpus_before = 0.93;
+  run.settings.max_time_s = 30;
+  auto timed = std::make_shared<TargetResult>();
+  timed->target = {DeviceKind::kCpu, 0, Precision::kFp32};
+  timed->latency.p50 = 0.5;
+  timed->rounds = {{.round = 1,
+                    .position = 0,
+                    .runs = 20,
+                    .median_ms = 0.51,
+                    .other_cpu_share = 0.02,
+                    .steal_share = 0.0,
+                    .threads = 1,
+                    .clean = true},
+                   {.round = 2,
+                    .position = 1,
+                    .runs = 20,
+                    .median_ms = 9.3,
+                    .other_cpu_share = 0.71,
+                    .threads = 1,
+                    .clean = false,
+                    .dropped = "other processes used 1.4 CPUs (limit 1.5)"}};
+  timed->unreliable = true;
+  timed->unreliable_reason = "1 clean round of the 10 needed within the 30 s budget";
+  timed->attribution = TimeAttribution{.end_to_end_ms = 0.5,
+                                       .attributed_ms = 0.3,
+                                       .between_ms = 0.15,
+                                       .unexplained_ms = 0.05,
+                                       .explanation = "Σ layers is 60 % of end to end: the executor's time"};
+  auto plain = std::make_shared<TargetResult>();
+  plain->target = {DeviceKind::kCpu, 0, Precision::kInt8};
+  run.targets = {timed, plain};
+
+  const nlohmann::json j = RunResultToJson(run);
+  EXPECT_EQ(j["settings"]["threads_reason"], run.settings.threads_reason);
+  EXPECT_EQ(j["settings"]["cores"], 2);
+  EXPECT_EQ(j["targets"][0]["rounds"].size(), 2u);
+  EXPECT_TRUE(j["targets"][0]["rounds"][0]["dropped"].is_null());
+  EXPECT_TRUE(j["targets"][0]["rounds"][1]["steal_share"].is_null());
+  EXPECT_EQ(j["targets"][0]["unreliable"], true);
+  EXPECT_EQ(j["targets"][0]["time_attribution"]["between_ms"], 0.15);
+  for (const char* member : {"rounds", "unreliable", "unreliable_reason", "time_attribution"}) {
+    EXPECT_FALSE(j["targets"][1].contains(member)) << member;
+  }
+
+  auto back = RunResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->settings.threads_reason, run.settings.threads_reason);
+  EXPECT_EQ(back->settings.cores, 2);
+  EXPECT_EQ(back->settings.other_cpus_before, 0.93);
+  EXPECT_EQ(back->settings.max_time_s, 30);
+  const TargetResult& t = *back->targets[0];
+  ASSERT_EQ(t.rounds.size(), 2u);
+  EXPECT_EQ(t.rounds[1].round, 2);
+  EXPECT_EQ(t.rounds[1].position, 1);
+  EXPECT_EQ(t.rounds[1].runs, 20);
+  EXPECT_EQ(t.rounds[1].median_ms, 9.3);
+  EXPECT_EQ(t.rounds[1].other_cpu_share, 0.71);
+  EXPECT_FALSE(t.rounds[1].steal_share.has_value());
+  EXPECT_EQ(t.rounds[1].threads, 1);
+  EXPECT_FALSE(t.rounds[1].clean);
+  EXPECT_EQ(t.rounds[1].dropped, timed->rounds[1].dropped);
+  EXPECT_TRUE(t.rounds[0].clean);
+  EXPECT_EQ(t.rounds[0].dropped, "");
+  EXPECT_EQ(t.rounds[0].steal_share, 0.0);
+  EXPECT_TRUE(t.unreliable);
+  EXPECT_EQ(t.unreliable_reason, timed->unreliable_reason);
+  ASSERT_TRUE(t.attribution.has_value());
+  EXPECT_EQ(t.attribution->end_to_end_ms, 0.5);
+  EXPECT_EQ(t.attribution->attributed_ms, 0.3);
+  EXPECT_EQ(t.attribution->unexplained_ms, 0.05);
+  EXPECT_EQ(t.attribution->explanation, timed->attribution->explanation);
+  EXPECT_EQ(RunResultToJson(*back), j);  // a fixed point of read + write
+
+  // A run made before rounds: no settings.cores, no target members; the defaults hold.
+  const TargetResult& old = *back->targets[1];
+  EXPECT_TRUE(old.rounds.empty());
+  EXPECT_FALSE(old.unreliable);
+  EXPECT_FALSE(old.attribution.has_value());
+  RunResult before;
+  before.targets = {plain};
+  const nlohmann::json old_json = RunResultToJson(before);
+  for (const char* member : {"threads_reason", "cores", "other_cpus_before", "max_time_s"}) {
+    EXPECT_FALSE(old_json["settings"].contains(member)) << member;
+  }
+  auto old_back = RunResultFromJson(old_json);
+  ASSERT_TRUE(old_back.ok());
+  EXPECT_EQ(old_back->settings.cores, 0);
+  EXPECT_FALSE(old_back->settings.other_cpus_before.has_value());
+  EXPECT_EQ(old_back->settings.threads_reason, "");
 }
 
 // x [N, 8] → MatMul [8, 16] → Relu: a model whose batch dim N is symbolic, as exporters write it.
