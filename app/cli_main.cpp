@@ -43,6 +43,7 @@
 #include "nlohmann/json.hpp"
 #include "profilers/accuracy/drift.h"
 #include "profilers/energy/energy_profiler.h"
+#include "profilers/latency/rounds.h"
 #include "profilers/memory/ceilings.h"
 #include "profilers/memory/memory_profiler.h"
 #include "profilers/profile_json.h"
@@ -110,6 +111,9 @@ void AddLimitFlags(CLI::App* cmd, LimitFlags& f) {
   cmd->add_flag("!--no-accuracy-guard", f.limits.accuracy_guard,
                 "Without accuracy limits, also recommend targets under 99 % task agreement (or 20 dB output SQNR "
                 "where no output has a task metric) and int8 calibrated on random data");
+  cmd->add_flag("--rank-unreliable", f.limits.rank_unreliable,
+                "Also rank targets whose timing is unreliable (too few clean rounds on a busy machine); by default "
+                "they are rejected with the reason");
 }
 
 void PrintRecommendation(const nlohmann::json& r) {
@@ -161,7 +165,8 @@ void PrintCeilings(const CeilingReport* r, bool verbose) {
     fmt::print("    {:<18} not measured: run `chipfit devices --measure`\n", "ceilings");
     return;
   }
-  fmt::print("    {:<18} measured {} (`chipfit devices --measure` re-measures)\n", "ceilings", r->measured_at);
+  fmt::print("    {:<18} measured {}{} (`chipfit devices --measure` re-measures)\n", "ceilings", r->measured_at,
+             r->threads > 0 ? fmt::format(" with {} thread{}", r->threads, r->threads == 1 ? "" : "s") : "");
   if (r->MeasuredWhileBusy()) {
     fmt::print(
         "      {:<16} other processes used {:.0f} % of the CPUs while these were measured: the figures are "
@@ -201,8 +206,9 @@ int RunDevices(bool json, bool measure) {
       (*cache)[key] = std::move(measured).value();
     }
   }
+  // A CPU's ceilings as measured with this process's threads (what `--measure` just used).
   auto cached = [&](const DeviceInfo& info) -> const CeilingReport* {
-    const auto it = cache->find(CeilingKey(info));
+    const auto it = cache->find(CeilingKey(info, omp_get_max_threads()));
     return it == cache->end() ? nullptr : &it->second;
   };
   if (json) {
@@ -843,7 +849,9 @@ struct ProfileFlags {
   uint64_t seed = 1;
   std::string db;  // empty: RunStore::DefaultPath()
   bool no_store = false;
-  int threads = 0;      // 0: every core
+  int threads = 0;  // 0: the cores other processes leave free
+  bool oversubscribe = false;
+  double max_time = 0;  // 0: four times the plan, plus 10 s
   std::string batches;  // throughput mode: "1,4,16"
   int streams = 1;
   std::string project;                      // --project t4,h100-sxm | all
@@ -881,6 +889,8 @@ Result<ProfileOptions> ProfileOptionsFromFlags(const std::vector<std::string>& s
   o.task.map_threshold = flags.map_threshold;
   o.drift_samples = flags.drift_samples;
   o.threads = flags.threads;
+  o.oversubscribe = flags.oversubscribe;
+  o.max_time_s = flags.max_time;
   for (const std::string& text : SplitList(flags.batches)) {
     char* end = nullptr;
     const long batch = std::strtol(text.c_str(), &end, 10);
@@ -927,18 +937,29 @@ class CliProgress final : public ProfileEvents {
   void Message(const std::string& text) override {
     if (!quiet_) fmt::print(stderr, "{}\n", text);
   }
-  void RunStarted(const RunResult&, const std::vector<Target>& targets) override { count_ = targets.size(); }
+  void RunStarted(const RunResult&, const std::vector<Target>& targets) override {
+    count_ = targets.size();
+    names_.clear();
+    for (const Target& t : targets) names_.push_back(t.ToString());
+  }
   void TargetStarted(size_t index, const Target& target) override {
     target_ = target.ToString();
     counter_ = fmt::format("[{}/{}]", index + 1, count_);
     last_phase_.clear();
   }
-  void Phase(size_t, const std::string& phase, const std::string& detail) override {
+  void Phase(size_t index, const std::string& phase, const std::string& detail) override {
+    // The targets are timed in interleaved rounds: each phase line names its own target.
+    if (index < names_.size() && names_[index] != target_) {
+      target_ = names_[index];
+      counter_ = fmt::format("[{}/{}]", index + 1, count_);
+      last_phase_.clear();
+    }
     const auto now = std::chrono::steady_clock::now();
     if (tty_ && (phase != last_phase_ || now - last_draw_ > std::chrono::milliseconds(50))) {
       fmt::print(stderr, "\r\033[K{} {:<16} {:<11} {}", counter_, target_, phase, detail.substr(0, 56));
       last_draw_ = now;
-    } else if (!tty_ && !quiet_ && phase != last_phase_) {
+    } else if (!tty_ && !quiet_ && phase != last_phase_ && printed_.insert(target_ + "|" + phase).second) {
+      // A log gets each target's phase once, not once per timing round.
       fmt::print(stderr, "{} {}: {}\n", counter_, target_, phase);
     }
     last_phase_ = phase;
@@ -950,6 +971,8 @@ class CliProgress final : public ProfileEvents {
  private:
   bool quiet_, tty_;
   size_t count_ = 0;
+  std::vector<std::string> names_;
+  std::set<std::string> printed_;  // target|phase lines already in a non-TTY log
   std::string target_, counter_, last_phase_;
   std::chrono::steady_clock::time_point last_draw_{};
 };
@@ -971,8 +994,20 @@ void PrintProfileSummary(const RunResult& run) {
     fmt::print(
         "inputs: seeded random tensors (give --data with real inputs for accuracy figures that mean something)\n");
   }
+  for (const CeilingReport& c : run.ceilings) {
+    if (!c.MeasuredWhileBusy()) continue;
+    fmt::print(
+        "warning: the roofline ceilings of {} were measured while other processes used {:.0f} % of the CPUs "
+        "({}): memory- and compute-bound calls use figures that are low; `chipfit devices --measure` on an "
+        "idle machine replaces them\n",
+        c.device_id, *c.other_cpu_share * 100, c.measured_at);
+  }
+  if (!run.settings.threads_reason.empty()) {
+    fmt::print("threads: {}; targets timed in interleaved rounds, speed-ups from within-round pairs\n",
+               run.settings.threads_reason);
+  }
   fmt::print("{:<16} {:<11} {:>9} {:>9} {:>7} {:>9}  {}\n", "target", "status", "p50 ms", "p99 ms", "spread",
-             "speed-up", "notes (spread: (p90 - p50) / p50)");
+             "speed-up", "notes (spread: (p90 - p50) / p50; p99 from 100 runs)");
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
     if (r.status != "ok") {
@@ -1002,9 +1037,25 @@ void PrintProfileSummary(const RunResult& run) {
       flags += fmt::format(", machine busy ({:.0f} % CPU used by others)", r.latency.other_cpu_share.value_or(0) * 100);
     }
     const double spread = r.latency.p50 > 0 ? (r.latency.p90 - r.latency.p50) / r.latency.p50 * 100 : 0;
-    fmt::print("{:<16} {:<11} {:>9.3f} {:>9.3f} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks, overhead {:.2f}{}{}{}\n",
-               r.target.ToString(), r.status, r.latency.p50, r.latency.p99, spread, base->latency.p50 / r.latency.p50,
-               r.layers.size(), r.fallbacks.size(), r.instrumentation_overhead, drift, energy, flags);
+    int clean = 0;
+    for (const TimingRound& round : r.rounds) clean += round.clean ? 1 : 0;
+    const std::string rounds =
+        r.rounds.empty() ? std::string()
+                         : fmt::format(", {}/{} rounds clean, {} runs", clean, r.rounds.size(), r.latency.iterations);
+    // A p99 from fewer than 100 runs is an interpolation between the slowest few, not a tail.
+    const std::string p99 =
+        r.latency.iterations >= kTailSamplesP99 ? fmt::format("{:>9.3f}", r.latency.p99) : fmt::format("{:>9}", "-");
+    fmt::print("{:<16} {:<11} {:>9.3f} {} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks{}{}{}{}\n", r.target.ToString(),
+               r.unreliable ? "unreliable" : r.status, r.latency.p50, p99, spread, SpeedUp(*base, r), r.layers.size(),
+               r.fallbacks.size(), rounds, drift, energy, flags);
+    if (r.unreliable) fmt::print("  {:<14} {}\n", "unreliable:", r.unreliable_reason);
+    if (r.attribution) {
+      const TimeAttribution& a = *r.attribution;
+      fmt::print(
+          "  {:<14} Σ layers {:.3g} ms, between kernels {:.3g} ms, unexplained {:.3g} ms of {:.3g} ms end to end\n",
+          "time:", a.attributed_ms, a.between_ms, a.unexplained_ms, a.end_to_end_ms);
+      if (!a.explanation.empty()) fmt::print("  {:<14} {}\n", "", a.explanation);
+    }
   }
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
@@ -1228,6 +1279,7 @@ struct DiffFlags {
   bool json = false;
   bool force = false;                 // compare runs that measured different things
   bool fail_on_inconclusive = false;  // exit 1 on an inconclusive verdict too
+  int confirm = 0;                    // an inconclusive verdict: profile B's model this many more times
 };
 
 // Prints the runs' differences; with --force they are compared anyway (said on top), else refused.
@@ -1261,17 +1313,231 @@ std::string BusyText(const nlohmann::json& t) {
   std::string text;
   for (const auto& b : t["machine_busy"]) {
     text += (text.empty() ? "" : ", ") + b["run"].get<std::string>();
+    if (b.contains("run_id") && b["run_id"].is_number()) text += fmt::format(" run {}", b["run_id"].get<int64_t>());
     if (b["other_cpu_share"].is_number())
       text += fmt::format(" ({:.0f} % CPU used by others)", b["other_cpu_share"].get<double>() * 100);
   }
   return "; machine busy in " + text;
 }
 
+// What a target's verdict rests on: " (3 runs vs 1, 150 + 50 clean runs, 12 + 4 clean rounds)"; "after 2
+// confirmation runs" when B's runs include `confirmations` of them. "" for a row without a latency verdict.
+std::string RestsOnText(const nlohmann::json& t, const std::vector<int64_t>& confirmations) {
+  if (!t.contains("a_runs") || !t.contains("a_samples")) return "";
+  const int a_runs = t["a_runs"].get<int>(), b_runs = t["b_runs"].get<int>();
+  int confirmed = 0;
+  for (const auto& id : t.value("b_run_ids", nlohmann::json::array())) {
+    if (id.is_number() &&
+        std::find(confirmations.begin(), confirmations.end(), id.get<int64_t>()) != confirmations.end())
+      ++confirmed;
+  }
+  std::string text = fmt::format(
+      " ({} run{} vs {}{}, {} + {} clean runs", a_runs, a_runs == 1 ? "" : "s", b_runs,
+      confirmed > 0 ? fmt::format(" after {} confirmation run{}", confirmed, confirmed == 1 ? "" : "s") : std::string(),
+      t["a_samples"].get<int64_t>(), t["b_samples"].get<int64_t>());
+  if (t["a_clean_rounds"].is_number() && t["b_clean_rounds"].is_number()) {
+    text +=
+        fmt::format(", {} + {} clean rounds", t["a_clean_rounds"].get<int64_t>(), t["b_clean_rounds"].get<int64_t>());
+  }
+  return text + ")";
+}
+
+// The targets of a diff a confirmation profiles again: inconclusive ones, and latency changes that rest on
+// one run of B.
+std::vector<std::string> TargetsToConfirm(const nlohmann::json& diff) {
+  std::vector<std::string> out;
+  for (const auto& t : diff["targets"]) {
+    // A latency change seen in one run of B may be that run's load, not the build: it is measured
+    // again like an inconclusive one (one run has no between-run spread to tell them apart).
+    const std::string latency = t.value("latency_verdict", "");
+    const bool single_b = t.value("b_runs", 1) <= 1;
+    if (t.value("verdict", "") == "inconclusive" || (single_b && (latency == "regressed" || latency == "improved"))) {
+      out.push_back(t["target"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// "3" or "3,4" (RUN_A, RUN_B of `diff`): run ids, each given once.
+Result<std::vector<int64_t>> ParseRunIds(const std::string& text, const char* what) {
+  std::vector<int64_t> ids;
+  for (const std::string& item : SplitList(text)) {
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || errno != 0 || id < 1) {
+      return InvalidArgument(
+          fmt::format("{} '{}': expected a run id or run ids, comma-separated (3 or 3,4)", what, text));
+    }
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
+      return InvalidArgument(fmt::format("{} '{}': run {} is given twice", what, text, id));
+    }
+    ids.push_back(id);
+  }
+  if (ids.empty())
+    return InvalidArgument(fmt::format("{} '{}': expected a run id or run ids, comma-separated", what, text));
+  return ids;
+}
+
+// The options that profile stored run `run`'s model again with its settings (`diff --confirm`): model
+// file, input shapes, inputs (data folder and its preprocessing, or seed), iterations, warm-up, minimum
+// time, time budget, threads, reference, int8 calibration; only `targets`. A model that no longer exists or has
+// changed since (sha256), or a data folder that is gone, is an error naming it.
+Result<ProfileOptions> ConfirmOptions(const nlohmann::json& run, const std::vector<std::string>& targets,
+                                      const std::string& db) {
+  const nlohmann::json empty = nlohmann::json::object();
+  const int64_t id = run.value("run_id", int64_t{0});
+  const nlohmann::json& model = run.contains("model") ? run["model"] : empty;
+  const std::string path = model.value("path", "");
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) {
+    return InvalidArgument(
+        fmt::format("--confirm: run {}'s model '{}' no longer exists, so it cannot be profiled again", id, path));
+  }
+  ASSIGN_OR_RETURN(const std::string sha, Sha256File(path));
+  const std::string stored_sha = model.value("sha256", "");
+  if (sha != stored_sha) {
+    return InvalidArgument(
+        fmt::format("--confirm: run {}'s model '{}' has changed since it was profiled (sha256 {}.. then, {}.. now)", id,
+                    path, stored_sha.substr(0, 12), sha.substr(0, 12)));
+  }
+  ProfileOptions o;
+  for (const std::string& name : targets) {
+    ASSIGN_OR_RETURN(Target target, ParseTarget(name));
+    o.targets.push_back(target);
+  }
+  o.targets_text = Join(targets, ",");
+  const nlohmann::json& inputs = run.contains("inputs") ? run["inputs"] : empty;
+  if (inputs.contains("shapes") && inputs["shapes"].is_object()) {
+    for (const auto& [name, dims] : inputs["shapes"].items()) {
+      if (dims.is_string()) o.shapes.push_back(name + "=" + dims.get<std::string>());
+    }
+  }
+  const std::string source = inputs.value("source", "");
+  if (source.rfind("data ", 0) == 0) {
+    o.data_dir = source.substr(5);
+    if (!std::filesystem::is_directory(o.data_dir, ec)) {
+      return InvalidArgument(fmt::format("--confirm: run {}'s data folder '{}' no longer exists", id, o.data_dir));
+    }
+    // Images: the preprocessing as resolved then (ParsePreprocess reads it back); audio: its sample rate.
+    const std::string kind = inputs.value("kind", "");
+    const nlohmann::json preprocess = inputs.value("preprocess", nlohmann::json(nullptr));
+    if (kind == "images" && preprocess.is_string()) {
+      ASSIGN_OR_RETURN(o.data.preprocess, ParsePreprocess(preprocess.get<std::string>()));
+    } else if (kind == "audio" && preprocess.is_string()) {
+      const std::string text = preprocess.get<std::string>();
+      if (const auto at = text.find("sample_rate="); at != std::string::npos)
+        o.data.sample_rate = std::atoi(text.c_str() + at + 12);
+    }
+  } else if (inputs.contains("seed") && inputs["seed"].is_number_unsigned()) {
+    o.seed = inputs["seed"].get<uint64_t>();
+  }
+  const nlohmann::json& settings = run.contains("settings") ? run["settings"] : empty;
+  o.iterations = settings.value("iterations", o.iterations);
+  o.warmup = settings.value("warmup", o.warmup);
+  o.min_time_s = settings.value("min_time_s", o.min_time_s);
+  o.reference = settings.value("reference", o.reference);
+  o.threads = settings.value("threads", 0);
+  // A run made with --oversubscribe (more threads than cores) is confirmed the same way.
+  o.oversubscribe = settings.value("cores", 0) > 0 && o.threads > settings.value("cores", 0);
+  o.max_time_s = settings.value("max_time_s", 0.0);
+  if (const auto method = ParseCalibrationMethod(settings.value("calibration", ""))) o.calibration = *method;
+  o.int8_all_layers = settings.value("int8_layers", "") == "all";
+  o.db = db;
+  o.store = true;
+  o.source = "cli";
+  o.command = g_command_line;
+  return o;
+}
+
+// How a confirmation run's command ends: "… (confirmation 1/2 of run 5)"; `batch`'s `baseline: latest`
+// skips such runs.
+constexpr std::string_view kConfirmationMark = "(confirmation ";
+
+// `count` more profiles with `base` (a confirmation of run `of`), each stored, with `say` a line per run on
+// standard error. The runs as the store holds them; `interrupted` when Ctrl-C stopped one (the finished ones are
+// returned).
+Result<std::vector<nlohmann::json>> RunConfirmations(const ProfileOptions& base, const std::filesystem::path& model,
+                                                     int count, int64_t of, bool say, bool& interrupted) {
+  std::vector<nlohmann::json> runs;
+  interrupted = false;
+  for (int i = 1; i <= count; ++i) {
+    ProfileOptions options = base;
+    options.command = fmt::format("{} {}{}/{} of run {})", base.command, kConfirmationMark, i, count, of);
+    ProfileSession session(options);
+    RETURN_IF_ERROR(session.Validate());
+    const SigintScope sigint;
+    std::stop_source stop;
+    std::jthread watcher([&](const std::stop_token& ended) {
+      while (!ended.stop_requested()) {
+        if (g_interrupted) stop.request_stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+    ProfileEvents quiet;
+    auto run = session.Run(model, quiet, stop.get_token());
+    watcher.request_stop();
+    watcher.join();
+    if (!run.ok()) return run.status();
+    if (stop.stop_requested()) {
+      interrupted = true;
+      return runs;
+    }
+    nlohmann::json stored = RunResultToJson(**run);
+    if ((*run)->run_id) {
+      ASSIGN_OR_RETURN(auto store, RunStore::Open(base.db.empty() ? RunStore::DefaultPath() : base.db));
+      ASSIGN_OR_RETURN(stored, store->LoadRun(*(*run)->run_id));
+    }
+    std::string timings;
+    for (const auto& t : stored.value("targets", nlohmann::json::array())) {
+      const nlohmann::json latency = t.value("latency_ms", nlohmann::json(nullptr));
+      timings += (timings.empty() ? "" : ", ") + t.value("target", "") + " " +
+                 (t.value("status", "") == "ok" && latency.is_object() && latency.contains("p50")
+                      ? fmt::format("p50 {:.4g} ms", latency["p50"].get<double>())
+                      : t.value("status", ""));
+    }
+    if (say) {
+      fmt::print(stderr, "confirmation {}/{} of run {}: {}{}\n", i, count, of,
+                 (*run)->run_id ? fmt::format("stored as run {}; ", *(*run)->run_id) : std::string(), timings);
+    }
+    runs.push_back(std::move(stored));
+  }
+  return runs;
+}
+
 struct BaselineComparison {
   int regressions = 0, inconclusive = 0;
   std::string text;                  // for the batch table: "1 regressed vs run 3", "no comparable baseline"
-  std::vector<std::string> details;  // a line per target that regressed or was inconclusive
+  std::vector<std::string> details;  // a line per target that regressed, was inconclusive or was confirmed
+  int64_t baseline_id = 0;           // the baseline compared with; 0: none was comparable
+  nlohmann::json baseline, diff;     // its run, and the comparison
 };
+
+// The counts, table text and detail lines of `out.diff`; `confirmations`: B's confirmation runs in it.
+void SummarizeComparison(BaselineComparison& out, const std::vector<int64_t>& confirmations) {
+  const nlohmann::json& diff = out.diff;
+  out.regressions = diff["regressions"].get<int>();
+  out.inconclusive = diff["inconclusive"].get<int>();
+  out.text = fmt::format(
+      "{} regressed{} vs run {}{}", out.regressions,
+      out.inconclusive ? fmt::format(", {} inconclusive", out.inconclusive) : std::string(), out.baseline_id,
+      confirmations.empty() ? std::string() : fmt::format(" after {} confirmation run(s)", confirmations.size()));
+  out.details.clear();
+  for (const auto& t : diff["targets"]) {
+    const std::string verdict = t.value("verdict", "");
+    const bool confirmed = t.value("b_runs", 1) > 1 && !confirmations.empty();
+    if (verdict != "regressed" && verdict != "inconclusive" && !confirmed) continue;
+    std::string numbers;
+    if (t.contains("ratio")) {
+      numbers = fmt::format(" (B/A {:.3f}", t["ratio"].get<double>());
+      if (t.contains("ci_low"))
+        numbers += fmt::format(" [{:.3f}, {:.3f}]", t["ci_low"].get<double>(), t["ci_high"].get<double>());
+      numbers += ")";
+    }
+    out.details.push_back(fmt::format("  vs run {}: {} {}{}{}{}", out.baseline_id, t["target"].get<std::string>(),
+                                      VerdictText(t), numbers, RestsOnText(t, confirmations), BusyText(t)));
+  }
+}
 
 // This run against its baseline: the first candidate that measured the same thing (model, shapes,
 // threads, machine, inputs, calibration). An explicit baseline that differs is an error naming the
@@ -1283,7 +1549,7 @@ Result<BaselineComparison> CompareWithBaseline(const std::string& db_path, const
   std::string first_difference;
   for (const int64_t id : candidates) {
     ASSIGN_OR_RETURN(nlohmann::json baseline, store->LoadRun(id));
-    const nlohmann::json diff = DiffRuns(baseline, run);
+    nlohmann::json diff = DiffRuns(baseline, run);
     if (!diff["differences"].empty()) {
       if (!latest) {
         std::string what;
@@ -1293,17 +1559,10 @@ Result<BaselineComparison> CompareWithBaseline(const std::string& db_path, const
       if (first_difference.empty()) first_difference = diff["differences"][0].get<std::string>();
       continue;
     }
-    out.regressions = diff["regressions"].get<int>();
-    out.inconclusive = diff["inconclusive"].get<int>();
-    out.text = fmt::format("{} regressed{} vs run {}", out.regressions,
-                           out.inconclusive ? fmt::format(", {} inconclusive", out.inconclusive) : std::string(), id);
-    for (const auto& t : diff["targets"]) {
-      const std::string verdict = t.value("verdict", "");
-      if (verdict != "regressed" && verdict != "inconclusive") continue;
-      out.details.push_back(fmt::format(
-          "  vs run {}: {} {}{}{}", id, t["target"].get<std::string>(), VerdictText(t),
-          t.contains("ratio") ? fmt::format(" (B/A {:.3f})", t["ratio"].get<double>()) : std::string(), BusyText(t)));
-    }
+    out.baseline_id = id;
+    out.baseline = std::move(baseline);
+    out.diff = std::move(diff);
+    SummarizeComparison(out, {});
     return out;
   }
   out.text = fmt::format("no comparable baseline ({} earlier run(s) differ: {})", candidates.size(), first_difference);
@@ -1313,10 +1572,13 @@ Result<BaselineComparison> CompareWithBaseline(const std::string& db_path, const
 // chipfit batch MANIFEST.yaml: models × targets × limits, every run stored, reports written, a final
 // table; exit 1 when a model breaks its limits or regresses against its baseline (a CI gate).
 int RunBatch(const std::string& manifest_path, const std::string& db, const std::string& shard,
-             const std::string& out_dir, bool quiet, bool fail_on_inconclusive) {
+             const std::string& out_dir, bool quiet, bool fail_on_inconclusive, std::optional<int> confirm_flag) {
   auto manifest = ReadBatchManifest(manifest_path);
   if (!manifest.ok()) return Fail(manifest.status());
   fail_on_inconclusive = fail_on_inconclusive || manifest->fail_on_inconclusive;
+  // Confirmation profiles of a model inconclusive against its baseline: --confirm, else the manifest's
+  // confirm:, else 2.
+  const int confirm = confirm_flag ? *confirm_flag : manifest->confirm.value_or(2);
   if (!out_dir.empty() && !manifest->report.empty()) {
     // Reports under --out instead of beside the manifest.
     manifest->report = (std::filesystem::path(out_dir) /
@@ -1351,7 +1613,8 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     Row row;
     row.model = bm.path.string();
     // Baseline candidates, listed before this run is stored: the given run, or this model's finished
-    // runs newest first (`latest`: the newest that measured the same thing as this run).
+    // runs newest first (`latest`: the newest that measured the same thing as this run). A confirmation
+    // run (of `--confirm`, the inconclusive targets only) is no baseline of its own.
     std::vector<int64_t> candidates;
     if (manifest->baseline_run) candidates.push_back(*manifest->baseline_run);
     if (manifest->baseline_latest) {
@@ -1362,7 +1625,8 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
       auto runs = (*store)->ListRuns(*sha);
       if (!runs.ok()) return Fail(runs.status());
       for (const RunSummary& r : *runs) {
-        if (r.status == "ok") candidates.push_back(r.id);
+        if (r.status == "ok" && r.command.find(std::string(kConfirmationMark)) == std::string::npos)
+          candidates.push_back(r.id);
       }
     }
     ProfileFlags flags;
@@ -1416,6 +1680,48 @@ int RunBatch(const std::string& manifest_path, const std::string& db, const std:
     if (!candidates.empty()) {
       auto compared = CompareWithBaseline(db_path, candidates, run, manifest->baseline_latest);
       if (!compared.ok()) return Fail(compared.status());
+      // Inconclusive against the baseline, or a latency change resting on this one run: this model profiled
+      // again, those targets only, with this run's options and thread count, and the verdict taken on all
+      // of this side's runs.
+      if (!TargetsToConfirm(compared->diff).empty() && confirm > 0 && compared->baseline_id != 0) {
+        ProfileFlags again = flags;
+        again.targets = Join(TargetsToConfirm(compared->diff), ",");
+        again.all_targets = false;
+        again.quiet = true;
+        auto options = ProfileOptionsFromFlags(bm.shapes, again);
+        if (!options.ok()) return Fail(options.status());
+        if (run.contains("settings") && run["settings"].contains("threads")) {
+          const nlohmann::json& settings = run["settings"];
+          options->threads = settings["threads"].get<int>();
+          options->oversubscribe = settings.value("cores", 0) > 0 && options->threads > settings.value("cores", 0);
+        }
+        const int64_t run_id = result->run_id.value_or(0);
+        if (!quiet) {
+          fmt::print("  vs run {}: {} to confirm ({} inconclusive); profiling them again {} time(s)\n",
+                     compared->baseline_id, again.targets, compared->inconclusive, confirm);
+          std::fflush(stdout);
+        }
+        bool interrupted = false;
+        auto more = RunConfirmations(*options, bm.path, confirm, run_id, !quiet, interrupted);
+        if (interrupted) return 130;
+        if (!more.ok()) return Fail(more.status());
+        std::vector<nlohmann::json> side_b = {run};
+        std::vector<int64_t> confirmations;
+        for (nlohmann::json& r : *more) {
+          if (r["run_id"].is_number()) confirmations.push_back(r["run_id"].get<int64_t>());
+          side_b.push_back(std::move(r));
+        }
+        nlohmann::json confirmed = DiffRunSets({compared->baseline}, side_b);
+        if (confirmed["differences"].empty()) {
+          compared->diff = std::move(confirmed);
+          SummarizeComparison(*compared, confirmations);
+        } else {
+          fmt::print(stderr,
+                     "chipfit: {}: the confirmation runs measured something else than run {} ({}); the "
+                     "verdict stays on run {} alone\n",
+                     bm.path.string(), compared->baseline_id, confirmed["differences"][0].get<std::string>(), run_id);
+        }
+      }
       row.regressions = compared->regressions;
       row.inconclusive = compared->inconclusive;
       row.verdict += ", " + compared->text;
@@ -1628,19 +1934,59 @@ int RunReportCommand(const std::optional<int64_t>& run_id, const std::string& js
   return kExitOk;
 }
 
-// chipfit diff A B: per target a verdict from the medians of both runs' stored samples and the
-// bootstrap interval of their ratio; per layer the changes beyond both runs' spread. Exit 1 on a
-// regression (and on an inconclusive target with --fail-on-inconclusive); 2 when the runs measured
-// different things (model, shapes, threads, machine …) unless --force.
-int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags& flags) {
+// chipfit diff A B (or A1,A2 B1,B2): per target a verdict from the medians of the runs' stored samples and
+// the (hierarchical) bootstrap interval of their ratio; per layer the changes beyond both runs' spread.
+// With --confirm N, an inconclusive target (or a latency change resting on one run of B) is profiled N
+// more times with the newest B run's settings and decided on all the runs. Exit 1 on a regression (and on an
+// inconclusive target with
+// --fail-on-inconclusive); 2 when the runs measured different things (model, shapes, threads, machine …)
+// unless --force, or a run, the store or (--confirm) the model is missing.
+int RunDiff(const std::string& runs_a, const std::string& runs_b, const std::string& db, const DiffFlags& flags) {
+  auto ids_a = ParseRunIds(runs_a, "RUN_A");
+  if (!ids_a.ok()) return Fail(ids_a.status());
+  auto ids_b = ParseRunIds(runs_b, "RUN_B");
+  if (!ids_b.ok()) return Fail(ids_b.status());
   auto store = OpenStore(db);
   if (!store.ok()) return Fail(store.status());
-  auto a = (*store)->LoadRun(run_a);
-  if (!a.ok()) return Fail(a.status());
-  auto b = (*store)->LoadRun(run_b);
-  if (!b.ok()) return Fail(b.status());
-  const nlohmann::json diff = DiffRuns(*a, *b);
-  if (!CheckComparable(diff, flags.force, fmt::format("runs {} and {}", run_a, run_b))) return kExitInputError;
+  std::vector<nlohmann::json> a, b;
+  for (const auto& [ids, runs] : {std::pair{&*ids_a, &a}, std::pair{&*ids_b, &b}}) {
+    for (const int64_t id : *ids) {
+      auto run = (*store)->LoadRun(id);
+      if (!run.ok()) return Fail(run.status());
+      runs->push_back(std::move(*run));
+    }
+  }
+  auto joined = [](const std::vector<int64_t>& ids) {
+    std::string text;
+    for (const int64_t id : ids) text += (text.empty() ? "" : ",") + std::to_string(id);
+    return text;
+  };
+  const std::string what = fmt::format("runs {} and {}", joined(*ids_a), joined(*ids_b));
+  nlohmann::json diff = DiffRunSets(a, b);
+  if (!CheckComparable(diff, flags.force, what)) return kExitInputError;
+  std::vector<int64_t> confirmations;
+  if (flags.confirm > 0 && diff["inconclusive"].get<int>() > 0) {
+    // The newest B run (highest id) is profiled again: its model, inputs and settings, the inconclusive
+    // targets only, into the same store.
+    const size_t newest = static_cast<size_t>(std::max_element(ids_b->begin(), ids_b->end()) - ids_b->begin());
+    const std::vector<std::string> targets = TargetsToConfirm(diff);
+    auto options = ConfirmOptions(b[newest], targets, db);
+    if (!options.ok()) return Fail(options.status());
+    fmt::print(stderr, "{} inconclusive: profiling run {}'s model again {} time(s) with its settings\n",
+               Join(targets, ", "), (*ids_b)[newest], flags.confirm);
+    bool interrupted = false;
+    auto more = RunConfirmations(*options, b[newest]["model"]["path"].get<std::string>(), flags.confirm,
+                                 (*ids_b)[newest], true, interrupted);
+    if (!more.ok()) return Fail(more.status());
+    for (nlohmann::json& run : *more) {
+      if (run["run_id"].is_number()) confirmations.push_back(run["run_id"].get<int64_t>());
+      b.push_back(std::move(run));
+    }
+    if (interrupted) return 130;
+    diff = DiffRunSets(a, b);
+    diff["confirmation_runs"] = confirmations;
+    if (!CheckComparable(diff, flags.force, what + " and their confirmation runs")) return kExitInputError;
+  }
   const int regressions = diff["regressions"].get<int>();
   const int inconclusive = diff["inconclusive"].get<int>();
   const int exit_code = regressions > 0 || (flags.fail_on_inconclusive && inconclusive > 0) ? 1 : kExitOk;
@@ -1651,8 +1997,15 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
   auto str = [](const nlohmann::json& j, const char* key) {
     return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string("-");
   };
-  fmt::print("A: run {} ({}, {})\nB: run {} ({}, {})\n", run_a, str(diff["a"], "status"), str(diff["a"], "started_at"),
-             run_b, str(diff["b"], "status"), str(diff["b"], "started_at"));
+  for (const auto& [side, runs] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    for (const nlohmann::json& run : *runs) {
+      const nlohmann::json id = run.value("run_id", nlohmann::json(nullptr));
+      const bool confirmation = id.is_number() && std::find(confirmations.begin(), confirmations.end(),
+                                                            id.get<int64_t>()) != confirmations.end();
+      fmt::print("{}: run {} ({}, {}){}\n", side, id.is_number() ? id.dump() : "-", str(run, "status"),
+                 str(run, "started_at"), confirmation ? " (confirmation)" : "");
+    }
+  }
   for (const auto& note : diff["notes"]) fmt::print("note: {}\n", note.get<std::string>());
   fmt::print("\n{:<16} {:>10} {:>10} {:>8} {:>19} {:>14}  {}\n", "target", "A p50 ms", "B p50 ms", "B/A",
              "95 % interval B/A", "SQNR A→B dB", "verdict");
@@ -1676,9 +2029,11 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
     const std::string interval =
         t.contains("ci_low") ? fmt::format("[{:.3f}, {:.3f}]", t["ci_low"].get<double>(), t["ci_high"].get<double>())
                              : "-";
-    if (method.empty()) method = str(t, "method");
+    // The interval of a target confirmed on more runs says more than the others'.
+    if (method.empty() || t.value("b_runs", 1) > 1 || t.value("a_runs", 1) > 1) method = str(t, "method");
     fmt::print("{:<16} {:>10.4g} {:>10.4g} {:>7.3f}x {:>19} {:>14}  {}\n", name, t["a_p50_ms"].get<double>(),
-               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr, VerdictText(t) + BusyText(t));
+               t["b_p50_ms"].get<double>(), t["ratio"].get<double>(), interval, sqnr,
+               VerdictText(t) + RestsOnText(t, confirmations) + BusyText(t));
     busy = busy || t.contains("machine_busy");
     // The flagged layers that added the most time first; a long tail is counted, not printed.
     std::vector<const nlohmann::json*> flagged;
@@ -1702,8 +2057,10 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
       fmt::print("    … {} more layer(s) flagged (--json lists every layer)\n", flagged.size() - kShownLayers);
     }
   }
-  fmt::print("\n{} regressed, {} improved, {} inconclusive (a change within ±5 % of the median is unchanged)\n",
-             regressions, diff["improvements"].get<int>(), inconclusive);
+  fmt::print(
+      "\n{} regressed, {} improved, {} inconclusive{} (a change within ±5 % of the median is unchanged)\n", regressions,
+      diff["improvements"].get<int>(), inconclusive,
+      confirmations.empty() ? std::string() : fmt::format(" after {} confirmation run(s)", confirmations.size()));
   if (!method.empty()) fmt::print("interval: {}\n", method);
   std::fflush(stdout);  // the warnings below come after the table, also when both streams are one pipe
   if (busy) {
@@ -1712,10 +2069,15 @@ int RunDiff(int64_t run_a, int64_t run_b, const std::string& db, const DiffFlags
                "load, which the interval cannot see; re-run both on a quiet machine before trusting a small change\n");
   }
   if (inconclusive > 0) {
-    fmt::print(stderr,
-               "warning: {} target(s) inconclusive: the runs are too noisy to tell a 5 % change from none; re-run "
-               "with more --iterations / --min-time or on a quieter machine{}\n",
-               inconclusive, flags.fail_on_inconclusive ? "" : " (--fail-on-inconclusive makes this exit 1)");
+    fmt::print(
+        stderr, "warning: {} target(s) inconclusive{}: the runs are too noisy to tell a 5 % change from none; {}{}\n",
+        inconclusive,
+        confirmations.empty() ? std::string() : fmt::format(" after {} confirmation run(s)", confirmations.size()),
+        flags.confirm > 0 ? "more confirmation runs (--confirm N), more --iterations / --min-time or a quieter "
+                            "machine may tell"
+                          : "--confirm N profiles B's model N more times and decides on all the runs; or "
+                            "re-run with more --iterations / --min-time or on a quieter machine",
+        flags.fail_on_inconclusive ? "" : " (--fail-on-inconclusive makes this exit 1)");
   }
   return exit_code;
 }
@@ -2024,8 +2386,16 @@ int Main(int argc, char** argv) {
   profile->add_option("--db", profile_flags.db,
                       "Run store (SQLite) to record the run in (default: " + RunStore::DefaultPath().string() + ")");
   profile->add_flag("--no-store", profile_flags.no_store, "Do not record the run in the store");
-  profile->add_option("--threads", profile_flags.threads, "CPU threads (default: every core); recorded with the run")
+  profile
+      ->add_option("--threads", profile_flags.threads,
+                   "CPU threads (default: the cores other processes leave free, measured just before the run); "
+                   "more than the cores is refused unless --oversubscribe")
       ->check(CLI::NonNegativeNumber);
+  profile->add_flag("--oversubscribe", profile_flags.oversubscribe,
+                    "Allow --threads above the cores this process may use (timings then wait on the scheduler)");
+  profile->add_option("--max-time", profile_flags.max_time,
+                      "Seconds the timing rounds may take, busy rounds repeated included (default: four times the "
+                      "plan, plus 10 s); a target short of clean rounds then is unreliable");
   AddQuantFlags(profile, profile_flags.quant, /*with_data=*/false);
   AddLimitFlags(profile, profile_flags.limits);
 
@@ -2084,6 +2454,12 @@ int Main(int argc, char** argv) {
   batch->add_option("--shard", batch_shard, "Run only the I-th of N slices of the models: I/N");
   batch->add_flag("--quiet", batch_quiet, "Only the final table (and every error)");
   bool batch_fail_on_inconclusive = false;
+  std::optional<int> batch_confirm;
+  batch
+      ->add_option("--confirm", batch_confirm,
+                   "A target inconclusive against the baseline: profile the model N more times and decide on all "
+                   "its runs (default: the manifest's confirm:, else 2; 0: never)")
+      ->check(CLI::Range(0, 20));
   batch->add_flag("--fail-on-inconclusive", batch_fail_on_inconclusive,
                   "Exit 1 when a target's change against its baseline cannot be told from noise, too");
   batch->add_option("--out", batch_out, "Write the reports under this folder (default: beside the manifest)");
@@ -2112,13 +2488,13 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"html", "htm", "pdf", "csv", "json"}, CLI::ignore_case));
   report->add_option("-o,--output", report_out, "The report file ('-': standard output, with --format)")->required();
 
-  int64_t diff_a = 0, diff_b = 0;
+  std::string diff_a, diff_b;
   auto* diff = app.add_subcommand(
       "diff",
-      "Compare two stored runs: a verdict per target (regressed, improved, unchanged, inconclusive); exit 1 on "
+      "Compare stored runs: a verdict per target (regressed, improved, unchanged, inconclusive); exit 1 on "
       "a regression");
-  diff->add_option("RUN_A", diff_a, "The baseline run id")->required();
-  diff->add_option("RUN_B", diff_b, "The run compared with it")->required();
+  diff->add_option("RUN_A", diff_a, "The baseline run id, or several: 3,4")->required();
+  diff->add_option("RUN_B", diff_b, "The run compared with it, or several: 5,6")->required();
   diff->add_option("--db", history_db, "Run store (default: " + RunStore::DefaultPath().string() + ")");
   DiffFlags diff_flags;
   diff->add_flag("--json", diff_flags.json, "Print JSON instead of text");
@@ -2127,6 +2503,10 @@ int Main(int argc, char** argv) {
       "Compare runs that measured different things (model, shapes, threads, machine …), saying what differs");
   diff->add_flag("--fail-on-inconclusive", diff_flags.fail_on_inconclusive,
                  "Exit 1 when a target's change cannot be told from noise, too (default: warn, exit 0)");
+  diff->add_option("--confirm", diff_flags.confirm,
+                   "An inconclusive target, or a latency change resting on one run of B: profile the newest B "
+                   "run's model N more times with its settings (into --db) and decide on all the runs")
+      ->check(CLI::Range(0, 20));
   QuantizeFlags quantize_flags;
   auto* quantize = AddQuantizeCommand(app, quantize_flags);
   profile->add_flag("!--no-measure", profile_flags.measure_ceilings,
@@ -2156,7 +2536,8 @@ int Main(int argc, char** argv) {
   if (report->parsed()) return RunReportCommand(report_run, report_in, history_db, report_format, report_out);
   if (diff->parsed()) return RunDiff(diff_a, diff_b, history_db, diff_flags);
   if (batch->parsed())
-    return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet, batch_fail_on_inconclusive);
+    return RunBatch(batch_manifest, history_db, batch_shard, batch_out, batch_quiet, batch_fail_on_inconclusive,
+                    batch_confirm);
   if (merge->parsed()) return RunMerge(merge_other, history_db);
   if (recommend->parsed())
     return RunRecommend(recommend_run, recommend_json, history_db, recommend_limits, recommend_out);

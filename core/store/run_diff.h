@@ -1,5 +1,5 @@
-// A/B comparison of two stored runs (`chipfit diff`, batch baselines): per target a verdict —
-// regressed, improved, unchanged or inconclusive — from the medians of the runs' stored timing
+// A/B comparison of stored runs, one or several per side (`chipfit diff`, batch baselines): per target a
+// verdict — regressed, improved, unchanged or inconclusive — from the medians of the runs' stored timing
 // samples with a bootstrap confidence interval of their ratio; per layer, the change beyond both
 // runs' spread; drift drops. Runs are compared only when they measured the same thing.
 #pragma once
@@ -55,6 +55,29 @@ inline constexpr int kBootstrapBlocks = 16;
 RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
                                    int resamples, uint64_t seed, SampleOrder order_a = {}, SampleOrder order_b = {});
 
+// Several runs per side (`diff A1,A2 B1,B2`, a gate's confirmation runs): the hierarchical bootstrap of
+// the ratio of the sides' medians. Each resample draws a side's runs with replacement, draws each
+// drawn run's samples again as BootstrapMedianRatio does (in blocks of consecutive runs when long
+// enough), pools them and takes the median; the interval is the central `confidence` share of the
+// ratios B/A. Drawing the runs is what lets what moves a whole run (another hour's load, a reboot, a
+// memory layout) widen the interval; the samples of one run cannot show it.
+//
+// A random-effects model for that between-run spread: σ is the SD of the runs' log medians, each side
+// centred on its own mean (the sides differ by the change measured), pooled over the sides with ≥ 2 runs
+// (df = Σ (runs − 1)). A side with a single run cannot show it: its median is multiplied by exp(σ*·z),
+// z ~ N(0, 1), each resample. σ from 2–4 runs is itself uncertain (three runs that happen to sit close
+// together would give a single run on the other side a narrow interval and a false verdict), so each
+// resample draws σ* = σ·√(df / χ²(df)) — σ*·z is then Student's t with df degrees of freedom — and
+// stretches the drawn runs' offsets from their side's mean by σ*/σ · √(n / (n − 1)) (a draw of n runs
+// with replacement shows only (n − 1)/n of their variance). With many runs this is the plain
+// hierarchical bootstrap.
+//
+// One run on each side is exactly BootstrapMedianRatio (same seed, same interval). Every run must be
+// non-empty; side A's pooled median positive. Deterministic for a seed.
+RatioInterval HierarchicalMedianRatio(const std::vector<std::vector<double>>& a,
+                                      const std::vector<std::vector<double>>& b, double confidence, int resamples,
+                                      uint64_t seed);
+
 // The verdict on a ratio interval by the rules of DiffOptions: regressed | improved | unchanged |
 // inconclusive.
 std::string RatioVerdict(const RatioInterval& r, double min_change);
@@ -79,5 +102,17 @@ std::vector<std::string> ComparabilityDifferences(const nlohmann::json& a, const
 // {"a": {...}, "b": {...}, "differences": [...], "targets": [...], "regressions": N, "inconclusive": N,
 // "improvements": N, "notes": [...]}; the caller decides whether differences allow comparing.
 nlohmann::json DiffRuns(const nlohmann::json& a, const nlohmann::json& b, const DiffOptions& options = {});
+
+// Several runs per side: a target's latency verdict rests on all the runs of each side where it ran
+// (HierarchicalMedianRatio; runs stored without samples are left out, or, when no run of a side has
+// any, the first runs' normal approximation is used); drift and layers are compared between the first
+// such run of each side. Each run is checked for comparability against the first run of A
+// ("differences" name the runs by id). Besides DiffRuns' fields, each compared target row has what its
+// verdict rests on: "a_runs", "b_runs" (runs), "a_run_ids", "b_run_ids", "a_samples", "b_samples"
+// (Σ latency_ms.iterations: the clean timed runs), "a_clean_rounds", "b_clean_rounds" (Σ clean entries of
+// the target's "rounds"; null when no run of that side has rounds); the result has "a_run_ids" and
+// "b_run_ids". One run per side is DiffRuns. Both lists must be non-empty.
+nlohmann::json DiffRunSets(const std::vector<nlohmann::json>& a_runs, const std::vector<nlohmann::json>& b_runs,
+                           const DiffOptions& options = {});
 
 }  // namespace chipfit

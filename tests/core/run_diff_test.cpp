@@ -242,5 +242,172 @@ TEST(RunDiffTest, TargetsInOneRunOnlyAndTargetsThatStoppedRunning) {
   EXPECT_EQ(diff["differences"][0], "model file (sha256): abc in run A, def in run B");
 }
 
+// Several runs per side. A side's runs, each `n` timings (±5 % jitter) around `median` × its run's
+// offset: what moves a whole run (another hour's load, a memory layout) and no run's own samples show.
+std::vector<json> Runs(int first_id, double median, const std::vector<double>& offsets, int n, uint32_t seed) {
+  std::vector<json> runs;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    runs.push_back(
+        MakeRun(first_id + static_cast<int>(i),
+                {TargetWith("cpu:fp32", Timings(median * offsets[i], n, 0.05, seed + static_cast<uint32_t>(i)), 40,
+                            json::array())}));
+  }
+  return runs;
+}
+
+std::vector<std::vector<double>> SampleSets(const std::vector<json>& runs) {
+  std::vector<std::vector<double>> out;
+  for (const json& r : runs) out.push_back(r["targets"][0]["latency_ms"]["samples"].get<std::vector<double>>());
+  return out;
+}
+
+// A real 1.6x slowdown, each side's runs offset from each other by a few percent: regressed, with
+// several runs on both sides and with a single baseline run against several.
+TEST(RunDiffTest, HierarchicalBootstrapFindsARealShift) {
+  const std::vector<json> a = Runs(1, 1.0, {0.97, 1.02, 1.0}, 200, 1);
+  const std::vector<json> b = Runs(4, 1.6, {1.03, 0.98, 1.01}, 200, 11);
+  const json diff = DiffRunSets(a, b);
+  const json& row = Row(diff, "cpu:fp32");
+  EXPECT_EQ(row["verdict"], "regressed") << row.dump();
+  EXPECT_GT(row["ci_low"].get<double>(), 1.4);
+  EXPECT_LT(row["ci_high"].get<double>(), 1.8);
+  EXPECT_EQ(row["a_runs"], 3);
+  EXPECT_EQ(row["b_runs"], 3);
+  EXPECT_EQ(row["a_samples"], 600);
+  EXPECT_EQ(row["b_run_ids"], json({4, 5, 6}));
+  EXPECT_NE(row["method"].get<std::string>().find("hierarchical bootstrap"), std::string::npos);
+  EXPECT_EQ(diff["regressions"], 1);
+  // One baseline run against three: the random effect widens the interval; 1.6x is still certain.
+  const json one = DiffRunSets({a[0]}, b);
+  const json& one_row = Row(one, "cpu:fp32");
+  EXPECT_EQ(one_row["verdict"], "regressed") << one_row.dump();
+  EXPECT_NE(one_row["method"].get<std::string>().find("random-effects model"), std::string::npos);
+  EXPECT_EQ(one_row["a_runs"], 1);
+  EXPECT_EQ(one_row["b_runs"], 3);
+}
+
+// The same build on both sides, every run offset by up to ±8 % (uniformly) from the build's true
+// median: never regressed, whatever the split of runs; 3 runs against 1 unchanged or inconclusive. A
+// false "improved" is the same error the other way; a 95 % interval makes one now and then (seed 19's
+// three B runs happen to sit within 1.2 % of each other, 10 % below A's single run), so it is counted,
+// not forbidden.
+TEST(RunDiffTest, RunsOfOneBuildWithRunToRunOffsetsAreNeverRegressed) {
+  int false_improvements = 0;
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> offset(0.92, 1.08);
+    auto offsets = [&](int n) {
+      std::vector<double> out;
+      for (int i = 0; i < n; ++i) out.push_back(offset(rng));
+      return out;
+    };
+    for (const auto& [na, nb] : {std::pair{3, 1}, std::pair{1, 3}, std::pair{3, 3}, std::pair{2, 2}}) {
+      const std::vector<json> a = Runs(1, 1.0, offsets(na), 100, seed * 10);
+      const std::vector<json> b = Runs(10, 1.0, offsets(nb), 100, seed * 10 + 5);
+      const json diff = DiffRunSets(a, b, {.resamples = 1000});
+      const std::string verdict = Row(diff, "cpu:fp32")["verdict"];
+      const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(na) + " vs " +
+                                std::to_string(nb) + " runs: " + Row(diff, "cpu:fp32").dump();
+      EXPECT_NE(verdict, "regressed") << where;
+      if (na == 3 && nb == 1) {
+        EXPECT_TRUE(verdict == "unchanged" || verdict == "inconclusive") << where;
+      }
+      false_improvements += verdict == "improved" ? 1 : 0;
+    }
+  }
+  EXPECT_LE(false_improvements, 2) << "of 80 comparisons";
+}
+
+// The case a normal z would get wrong: three baseline runs that happen to sit close together, and
+// one run 8 % above them. Their small spread is an estimate from three runs; the single run is not
+// called a regression on it.
+TEST(RunDiffTest, ASingleRunBesideThreeCloseOnesIsNotARegression) {
+  const std::vector<json> a = Runs(1, 1.0, {0.995, 1.0, 1.005}, 200, 1);
+  const std::vector<json> b = Runs(4, 1.08, {1.0}, 200, 11);
+  const std::string verdict = Row(DiffRunSets(a, b), "cpu:fp32")["verdict"];
+  EXPECT_TRUE(verdict == "unchanged" || verdict == "inconclusive") << verdict;
+  // Runs 8 % apart on both sides: the offset is within what the runs show.
+  const std::string spread =
+      Row(DiffRunSets(Runs(1, 1.0, {0.92, 1.0, 1.08}, 200, 1), Runs(4, 1.08, {1.0}, 200, 11)), "cpu:fp32")["verdict"];
+  EXPECT_EQ(spread, "inconclusive");
+}
+
+// One run per side is the single-run bootstrap: the same interval for the same seed, and DiffRunSets
+// of one run each is DiffRuns.
+TEST(RunDiffTest, OneRunPerSideIsTheSingleRunBootstrap) {
+  const std::vector<double> a = Timings(1.0, 500, 0.1, 3), b = Timings(1.1, 300, 0.1, 4);
+  const DiffOptions o;
+  const RatioInterval single = BootstrapMedianRatio(a, b, o.confidence, o.resamples, o.seed);
+  const RatioInterval hierarchical = HierarchicalMedianRatio({a}, {b}, o.confidence, o.resamples, o.seed);
+  EXPECT_EQ(single.low, hierarchical.low);
+  EXPECT_EQ(single.high, hierarchical.high);
+  EXPECT_EQ(single.ratio, hierarchical.ratio);
+  EXPECT_EQ(single.method, hierarchical.method);
+  const json ra = MakeRun(1, {TargetWith("cpu:fp32", a, 40, json::array())});
+  const json rb = MakeRun(2, {TargetWith("cpu:fp32", b, 40, json::array())});
+  const json one = DiffRunSets({ra}, {rb});
+  EXPECT_EQ(one, DiffRuns(ra, rb));
+  EXPECT_EQ(Row(one, "cpu:fp32")["ci_low"].get<double>(), single.low);
+  EXPECT_EQ(Row(one, "cpu:fp32")["a_runs"], 1);
+  EXPECT_EQ(Row(one, "cpu:fp32")["a_samples"], 500);
+  EXPECT_EQ(Row(one, "cpu:fp32")["b_samples"], 300);
+}
+
+TEST(RunDiffTest, HierarchicalBootstrapIsDeterministicForASeed) {
+  const auto a = SampleSets(Runs(1, 1.0, {0.97, 1.03}, 100, 1));
+  const auto b = SampleSets(Runs(3, 1.2, {1.0}, 100, 7));
+  const RatioInterval r1 = HierarchicalMedianRatio(a, b, 0.95, 1000, 5);
+  const RatioInterval r2 = HierarchicalMedianRatio(a, b, 0.95, 1000, 5);
+  const RatioInterval other = HierarchicalMedianRatio(a, b, 0.95, 1000, 6);
+  EXPECT_EQ(r1.low, r2.low);
+  EXPECT_EQ(r1.high, r2.high);
+  EXPECT_NE(r1.low, other.low);
+  EXPECT_LT(r1.low, r1.ratio);
+  EXPECT_GT(r1.high, r1.ratio);
+}
+
+// What a verdict rests on: runs, clean timed runs and clean rounds per side; runs where the target did
+// not run (a confirmation profiles the inconclusive targets only) leave it judged on the others.
+TEST(RunDiffTest, TheVerdictSaysWhatItRestsOn) {
+  auto with_rounds = [](json run, int clean, int dropped) {
+    json rounds = json::array();
+    for (int i = 0; i < clean + dropped; ++i) rounds.push_back({{"round", i}, {"clean", i < clean}});
+    run["targets"][0]["rounds"] = rounds;
+    return run;
+  };
+  const json a = with_rounds(
+      MakeRun(1, {Target("cpu:fp32", 1.0, 40, json::array()), Target("cpu:int8", 1.0, 40, json::array())}), 10, 2);
+  const json b1 = with_rounds(
+      MakeRun(2, {Target("cpu:fp32", 1.0, 40, json::array()), Target("cpu:int8", 1.0, 40, json::array())}), 8, 0);
+  const json b2 = with_rounds(MakeRun(3, {Target("cpu:fp32", 1.0, 40, json::array())}), 9, 3);
+  const json diff = DiffRunSets({a}, {b1, b2});
+  const json& fp32 = Row(diff, "cpu:fp32");
+  EXPECT_EQ(fp32["a_runs"], 1);
+  EXPECT_EQ(fp32["b_runs"], 2);
+  EXPECT_EQ(fp32["a_samples"], 200);
+  EXPECT_EQ(fp32["b_samples"], 400);
+  EXPECT_EQ(fp32["a_clean_rounds"], 10);
+  EXPECT_EQ(fp32["b_clean_rounds"], 17);
+  const json& int8 = Row(diff, "cpu:int8");
+  EXPECT_EQ(int8["b_runs"], 1);
+  EXPECT_TRUE(int8["b_clean_rounds"].is_null());  // its one B run has no rounds
+  EXPECT_EQ(int8["verdict"], "unchanged");
+  EXPECT_EQ(diff["b_run_ids"], json({2, 3}));
+  EXPECT_TRUE(diff["differences"].empty());
+}
+
+// Every run is checked against the first run of A, named by its id.
+TEST(RunDiffTest, EveryRunIsCheckedAgainstTheFirstOfA) {
+  const json a1 = MakeRun(1, {Target("cpu:fp32", 1.0, 40, json::array())});
+  json a2 = MakeRun(2, {Target("cpu:fp32", 1.0, 40, json::array())});
+  a2["settings"]["threads"] = 1;
+  json b = MakeRun(3, {Target("cpu:fp32", 1.0, 40, json::array())});
+  b["model"]["sha256"] = "def";
+  const json diff = DiffRunSets({a1, a2}, {b});
+  ASSERT_EQ(diff["differences"].size(), 2u);
+  EXPECT_EQ(diff["differences"][0], "threads: 2 in run 1, 1 in run 2");
+  EXPECT_EQ(diff["differences"][1], "model file (sha256): abc in run 1, def in run 3");
+}
+
 }  // namespace
 }  // namespace chipfit
