@@ -93,5 +93,50 @@ TEST(DevicesModelTest, EmptyModelHasHeadersButNoRows) {
   EXPECT_EQ(model.headerData(DevicesModel::kPrecisionsColumn, Qt::Horizontal).toString(), QStringLiteral("Precisions"));
 }
 
+// Ceilings measured while other processes held the CPUs are low, and a CPU's figures depend on its
+// threads: the Devices page shows both with the figures, one entry per thread count.
+TEST(DevicesModelTest, CeilingsShowTheirThreadsAndTheBusyFlag) {
+  ModelTestMessages messages;
+  DevicesModel model(samples::SampleSnapshot());
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+  const DeviceInfo cpu = samples::SampleCpu();
+  EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kCeilingsColumn)).toString(),
+            QStringLiteral("not measured (chipfit devices --measure)"));
+
+  CeilingReport busy;
+  busy.device_id = "cpu";
+  busy.threads = 2;
+  busy.device_key = CeilingKey(cpu, 2);
+  busy.measured.peak_gflops[Precision::kFp32] = 223;
+  busy.measured.memory_bandwidth_gbps = 32.9;
+  busy.other_cpu_share = 0.45;
+  busy.measured_at = "2026-11-23T18:50:16Z";
+  CeilingReport idle = busy;
+  idle.threads = 1;
+  idle.device_key = CeilingKey(cpu, 1);
+  idle.measured.peak_gflops[Precision::kFp32] = 120;
+  idle.other_cpu_share = 0.02;
+  CeilingReport other_machine = busy;
+  other_machine.device_key = "cpu|Another CPU||oneDNN 2.6|16 units|2 threads";
+  QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+  model.setCeilings({busy, other_machine, idle});
+  EXPECT_EQ(changed.count(), 1);
+
+  const QString text = model.data(Cell(model, 0, DevicesModel::kCeilingsColumn)).toString();
+  EXPECT_EQ(text, QStringLiteral("fp32 120 GFLOP/s, 32.9 GB/s (1 thread); fp32 223 GFLOP/s, 32.9 GB/s (2 threads; "
+                                 "measured while busy (other processes used 45 % of the CPUs): low)"));
+  EXPECT_TRUE(model.data(Cell(model, 0, DevicesModel::kCeilingsColumn), Qt::ForegroundRole).isValid());
+  EXPECT_TRUE(model.data(Cell(model, 0, DevicesModel::kCeilingsColumn), Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("Measured 2026-11-23T18:50:16Z")));
+  // The OpenCL device has no entry: not measured, no warning.
+  EXPECT_EQ(model.data(Cell(model, 1, DevicesModel::kCeilingsColumn)).toString(),
+            QStringLiteral("not measured (chipfit devices --measure)"));
+  EXPECT_FALSE(model.data(Cell(model, 1, DevicesModel::kCeilingsColumn), Qt::ForegroundRole).isValid());
+  EXPECT_EQ(model.headerData(DevicesModel::kCeilingsColumn, Qt::Horizontal).toString(),
+            QStringLiteral("Roofline ceilings"));
+  EXPECT_TRUE(messages.messages().isEmpty()) << messages.messages().join(QLatin1Char('\n')).toStdString();
+}
+
 }  // namespace
 }  // namespace chipfit

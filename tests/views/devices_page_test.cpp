@@ -5,6 +5,8 @@
 
 #include <QLabel>
 #include <QTableView>
+#include <QTemporaryDir>
+#include <fstream>
 
 #include "tests/views/sample_devices.h"
 
@@ -43,6 +45,36 @@ TEST(DevicesPageTest, HidesNotesWhenThereAreNone) {
   const auto* notes = page.findChild<QLabel*>(QStringLiteral("discoveryNotes"));
   ASSERT_NE(notes, nullptr);
   EXPECT_TRUE(notes->isHidden());
+}
+
+// The page reads the ceilings cache itself: a CPU's cached ceilings show with their threads and, when
+// other processes held the CPUs while they were measured, the busy flag; a corrupt cache is a note.
+TEST(DevicesPageTest, ShowsTheCachedCeilingsWithTheirThreadsAndBusyFlag) {
+  QTemporaryDir dir;
+  const std::filesystem::path cache = dir.filePath(QStringLiteral("ceilings.json")).toStdString();
+  CeilingReport busy;
+  busy.device_id = "cpu";
+  busy.threads = 2;
+  busy.device_key = CeilingKey(samples::SampleCpu(), 2);
+  busy.measured.peak_gflops[Precision::kFp32] = 223;
+  busy.measured.memory_bandwidth_gbps = 32.9;
+  busy.other_cpu_share = 0.45;
+  ASSERT_TRUE(SaveCeilingReport(cache, busy).ok());
+
+  DevicesPage page;
+  page.setCeilingCachePath(cache);
+  page.setDiscovery(samples::SampleSnapshot(), {});
+  const QString text = page.model()->index(0, DevicesModel::kCeilingsColumn).data().toString();
+  EXPECT_EQ(text, QStringLiteral("fp32 223 GFLOP/s, 32.9 GB/s (2 threads; measured while busy (other processes used 45 "
+                                 "% of the CPUs): low)"));
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("discoveryNotes"))->isHidden());
+
+  std::ofstream(cache) << "{ not json";
+  page.setDiscovery(samples::SampleSnapshot(), {});
+  EXPECT_TRUE(page.notesText().startsWith(QStringLiteral("Roofline ceilings: "))) << page.notesText().toStdString();
+  EXPECT_EQ(page.model()->index(0, DevicesModel::kCeilingsColumn).data().toString(),
+            QStringLiteral("not measured (chipfit devices --measure)"));
+  EXPECT_EQ(page.model()->rowCount(), 2);  // the devices are shown all the same
 }
 
 }  // namespace

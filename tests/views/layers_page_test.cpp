@@ -169,6 +169,46 @@ TEST(LayersPage, SaysWhenPerLayerTimesAreNotToBeTakenAsTheyAre) {
   EXPECT_TRUE(summary->text().contains(QStringLiteral("was timed while")));
 }
 
+// Where "overhead 0.12" or "add up to 40×" was, the page says where the end-to-end time goes, why Σ layers
+// and end to end disagree when they do, and which targets the machine was too busy to time.
+TEST(LayersPage, SaysWhereTheEndToEndTimeGoes) {
+  LayerSelection selection;
+  LayersPage page(&selection);
+  auto run = SyntheticRun(10, 3);
+  auto fp32 = std::make_shared<TargetResult>(*run->targets[0]);
+  fp32->attribution =
+      TimeAttribution{.end_to_end_ms = 7.1, .attributed_ms = 6.7, .between_ms = 0.3, .unexplained_ms = 0.1};
+  fp32->instrumentation_overhead = 0.12;
+  run->targets[0] = fp32;
+  auto bf16 = std::make_shared<TargetResult>(*run->targets[1]);
+  bf16->attribution = TimeAttribution{.end_to_end_ms = 52.7,
+                                      .attributed_ms = 7.4,
+                                      .between_ms = 0.5,
+                                      .unexplained_ms = 44.8,
+                                      .explanation = "Σ layers is 0.14× end to end: the end-to-end runs were slowed"};
+  bf16->unreliable = true;
+  bf16->unreliable_reason = "only 2 of 10 timing rounds were clean within the 25 s budget";
+  run->targets[1] = bf16;
+  page.setRun(run);
+  auto* summary = page.findChild<QLabel*>(QStringLiteral("layersSummary"));
+  ASSERT_NE(summary, nullptr);
+  const QString text = summary->text();
+  EXPECT_TRUE(text.contains(
+      QStringLiteral("cpu:fp32: Σ layers 6.70 ms · between kernels 300 µs · unexplained 100 µs of 7.10 ms end to end")))
+      << text.toStdString();
+  EXPECT_TRUE(
+      text.contains(QStringLiteral("cpu:bf16: Σ layers 7.40 ms · between kernels 500 µs · unexplained 44.8 ms "
+                                   "of 52.7 ms end to end")))
+      << text.toStdString();
+  // The explanation in the warning tone, the bare ratio gone.
+  EXPECT_TRUE(text.contains(QStringLiteral("color:#a05a00\">⚠ Σ layers is 0.14× end to end"))) << text.toStdString();
+  EXPECT_FALSE(text.contains(QStringLiteral("overhead"))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("cpu:bf16 is unreliable</b>: only 2 of 10 timing rounds")))
+      << text.toStdString();
+  // A target without an attribution (a run recorded before it) has no line.
+  EXPECT_FALSE(text.contains(QStringLiteral("cpu:int8: Σ layers"))) << text.toStdString();
+}
+
 TEST_F(LayersPageTest, ScreenshotOfEachTabIsNotBlank) {
   page.table()->selectRow(0);
   for (int tab = 0; tab < page.charts()->count(); ++tab) {

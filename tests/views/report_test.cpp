@@ -644,6 +644,75 @@ TEST(ReportLatencyTest, SpreadOutliersAndBusyMachineInTheTargetsTable) {
   EXPECT_FALSE(parsed.text.contains(QStringLiteral("noisy when over 5 %")));
 }
 
+// A busy machine in the report: per target its clean and dropped rounds, "unreliable" with the reason
+// in the warning tone, where the end-to-end time goes; the thread choice with the settings; the
+// ceilings' thread count and busy flag where the ceilings are listed.
+TEST(ReportLatencyTest, RoundsUnreliableTargetsAttributionThreadsAndBusyCeilings) {
+  RunResult run = LoadRun("sample_run.json");
+  TargetResult& fp32 = EditTarget(run, 0);
+  for (int i = 0; i < 10; ++i) {
+    TimingRound r{.round = i + 1, .runs = 20, .median_ms = fp32.latency.p50, .threads = 1};
+    r.clean = i < 3;
+    r.other_cpu_share = r.clean ? 0.03 : 0.7;
+    if (!r.clean) r.dropped = "other processes used 1.4 of 2 CPUs";
+    fp32.rounds.push_back(r);
+  }
+  fp32.unreliable = true;
+  fp32.unreliable_reason = "only 3 of 10 timing rounds were clean within the 25 s budget";
+  fp32.attribution = TimeAttribution{.end_to_end_ms = 52.7,
+                                     .attributed_ms = 7.4,
+                                     .between_ms = 0.5,
+                                     .unexplained_ms = 44.8,
+                                     .explanation = "Σ layers is 0.14× end to end: the end-to-end runs were slowed"};
+  TargetResult& int8 = EditTarget(run, 1);
+  for (int i = 0; i < 10; ++i) int8.rounds.push_back(TimingRound{.round = i + 1, .runs = 20, .median_ms = 0.01});
+  run.settings.threads = 1;
+  run.settings.cores = 2;
+  run.settings.other_cpus_before = 0.9;
+  run.settings.threads_reason = "2 cores, ~1 busy with other work: 1 thread";
+  ASSERT_FALSE(run.ceilings.empty());
+  run.ceilings[0].threads = 2;
+  run.ceilings[0].other_cpu_share = 0.45;
+
+  const std::string html = Html(run);
+  const std::vector<HtmlTable> tables = HtmlTables(html);
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  ASSERT_NE(targets, nullptr);
+  const int status = targets->Column(QStringLiteral("Status"));
+  const int rounds = targets->Column(QStringLiteral("Timing rounds"));
+  ASSERT_TRUE(status >= 0 && rounds >= 0) << targets->header.join(u'|').toStdString();
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:fp32"))[status], QStringLiteral("ok, unreliable"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:fp32"))[rounds], QStringLiteral("3 clean / 7 dropped"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:int8"))[rounds], QStringLiteral("10 clean / 0 dropped"));
+  EXPECT_EQ(targets->Row(QStringLiteral("cpu:bf16"))[rounds], QStringLiteral("–"));  // recorded before rounds
+
+  const HtmlTable* timing = FindTable(tables, QStringLiteral("Where the end-to-end time goes"));
+  ASSERT_NE(timing, nullptr);
+  const QStringList fp32_timing = timing->Row(QStringLiteral("cpu:fp32"));
+  EXPECT_EQ(fp32_timing[timing->Column(QStringLiteral("Latency"))],
+            QStringLiteral("unreliable: only 3 of 10 timing rounds were clean within the 25 s budget"));
+  EXPECT_EQ(fp32_timing[timing->Column(QStringLiteral("Where the end-to-end time goes"))],
+            QStringLiteral("Σ layers 7.40 ms · between kernels 500 µs · unexplained 44.8 ms of 52.7 ms end to end"));
+  EXPECT_EQ(timing->Row(QStringLiteral("cpu:int8"))[timing->Column(QStringLiteral("Latency"))],
+            QStringLiteral("every round clean"));
+  // The warning tone on the verdict, and the explanation after the table in it too.
+  EXPECT_NE(html.find("class=\"warn\">unreliable: only 3 of 10"), std::string::npos);
+  const ParsedHtml parsed = ParseXml(html);
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("Σ layers is 0.14× end to end: the end-to-end runs were slowed")));
+
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral(
+      "2 cores, ~1 busy with other work: 1 thread (other processes kept 0.90 of 2 CPUs busy just before timing)")))
+      << parsed.text.toStdString();
+  EXPECT_TRUE(parsed.text.contains(
+      QStringLiteral("; 2 threads; measured while busy (other processes used 45 % of the CPUs): low")))
+      << parsed.text.toStdString();
+  // The roofline drawn against those ceilings says so in its title.
+  const auto roofline = charts::RooflineChart(run, "cpu");
+  ASSERT_NE(roofline, nullptr);
+  EXPECT_TRUE(roofline->title().endsWith(QStringLiteral(" — ceilings measured while busy (low)")))
+      << roofline->title().toStdString();
+}
+
 // A throughput point as `profile --batch … --streams N` records it: the latency of one request (a batch).
 ThroughputPoint Point(int batch, int streams, int threads, double p50, double p90, double per_s) {
   ThroughputPoint p;

@@ -29,6 +29,24 @@ std::shared_ptr<const TargetResult> Ok(const Target& target, double p50, double 
   return r;
 }
 
+// `clean` clean slots then `dropped` busy ones, each slot's median `ms` (busy: `busy_ms`), other
+// processes at 3 % of the CPUs in clean slots and `busy_share` in dropped ones.
+std::vector<TimingRound> Rounds(int clean, int dropped, double ms, double busy_ms = 0, double busy_share = 0.7) {
+  std::vector<TimingRound> rounds;
+  for (int i = 0; i < clean + dropped; ++i) {
+    TimingRound r;
+    r.round = i + 1;
+    r.runs = 20;
+    r.clean = i < clean;
+    r.median_ms = r.clean ? ms : busy_ms;
+    r.other_cpu_share = r.clean ? 0.03 : busy_share;
+    r.threads = 2;
+    if (!r.clean) r.dropped = "other processes used 1.4 of 2 CPUs, more than the 0.0 this run's 2 threads left them";
+    rounds.push_back(r);
+  }
+  return rounds;
+}
+
 QVariant Cell(const RunProgressModel& m, int row, int column, int role = Qt::DisplayRole) {
   return m.index(row, column).data(role);
 }
@@ -115,6 +133,71 @@ TEST_F(RunProgressModelTest, FiguresAppearWhenATargetFinishesAndAFailureStaysInI
   // The others keep their figures.
   EXPECT_EQ(model_.status(0), QStringLiteral("ok"));
   EXPECT_EQ(model_.finishedCount(), 3);
+}
+
+// The Run page no longer says "noisy": a target the machine was too busy to time is `unreliable`,
+// with the reason and its clean and dropped rounds, and the banner text names it.
+TEST_F(RunProgressModelTest, AnUnreliableTargetSaysWhyAndTheBannerNamesIt) {
+  auto fp32 = std::make_shared<TargetResult>(*Ok(kFp32, 1.0, 130, "estimated"));
+  fp32->rounds = Rounds(3, 7, 1.0, 40.0);
+  fp32->unreliable = true;
+  fp32->unreliable_reason = "only 3 of 10 timing rounds were clean within the 25 s budget";
+  fp32->latency.noisy = true;  // the old flag: no longer shown
+  auto int8 = std::make_shared<TargetResult>(*Ok(kInt8, 0.5, 24.5, "estimated"));
+  int8->rounds = Rounds(3, 7, 0.5, 30.0);
+  int8->unreliable = true;
+  int8->unreliable_reason = "only 3 of 10 timing rounds were clean within the 25 s budget";
+  EXPECT_TRUE(model_.busyMachineText().isEmpty());
+  model_.setResult(0, fp32);
+  model_.setResult(1, int8);
+
+  EXPECT_EQ(model_.status(0), QStringLiteral("ok"));  // it ran; the status column says what to make of it
+  EXPECT_EQ(Cell(model_, 0, RunProgressModel::kStatusColumn).toString(), QStringLiteral("unreliable"));
+  EXPECT_TRUE(Cell(model_, 0, RunProgressModel::kStatusColumn, Qt::ForegroundRole).isValid());
+  const QString notes = Cell(model_, 0, RunProgressModel::kNotesColumn).toString();
+  EXPECT_TRUE(notes.contains(QStringLiteral("unreliable (3 clean / 7 dropped rounds)"))) << notes.toStdString();
+  EXPECT_TRUE(notes.contains(QString::fromStdString(fp32->unreliable_reason))) << notes.toStdString();
+  EXPECT_FALSE(notes.contains(QStringLiteral("noisy"))) << notes.toStdString();
+  EXPECT_EQ(model_.unreliableTargets(), QStringList({QStringLiteral("cpu:fp32"), QStringLiteral("cpu:int8")}));
+  EXPECT_EQ(model_.busyMachineText(),
+            QStringLiteral("The machine was busy: cpu:fp32 and cpu:int8 had too few clean rounds (3 of 10; other "
+                           "processes used 70 % of the CPUs). They are not ranked."));
+
+  // A target whose busy rounds were dropped and repeated is fine, and the banner says so too.
+  auto opencl = std::make_shared<TargetResult>(*Ok(kOpenCl, 0.25, 60, "estimated"));
+  opencl->rounds = Rounds(10, 2, 0.25, 9.0, 0.5);
+  model_.setResult(2, opencl);
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kStatusColumn).toString(), QStringLiteral("ok"));
+  EXPECT_TRUE(Cell(model_, 2, RunProgressModel::kNotesColumn)
+                  .toString()
+                  .endsWith(QStringLiteral(", 10 clean / 2 dropped rounds")));
+  EXPECT_TRUE(model_.busyMachineText().endsWith(
+      QStringLiteral("They are not ranked. 2 timing rounds of opencl:0:fp16 were dropped and repeated (other processes "
+                     "used 50 % of the CPUs in them); their figures come from the clean rounds.")))
+      << model_.busyMachineText().toStdString();
+}
+
+// The speed-up of targets timed in rounds is the median of within-round ratios: a load that slowed
+// one round moves both sides of it, while the ratio of p50s taken from different rounds would not.
+TEST_F(RunProgressModelTest, SpeedUpPrefersWithinRoundPairs) {
+  auto fp32 = std::make_shared<TargetResult>(*Ok(kFp32, 1.0, 130, "estimated"));
+  auto int8 = std::make_shared<TargetResult>(*Ok(kInt8, 0.8, 24.5, "estimated"));
+  // Round by round int8 is 4× faster; its p50 (from other rounds than fp32's) says 1.25×.
+  for (int round = 1; round <= 5; ++round) {
+    const double load = round <= 2 ? 1.0 : 3.0;  // the load came in round 3
+    fp32->rounds.push_back(TimingRound{.round = round, .runs = 10, .median_ms = 1.0 * load});
+    int8->rounds.push_back(TimingRound{.round = round, .runs = 10, .median_ms = 0.25 * load});
+  }
+  model_.setResult(0, fp32);
+  model_.setResult(1, int8);
+  EXPECT_DOUBLE_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 4.0);
+  EXPECT_TRUE(Cell(model_, 1, RunProgressModel::kSpeedupColumn, Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("round by round")));
+  // A target without rounds (a run recorded before them): the ratio of the p50s.
+  auto opencl = std::make_shared<TargetResult>(*Ok(kOpenCl, 0.5, 60, "estimated"));
+  model_.setResult(2, opencl);
+  EXPECT_DOUBLE_EQ(Cell(model_, 2, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 2.0);
 }
 
 TEST_F(RunProgressModelTest, UnfinishedRowsAreMarkedWhenTheRunStops) {

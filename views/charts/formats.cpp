@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "profilers/memory/ceilings.h"
 #include "profilers/run_result.h"
 
 namespace chipfit::formats {
@@ -92,6 +93,35 @@ std::string FormatSqnr(double db) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f dB", db);
   return buf;
+}
+
+RoundCounts CountRounds(const std::vector<TimingRound>& rounds) {
+  RoundCounts counts;
+  for (const TimingRound& r : rounds) ++(r.clean ? counts.clean : counts.dropped);
+  return counts;
+}
+
+std::string FormatRounds(const std::vector<TimingRound>& rounds) {
+  if (rounds.empty()) return {};
+  const RoundCounts counts = CountRounds(rounds);
+  return FormatInt(counts.clean) + " clean / " + FormatInt(counts.dropped) + " dropped";
+}
+
+std::string FormatAttribution(const TimeAttribution& a) {
+  return "Σ layers " + FormatDuration(a.attributed_ms) + " · between kernels " + FormatDuration(a.between_ms) +
+         " · unexplained " + FormatDuration(a.unexplained_ms) + " of " + FormatDuration(a.end_to_end_ms) +
+         " end to end";
+}
+
+std::string FormatCeilingConditions(const CeilingReport& c) {
+  std::string text;
+  if (c.threads > 0) text = FormatInt(c.threads) + (c.threads == 1 ? " thread" : " threads");
+  if (c.MeasuredWhileBusy()) {
+    if (!text.empty()) text += "; ";
+    text +=
+        "measured while busy (other processes used " + FormatSig(*c.other_cpu_share * 100, 2) + " % of the CPUs): low";
+  }
+  return text;
 }
 
 }  // namespace chipfit::formats

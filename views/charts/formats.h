@@ -4,6 +4,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace chipfit {
+struct CeilingReport;
+struct TimeAttribution;
+struct TimingRound;
+}  // namespace chipfit
 
 namespace chipfit::formats {
 
@@ -27,5 +34,20 @@ std::string FormatBytes(double bytes);
 std::string FormatEnergy(double joules);
 // 45.69 → "45.7 dB"; the kExactSqnrDb sentinel of identical tensors (200 dB) → "exact".
 std::string FormatSqnr(double db);
+
+// A target's interleaved timing slots (TargetResult::rounds): the clean ones its latency comes from,
+// and those dropped because other processes took the CPUs.
+struct RoundCounts {
+  int clean = 0, dropped = 0;
+};
+RoundCounts CountRounds(const std::vector<TimingRound>& rounds);
+// "8 clean / 2 dropped"; "" when the target was not timed in rounds (a run recorded before them).
+std::string FormatRounds(const std::vector<TimingRound>& rounds);
+// Where the end-to-end time goes, the one line every view prints: "Σ layers 6.70 ms · between kernels
+// 300 µs · unexplained 100 µs of 7.10 ms end to end".
+std::string FormatAttribution(const TimeAttribution& a);
+// How a device's ceilings were measured, when it changes how to read them: "2 threads; measured while
+// busy (other processes used 45 % of the CPUs): low"; "" when the report records neither.
+std::string FormatCeilingConditions(const CeilingReport& c);
 
 }  // namespace chipfit::formats

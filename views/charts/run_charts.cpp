@@ -435,6 +435,12 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
   // figures stay in run.ceilings and never reach a roof.
   std::string title = "Roofline — " + device_id + (device_name.empty() ? "" : " (" + device_name + ")");
   if (roofs.empty()) title += " — no measured ceilings";
+  // Roofs measured while other processes held the CPUs are low: every layer looks closer to them.
+  const CeilingReport* ceiling_report = MeasuredCeilings(run, device_id);
+  const std::string busy = ceiling_report != nullptr && ceiling_report->MeasuredWhileBusy() && !roofs.empty()
+                               ? " — ceilings measured while busy (low)"
+                               : "";
+  title += busy;
   auto chart = NewChart(Q(title));
   if (plotted == 0 && (roofs.empty() || !targets.empty())) {
     chart->setTitle(Q(title + (targets.empty() ? " — no target ran here" : " — no layer with FLOPs")));
@@ -443,7 +449,7 @@ std::unique_ptr<QChart> RooflineChart(const RunResult& run, const std::string& d
   }
   if (plotted == 0) {
     // Without the device's name, which the devices table gives: the title must fit the chart.
-    chart->setTitle(Q("Roofline — " + device_id + ": measured ceilings, no target ran here"));
+    chart->setTitle(Q("Roofline — " + device_id + ": measured ceilings, no target ran here" + busy));
     chart->legend()->hide();
     // The ceilings alone: from a tenth of a FLOP per byte past the ridge points, down to a hundredth
     // of the peaks.

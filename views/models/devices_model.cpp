@@ -1,10 +1,14 @@
 // DevicesModel: columns, display strings, tooltips and raw values for discovered devices.
 #include "views/models/devices_model.h"
 
+#include <QColor>
 #include <QLocale>
 #include <QStringList>
 #include <QThread>
+#include <algorithm>
 #include <utility>
+
+#include "views/charts/formats.h"
 
 namespace chipfit {
 namespace {
@@ -84,6 +88,25 @@ QString MemoryText(uint64_t bytes) {
   return QLocale().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeIecFormat);
 }
 
+// "fp32 223 GFLOP/s, bf16 432 GFLOP/s, 32.9 GB/s (2 threads; measured while busy (…): low)".
+QString CeilingText(const CeilingReport& c) {
+  QStringList parts;
+  for (const auto& [precision, gflops] : c.measured.peak_gflops) {
+    if (gflops > 0) {
+      parts << ToQString(PrecisionName(precision)) + QLatin1Char(' ') + ToQString(formats::FormatSig(gflops)) +
+                   QStringLiteral(" GFLOP/s");
+    }
+  }
+  // A bandwidth of 0 is one not measured.
+  if (c.measured.memory_bandwidth_gbps > 0) {
+    parts << ToQString(formats::FormatSig(c.measured.memory_bandwidth_gbps)) + QStringLiteral(" GB/s");
+  }
+  QString text = parts.isEmpty() ? DevicesModel::tr("no figure") : parts.join(QStringLiteral(", "));
+  const std::string conditions = formats::FormatCeilingConditions(c);
+  if (!conditions.empty()) text += QStringLiteral(" (") + ToQString(conditions) + QLatin1Char(')');
+  return text;
+}
+
 }  // namespace
 
 DevicesModel::DevicesModel(Snapshot devices, QObject* parent)
@@ -95,6 +118,24 @@ void DevicesModel::setDevices(Snapshot devices) {
   beginResetModel();
   devices_ = std::move(devices);
   endResetModel();
+}
+
+void DevicesModel::setCeilings(std::vector<CeilingReport> ceilings) {
+  Q_ASSERT(QThread::currentThread() == thread());
+  ceilings_ = std::move(ceilings);
+  if (rowCount() > 0) emit dataChanged(index(0, kCeilingsColumn), index(rowCount() - 1, kCeilingsColumn));
+}
+
+std::vector<const CeilingReport*> DevicesModel::ceilingsOf(const DeviceInfo& device) const {
+  std::vector<const CeilingReport*> out;
+  // The key names the device and, for a CPU, the threads: an entry of another machine or driver, or
+  // one written before the thread count was recorded, is not this device's.
+  for (const CeilingReport& c : ceilings_) {
+    if (c.device_key == CeilingKey(device, c.threads)) out.push_back(&c);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CeilingReport* a, const CeilingReport* b) { return a->threads < b->threads; });
+  return out;
 }
 
 int DevicesModel::rowCount(const QModelIndex& parent) const {
@@ -121,6 +162,11 @@ QVariant DevicesModel::data(const QModelIndex& index, int role) const {
         case kMemoryColumn: return MemoryText(device.memory_bytes);
         case kRuntimeColumn: return ToQString(device.runtime_version);
         case kPrecisionsColumn: return SupportedPrecisions(device).join(QLatin1Char(' '));
+        case kCeilingsColumn: {
+          QStringList texts;
+          for (const CeilingReport* c : ceilingsOf(device)) texts << CeilingText(*c);
+          return texts.isEmpty() ? tr("not measured (chipfit devices --measure)") : texts.join(QStringLiteral("; "));
+        }
         case kColumnCount: break;
       }
       break;
@@ -137,6 +183,25 @@ QVariant DevicesModel::data(const QModelIndex& index, int role) const {
       if (column == kPrecisionsColumn) return PrecisionsToolTip(device);
       if (column == kNameColumn) return NameToolTip(device);
       if (column == kRuntimeColumn) return RuntimeToolTip(device);
+      if (column == kCeilingsColumn) {
+        // When and how each figure was measured, and the notes (a busy machine, estimates).
+        QStringList lines;
+        for (const CeilingReport* c : ceilingsOf(device)) {
+          lines << tr("Measured %1").arg(ToQString(c->measured_at));
+          for (const std::string& m : c->methods) lines << QStringLiteral("  ") + ToQString(m);
+          for (const std::string& n : c->notes) lines << QStringLiteral("  ") + ToQString(n);
+        }
+        return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
+      }
+      break;
+    case Qt::ForegroundRole:
+      if (column == kCeilingsColumn) {
+        const auto ceilings = ceilingsOf(device);
+        // Figures measured while other processes held the CPUs are low: the warning tone.
+        if (std::any_of(ceilings.begin(), ceilings.end(),
+                        [](const CeilingReport* c) { return c->MeasuredWhileBusy(); }))
+          return QColor(0xa0, 0x5a, 0x00);
+      }
       break;
     case Qt::TextAlignmentRole:
       if (column == kComputeUnitsColumn || column == kMemoryColumn) {
@@ -160,6 +225,7 @@ QVariant DevicesModel::headerData(int section, Qt::Orientation orientation, int 
     case kMemoryColumn: return tr("Memory");
     case kRuntimeColumn: return tr("Runtime");
     case kPrecisionsColumn: return tr("Precisions");
+    case kCeilingsColumn: return tr("Roofline ceilings");
     case kColumnCount: break;
   }
   return {};

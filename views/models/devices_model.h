@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "devices/device.h"
+#include "profilers/memory/ceilings.h"
 
 namespace chipfit {
 
@@ -21,6 +22,7 @@ class DevicesModel : public QAbstractTableModel {
     kMemoryColumn,
     kRuntimeColumn,
     kPrecisionsColumn,
+    kCeilingsColumn,
     kColumnCount
   };
   // Numbers as numbers (memory bytes as qulonglong, compute units as int, supported precisions as a
@@ -36,6 +38,9 @@ class DevicesModel : public QAbstractTableModel {
   // Replaces every row (a model reset): a new discovery is a new snapshot, never an edit.
   void setDevices(Snapshot devices);
   const Snapshot& devices() const { return devices_; }
+  // The measured roofline ceilings (the cache `chipfit devices --measure` and profiles fill): each
+  // device shows the entries measured on it, one per thread count, with their busy flag.
+  void setCeilings(std::vector<CeilingReport> ceilings);
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -43,7 +48,11 @@ class DevicesModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
+  // The ceilings measured on `device`, fewest threads first.
+  std::vector<const CeilingReport*> ceilingsOf(const DeviceInfo& device) const;
+
   Snapshot devices_;
+  std::vector<CeilingReport> ceilings_;
 };
 
 }  // namespace chipfit

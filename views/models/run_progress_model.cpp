@@ -1,9 +1,14 @@
 // RunProgressModel: the Run page's rows; figures come from the immutable TargetResult of each target.
 #include "views/models/run_progress_model.h"
 
+#include <QColor>
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
+
+#include "profilers/latency/latency_stats.h"
+#include "profilers/latency/rounds.h"
+#include "views/charts/formats.h"
 
 namespace chipfit {
 namespace {
@@ -21,6 +26,30 @@ int PhaseStart(const QString& phase) {
 }
 
 QString Ms(double value) { return QString::number(value, 'f', value < 1 ? 4 : 3); }
+
+// The history page's colour for a run that needs a second look: the same warning tone here.
+const QColor kWarnColor(0xa0, 0x5a, 0x00);
+
+bool Unreliable(const TargetResult* r) { return r != nullptr && r->status == "ok" && r->unreliable; }
+
+// "a", "a and b", "a, b and c".
+QString JoinNames(const QStringList& names) {
+  if (names.size() <= 1) return names.join(QString());
+  return names.mid(0, names.size() - 1).join(QStringLiteral(", ")) + RunProgressModel::tr(" and ") + names.back();
+}
+
+// Other processes' share of the CPUs in the dropped slots of `results` (their median, 0..1): what
+// the machine was like while it was busy, which the clean slots' share does not say.
+std::optional<double> DroppedShare(const std::vector<const TargetResult*>& results) {
+  std::vector<double> shares;
+  for (const TargetResult* r : results) {
+    for (const TimingRound& round : r->rounds) {
+      if (!round.clean && round.other_cpu_share) shares.push_back(*round.other_cpu_share);
+    }
+  }
+  if (shares.empty()) return std::nullopt;
+  return Quantile(shares, 0.5);
+}
 
 }  // namespace
 
@@ -90,13 +119,75 @@ int RunProgressModel::rowCount(const QModelIndex& parent) const {
 
 int RunProgressModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
 
-double RunProgressModel::baselineP50() const {
+const TargetResult* RunProgressModel::baseline() const {
   const TargetResult* base = nullptr;
   for (const Row& r : rows_) {
     if (!r.result || r.result->status != "ok") continue;
     if (base == nullptr || r.target.ToString() == "cpu:fp32") base = r.result.get();
   }
-  return base != nullptr ? base->latency.p50 : 0;
+  return base;
+}
+
+QStringList RunProgressModel::unreliableTargets() const {
+  QStringList names;
+  for (const Row& r : rows_) {
+    if (Unreliable(r.result.get())) names << QString::fromStdString(r.target.ToString());
+  }
+  return names;
+}
+
+QString RunProgressModel::busyMachineText() const {
+  std::vector<const TargetResult*> unreliable, dropped;
+  QStringList unreliable_names, dropped_names;
+  for (const Row& r : rows_) {
+    if (!r.result || r.result->status != "ok") continue;
+    const QString name = QString::fromStdString(r.target.ToString());
+    if (r.result->unreliable) {
+      unreliable.push_back(r.result.get());
+      unreliable_names << name;
+    } else if (formats::CountRounds(r.result->rounds).dropped > 0) {
+      dropped.push_back(r.result.get());
+      dropped_names << name;
+    }
+  }
+  QString text;
+  if (!unreliable.empty()) {
+    // One count when the targets share it (they usually do: every round times every target).
+    QStringList counts;
+    for (size_t i = 0; i < unreliable.size(); ++i) {
+      const formats::RoundCounts c = formats::CountRounds(unreliable[i]->rounds);
+      counts << tr("%1 of %2").arg(c.clean).arg(c.clean + c.dropped);
+    }
+    counts.removeDuplicates();
+    if (counts.size() > 1) {
+      counts.clear();
+      for (size_t i = 0; i < unreliable.size(); ++i) {
+        const formats::RoundCounts c = formats::CountRounds(unreliable[i]->rounds);
+        counts
+            << tr("%1 %2 of %3").arg(unreliable_names[static_cast<qsizetype>(i)]).arg(c.clean).arg(c.clean + c.dropped);
+      }
+    }
+    QString detail = counts.join(QStringLiteral(", "));
+    if (const auto share = DroppedShare(unreliable)) {
+      detail += tr("; other processes used %1 % of the CPUs").arg(*share * 100, 0, 'f', 0);
+    }
+    text = tr("The machine was busy: %1 had too few clean rounds (%2). %3")
+               .arg(JoinNames(unreliable_names), detail,
+                    unreliable.size() == 1 ? tr("It is not ranked.") : tr("They are not ranked."));
+  }
+  if (!dropped.empty()) {
+    int rounds = 0;
+    for (const TargetResult* r : dropped) rounds += formats::CountRounds(r->rounds).dropped;
+    QString sentence =
+        rounds == 1 ? tr("1 timing round of %1 was dropped and repeated").arg(JoinNames(dropped_names))
+                    : tr("%1 timing rounds of %2 were dropped and repeated").arg(rounds).arg(JoinNames(dropped_names));
+    if (const auto share = DroppedShare(dropped)) {
+      sentence += tr(" (other processes used %1 % of the CPUs in them)").arg(*share * 100, 0, 'f', 0);
+    }
+    sentence += tr("; their figures come from the clean rounds.");
+    text += text.isEmpty() ? tr("The machine was busy at times: ") + sentence : QStringLiteral(" ") + sentence;
+  }
+  return text;
 }
 
 QVariant RunProgressModel::raw(const Row& row, int column) const {
@@ -108,8 +199,12 @@ QVariant RunProgressModel::raw(const Row& row, int column) const {
     case kP50Column: return r ? QVariant(r->latency.p50) : QVariant();
     case kP99Column: return r ? QVariant(r->latency.p99) : QVariant();
     case kSpeedupColumn: {
-      const double base = baselineP50();
-      return r && base > 0 && r->latency.p50 > 0 ? QVariant(base / r->latency.p50) : QVariant();
+      // Within-round pairs when both were timed in rounds (a load that came and went moved both
+      // sides), else the ratio of their p50s.
+      const TargetResult* base = baseline();
+      if (r == nullptr || base == nullptr) return {};
+      const double speedup = SpeedUp(*base, *r);
+      return speedup > 0 && std::isfinite(speedup) ? QVariant(speedup) : QVariant();
     }
     case kDriftColumn: return r && r->accuracy ? QVariant(r->accuracy->output_sqnr_db) : QVariant();
     case kEnergyColumn: return r && r->energy ? QVariant(r->energy->joules) : QVariant();
@@ -123,6 +218,7 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
   const QVariant value = raw(row, column);
   const TargetResult* r = row.result.get();
   switch (column) {
+    case kStatusColumn: return Unreliable(r) ? tr("unreliable") : value;
     case kProgressColumn: return QStringLiteral("%1 %").arg(row.progress);
     case kP50Column:
     case kP99Column: return value.isValid() ? Ms(value.toDouble()) : QVariant();
@@ -155,7 +251,16 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
       if (r != nullptr && r->status == "ok") {
         QString text = tr("%n layer(s)", nullptr, static_cast<int>(r->layers.size()));
         if (!r->fallbacks.empty()) text += tr(", %n fallback(s)", nullptr, static_cast<int>(r->fallbacks.size()));
-        if (r->latency.noisy) text += tr(", noisy");
+        // Timing rounds said where they matter: dropped ones, and a target with too few clean ones.
+        const formats::RoundCounts rounds = formats::CountRounds(r->rounds);
+        if (r->unreliable) {
+          text += tr(", unreliable (%1 clean / %2 dropped rounds): %3")
+                      .arg(rounds.clean)
+                      .arg(rounds.dropped)
+                      .arg(QString::fromStdString(r->unreliable_reason));
+        } else if (rounds.dropped > 0) {
+          text += tr(", %1 clean / %2 dropped rounds").arg(rounds.clean).arg(rounds.dropped);
+        }
         return text;
       }
       return value;
@@ -172,7 +277,27 @@ QVariant RunProgressModel::data(const QModelIndex& index, int role) const {
     case ProgressRole: return row.progress;
     case Qt::ToolTipRole:
       if (row.result && !row.result->error.empty()) return QString::fromStdString(row.result->error);
+      if (index.column() == kNotesColumn && row.result && !row.result->notes.empty()) {
+        // The whole notes (unreliable, dropped rounds, random calibration …): the cell shows a line.
+        QStringList notes;
+        for (const std::string& note : row.result->notes) notes << QString::fromStdString(note);
+        return notes.join(QLatin1Char('\n'));
+      }
+      if (index.column() == kSpeedupColumn && row.result && row.result->status == "ok") {
+        const TargetResult* base = baseline();
+        if (base != nullptr && PairedRatio(base->rounds, row.result->rounds)) {
+          return tr("%1 time over this target's, round by round (median of the rounds both timed cleanly)")
+              .arg(QString::fromStdString(base->target.ToString()));
+        }
+        if (base != nullptr)
+          return tr("%1 p50 over this target's p50").arg(QString::fromStdString(base->target.ToString()));
+      }
       return index.column() == kNotesColumn ? row.detail : QVariant();
+    case Qt::ForegroundRole:
+      if (Unreliable(row.result.get()) && (index.column() == kStatusColumn || index.column() == kNotesColumn)) {
+        return kWarnColor;
+      }
+      return {};
     case Qt::TextAlignmentRole:
       if (index.column() >= kP50Column && index.column() <= kSpeedupColumn) {
         return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));

@@ -4,6 +4,7 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,12 @@ class RunProgressModel : public QAbstractTableModel {
   std::shared_ptr<const TargetResult> result(int row) const;
   QString status(int row) const;
   int finishedCount() const;
+  // What the Run page's banner says when a finished target is unreliable or had timing rounds dropped
+  // because other processes took the CPUs ("The machine was busy: cpu:fp32 and cpu:bf16 had too few clean
+  // rounds (3 of 10; other processes used 70 % of the CPUs). They are not ranked."); empty otherwise.
+  QString busyMachineText() const;
+  // Finished targets that are unreliable (too few clean rounds).
+  QStringList unreliableTargets() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -63,8 +70,8 @@ class RunProgressModel : public QAbstractTableModel {
   };
   QVariant display(const Row& row, int column) const;
   QVariant raw(const Row& row, int column) const;
-  // The p50 the speed-ups are relative to: cpu:fp32 when it finished ok, else the first ok target.
-  double baselineP50() const;
+  // The target the speed-ups are relative to: cpu:fp32 when it finished ok, else the first ok target.
+  const TargetResult* baseline() const;
   void rowChanged(int row);
 
   std::vector<Row> rows_;

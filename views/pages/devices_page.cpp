@@ -50,8 +50,19 @@ void DevicesPage::setDiscovery(DevicesModel::Snapshot devices, const QStringList
   model_->setDevices(std::move(devices));
   discovering_ = false;
   status_label_->setText(count == 1 ? tr("1 device found") : tr("%1 devices found").arg(count));
-  notes_label_->setText(notes.join(QLatin1Char('\n')));
-  notes_label_->setVisible(!notes.isEmpty());
+  QStringList lines = notes;
+  const std::filesystem::path cache = ceiling_cache_.empty() ? DefaultCeilingCachePath() : ceiling_cache_;
+  auto ceilings = LoadCeilingCache(cache);
+  std::vector<CeilingReport> reports;
+  if (ceilings.ok()) {
+    for (auto& [key, report] : *ceilings) reports.push_back(std::move(report));
+  } else {
+    // A corrupt cache is the user's to look at (profiles refuse it too), not a reason to hide devices.
+    lines << tr("Roofline ceilings: %1").arg(QString::fromStdString(ceilings.status().message()));
+  }
+  model_->setCeilings(std::move(reports));
+  notes_label_->setText(lines.join(QLatin1Char('\n')));
+  notes_label_->setVisible(!lines.isEmpty());
   // The last column keeps stretching to the table's edge; sizing it to contents would undo that.
   for (int column = 0; column + 1 < model_->columnCount(); ++column) table_->resizeColumnToContents(column);
 }

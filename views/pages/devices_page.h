@@ -3,6 +3,7 @@
 
 #include <QStringList>
 #include <QWidget>
+#include <filesystem>
 
 #include "views/models/devices_model.h"
 
@@ -19,8 +20,11 @@ class DevicesPage : public QWidget {
  public:
   explicit DevicesPage(QWidget* parent = nullptr);
 
-  // Shows the discovery result; `notes` are the backends' lines ("CUDA: not built ...").
+  // Shows the discovery result; `notes` are the backends' lines ("CUDA: not built ..."). The devices'
+  // measured ceilings come from the ceilings cache, read here (a small file).
   void setDiscovery(DevicesModel::Snapshot devices, const QStringList& notes);
+  // The ceilings cache to read (default: DefaultCeilingCachePath(); tests give their own).
+  void setCeilingCachePath(std::filesystem::path path) { ceiling_cache_ = std::move(path); }
   bool isDiscovering() const { return discovering_; }
 
   DevicesModel* model() const { return model_; }
@@ -34,6 +38,7 @@ class DevicesPage : public QWidget {
   QLabel* status_label_;
   QLabel* notes_label_;
   bool discovering_ = true;
+  std::filesystem::path ceiling_cache_;
 };
 
 }  // namespace chipfit

@@ -34,6 +34,9 @@ namespace {
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
 
+// Warnings in the summary's rich text: the tone the Run page's banner and the report use.
+const QString kWarnHtml = QStringLiteral("#a05a00");
+
 enum ChartTab { kTimeTab, kRooflineTab, kCrossTab, kDriftTab, kEnergyTab };
 
 }  // namespace
@@ -311,14 +314,25 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
                          QString::number(model_->rowCount()), QString::number(model_->targetCount()));
     // Per-layer times a user should not take as they are: said where they are shown.
     for (const auto& t : model_->table().targets) {
-      const QString name = Q(t->target.ToString());
-      if (t->latency.machine_busy) {
+      const QString name = Q(t->target.ToString()).toHtmlEscaped();
+      if (t->unreliable) {
+        run_notes_ += tr("<br><span style=\"color:%1\"><b>%2 is unreliable</b>: %3</span>")
+                          .arg(kWarnHtml, name, Q(t->unreliable_reason).toHtmlEscaped());
+      } else if (t->latency.machine_busy) {
         run_notes_ += tr("<br><b>%1 was timed while other processes used %2 % of the CPUs</b>: its times may be "
                          "inflated.")
                           .arg(name)
                           .arg(t->latency.other_cpu_share.value_or(0) * 100, 0, 'f', 0);
       }
-      if (t->instrumentation_overhead > 2) {
+      // Where the end-to-end time goes, and why Σ layers and end to end disagree when they do; a run
+      // recorded before the attribution has only the bare ratio.
+      if (const std::optional<TimeAttribution>& a = t->attribution) {
+        run_notes_ += tr("<br>%1: %2").arg(name, Q(formats::FormatAttribution(*a)).toHtmlEscaped());
+        if (!a->explanation.empty()) {
+          run_notes_ +=
+              tr("<br><span style=\"color:%1\">⚠ %2</span>").arg(kWarnHtml, Q(a->explanation).toHtmlEscaped());
+        }
+      } else if (t->instrumentation_overhead > 2) {
         run_notes_ +=
             tr("<br><b>%1's layer times add up to %2× its end-to-end latency</b>: the per-layer pass was "
                "slowed (timers, or a busy machine); compare its layers with each other, not with the latency.")

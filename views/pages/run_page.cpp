@@ -1,7 +1,9 @@
-// RunPage: the runner's signals into the progress model, and the page's labels and buttons.
+// RunPage: the runner's signals into the progress model, the page's labels and buttons, and the
+// busy-machine banner with its wait for an idle machine.
 #include "views/pages/run_page.h"
 
 #include <QFileInfo>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,6 +12,7 @@
 #include <QPushButton>
 #include <QStyledItemDelegate>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "views/pages/profile_runner.h"
@@ -48,7 +51,13 @@ RunPage::RunPage(ProfileSession::Discover discover, QWidget* parent)
       recommendation_label_(new QLabel(this)),
       overall_(new QProgressBar(this)),
       cancel_button_(new QPushButton(tr("Cancel (Esc)"), this)),
-      table_(new QTableView(this)) {
+      table_(new QTableView(this)),
+      threads_label_(new QLabel(this)),
+      banner_(new QFrame(this)),
+      banner_label_(new QLabel(banner_)),
+      rerun_button_(new QPushButton(tr("Re-run when idle"), banner_)),
+      cancel_wait_button_(new QPushButton(tr("Cancel"), banner_)),
+      idle_timer_(new QTimer(this)) {
   title_label_->setObjectName(QStringLiteral("runTitle"));
   title_label_->setWordWrap(true);
   status_label_->setObjectName(QStringLiteral("runStatus"));
@@ -78,14 +87,56 @@ RunPage::RunPage(ProfileSession::Discover discover, QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(RunProgressModel::kNotesColumn, QHeaderView::Stretch);
   table_->setWordWrap(false);
 
+  threads_label_->setObjectName(QStringLiteral("runThreads"));
+  threads_label_->setWordWrap(true);
+  threads_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  threads_label_->hide();
+
+  // The banner replaces the word "noisy" of earlier versions: which targets the machine was too busy
+  // to time, why, and the one action that helps (measure again once the machine is idle).
+  banner_->setObjectName(QStringLiteral("busyBanner"));
+  banner_->setFrameShape(QFrame::StyledPanel);
+  banner_->setStyleSheet(
+      QStringLiteral("QFrame#busyBanner { background: #fff3dc; border: 1px solid #d9a03f; "
+                     "border-radius: 4px; } QFrame#busyBanner QLabel { color: #5a3a00; }"));
+  banner_label_->setObjectName(QStringLiteral("busyBannerText"));
+  banner_label_->setWordWrap(true);
+  banner_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  rerun_button_->setObjectName(QStringLiteral("rerunWhenIdle"));
+  rerun_button_->setToolTip(tr("Waits until other processes use under %1 % of the CPUs for %2 s in a row, then "
+                               "profiles the same model with the same settings again")
+                                .arg(kBusyCpuShare * 100, 0, 'f', 0)
+                                .arg(kIdlePolls));
+  cancel_wait_button_->setObjectName(QStringLiteral("cancelIdleWait"));
+  cancel_wait_button_->hide();
+  auto* banner_layout = new QHBoxLayout(banner_);
+  banner_layout->addWidget(banner_label_, 1);
+  banner_layout->addWidget(rerun_button_, 0, Qt::AlignVCenter);
+  banner_layout->addWidget(cancel_wait_button_, 0, Qt::AlignVCenter);
+  banner_->hide();
+  connect(rerun_button_, &QPushButton::clicked, this, &RunPage::rerunWhenIdle);
+  connect(cancel_wait_button_, &QPushButton::clicked, this, &RunPage::cancelIdleWait);
+
+  // Other processes' share over the last poll: /proc/stat around a window that each poll closes and
+  // opens again.
+  idle_probe_ = [this]() -> std::optional<double> {
+    const std::optional<double> share = idle_meter_.Stop();
+    idle_meter_.Start();
+    return share;
+  };
+  idle_timer_->setInterval(1000);
+  connect(idle_timer_, &QTimer::timeout, this, &RunPage::onIdlePoll);
+
   auto* top = new QHBoxLayout;
   top->addWidget(overall_, 1);
   top->addWidget(cancel_button_);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(title_label_);
   layout->addLayout(top);
+  layout->addWidget(banner_);
   layout->addWidget(table_, 1);
   layout->addWidget(status_label_);
+  layout->addWidget(threads_label_);
   layout->addWidget(recommendation_label_);
 
   connect(runner_, &ProfileRunner::message, this, &RunPage::setStatus);
@@ -120,15 +171,21 @@ bool RunPage::start(const QString& model_path, const ProfileOptions& options) {
     setStatus(tr("No target is ticked: tick at least one on the Targets page."));
     return false;
   }
+  // A run the user starts meanwhile ends the wait for an idle machine.
+  stopIdleWait();
   model_path_ = model_path;
+  last_options_ = options;
+  has_options_ = true;
   model_->startRun(options.targets);
   overall_->setValue(0);
   recommendation_label_->hide();
+  threads_label_->hide();
   title_label_->setText(tr("Profiling %1 on %n target(s)…", nullptr, static_cast<int>(options.targets.size()))
                             .arg(QFileInfo(model_path).fileName()));
   setStatus(tr("Loading the model and preparing inputs…"));
   clock_.start();
   if (!runner_->start(model_path, options)) return false;
+  updateBanner();
   cancel_button_->setEnabled(true);
   emit runningChanged(true);
   return true;
@@ -146,11 +203,13 @@ void RunPage::onRunStarted(qint64 run_id, const std::vector<Target>& targets) {
   if (static_cast<size_t>(model_->rowCount()) != targets.size()) model_->startRun(targets);
   setStatus(run_id >= 0 ? tr("Run %1 started; results are stored as each target finishes.").arg(run_id)
                         : tr("Run started (not stored)."));
+  updateBanner();
 }
 
 void RunPage::onTargetFinished(int index, std::shared_ptr<const TargetResult> result) {
   model_->setResult(index, std::move(result));
   updateOverall();
+  updateBanner();
 }
 
 void RunPage::updateOverall() {
@@ -170,11 +229,26 @@ void RunPage::onRunFinished(std::shared_ptr<const RunResult> run) {
       run->run_id ? tr("stored as run %1 (chipfit report %1 -o FILE)").arg(*run->run_id) : tr("not stored");
   int ok = 0;
   for (const auto& t : run->targets) ok += t->status == "ok" ? 1 : 0;
-  title_label_->setText(tr("%1: run %2 — %3 of %n target(s) ok, %4 s", nullptr, static_cast<int>(run->targets.size()))
-                            .arg(QFileInfo(model_path_).fileName(), QString::fromStdString(run->status))
-                            .arg(ok)
-                            .arg(clock_.elapsed() / 1000.0, 0, 'f', 1));
+  QString title = tr("%1: run %2 — %3 of %n target(s) ok, %4 s", nullptr, static_cast<int>(run->targets.size()))
+                      .arg(QFileInfo(model_path_).fileName(), QString::fromStdString(run->status))
+                      .arg(ok)
+                      .arg(clock_.elapsed() / 1000.0, 0, 'f', 1);
+  if (const qsizetype unreliable = model_->unreliableTargets().size(); unreliable > 0) {
+    title += tr(", %1 unreliable").arg(unreliable);
+  }
+  title_label_->setText(title);
   setStatus(stored);
+  // The thread choice, since a busy machine changes it ("2 cores, ~1 busy with other work: 1 thread").
+  const RunSettings& settings = run->settings;
+  QString threads;
+  if (!settings.threads_reason.empty()) {
+    threads = tr("CPU threads: %1").arg(QString::fromStdString(settings.threads_reason));
+  } else if (settings.threads > 0) {
+    threads = tr("CPU threads: %1").arg(settings.threads);
+  }
+  threads_label_->setText(threads);
+  threads_label_->setVisible(!threads.isEmpty());
+  updateBanner();
   const auto& rec = run->recommendation;
   if (rec.is_object() && rec.contains("summary") && rec["summary"].is_string()) {
     recommendation_label_->setText(
@@ -190,8 +264,89 @@ void RunPage::onRunFailed(const QString& message) {
   model_->markUnfinished(QStringLiteral("not run"));
   title_label_->setText(tr("The run stopped: %1").arg(message));
   setStatus(message);
+  updateBanner();
   emit runningChanged(false);
   emit runFailed(message);
+}
+
+QString RunPage::bannerText() const { return banner_->isHidden() ? QString() : banner_label_->text(); }
+
+bool RunPage::isBannerVisible() const { return !banner_->isHidden(); }
+
+void RunPage::updateBanner() {
+  if (waiting_for_idle_) {
+    banner_label_->setText(
+        last_share_
+            ? tr("Waiting for the machine to be idle (others use %1 % of the CPUs)…").arg(*last_share_ * 100, 0, 'f', 0)
+            : tr("Waiting for the machine to be idle…"));
+    rerun_button_->hide();
+    cancel_wait_button_->show();
+    banner_->show();
+    return;
+  }
+  cancel_wait_button_->hide();
+  const QString text = model_->busyMachineText();
+  banner_label_->setText(text);
+  // Each unreliable target's own reason, in full, where the banner names it.
+  QStringList reasons;
+  for (int row = 0; row < model_->rowCount(); ++row) {
+    const auto result = model_->result(row);
+    if (result && result->status == "ok" && result->unreliable) {
+      reasons << QStringLiteral("%1: %2").arg(QString::fromStdString(result->target.ToString()),
+                                              QString::fromStdString(result->unreliable_reason));
+    }
+  }
+  banner_label_->setToolTip(reasons.join(QLatin1Char('\n')));
+  // Offered once the run is over: a second run beside this one would make both slower.
+  rerun_button_->setVisible(has_options_ && !runner_->isRunning());
+  banner_->setVisible(!text.isEmpty());
+}
+
+void RunPage::setIdleProbe(CpuShareProbe probe, int interval_ms) {
+  idle_probe_ = std::move(probe);
+  idle_timer_->setInterval(interval_ms);
+}
+
+bool RunPage::rerunWhenIdle() {
+  if (!has_options_ || runner_->isRunning()) return false;
+  waiting_for_idle_ = true;
+  idle_polls_ = 0;
+  last_share_.reset();
+  idle_meter_.Start();
+  idle_timer_->start();
+  setStatus(tr("Re-runs %1 once other processes use under %2 % of the CPUs for %3 s in a row.")
+                .arg(QFileInfo(model_path_).fileName())
+                .arg(kBusyCpuShare * 100, 0, 'f', 0)
+                .arg(kIdlePolls));
+  updateBanner();
+  return true;
+}
+
+void RunPage::cancelIdleWait() {
+  if (!waiting_for_idle_) return;
+  stopIdleWait();
+  setStatus(tr("Re-run cancelled."));
+  updateBanner();
+}
+
+void RunPage::stopIdleWait() {
+  idle_timer_->stop();
+  waiting_for_idle_ = false;
+  idle_polls_ = 0;
+}
+
+void RunPage::onIdlePoll() {
+  const std::optional<double> share = idle_probe_ ? idle_probe_() : std::nullopt;
+  last_share_ = share;
+  // Where /proc/stat cannot be read there is nothing to wait for: the run starts after the same polls.
+  idle_polls_ = !share || *share < kBusyCpuShare ? idle_polls_ + 1 : 0;
+  if (idle_polls_ < kIdlePolls) {
+    updateBanner();
+    return;
+  }
+  stopIdleWait();
+  // The same path as the first run: the same model and options, stored as a new run.
+  if (!start(model_path_, last_options_)) updateBanner();
 }
 
 }  // namespace chipfit

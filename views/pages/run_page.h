@@ -1,20 +1,26 @@
 // RunPage: the profile in progress, one row per target with its phase and progress, its figures as it
-// finishes, Cancel, and the run's outcome.
+// finishes, Cancel, and the run's outcome: a banner when the machine was too busy to time a target,
+// with "Re-run when idle".
 #pragma once
 
 #include <QElapsedTimer>
 #include <QString>
 #include <QWidget>
+#include <functional>
 #include <memory>
+#include <optional>
 
+#include "profilers/latency/latency_stats.h"
 #include "profilers/run_result.h"
 #include "profilers/session/profile_session.h"
 #include "views/models/run_progress_model.h"
 
+class QFrame;
 class QLabel;
 class QProgressBar;
 class QPushButton;
 class QTableView;
+class QTimer;
 
 namespace chipfit {
 
@@ -40,6 +46,22 @@ class RunPage : public QWidget {
   // The last finished run, or null.
   std::shared_ptr<const RunResult> lastRun() const { return last_run_; }
 
+  // "Re-run when idle": other processes' share of all CPUs (0..1) since the previous call, nullopt
+  // when it cannot be read. The default measures /proc/stat (CpuShareMeter) between polls.
+  using CpuShareProbe = std::function<std::optional<double>()>;
+  // Polls needed in a row under kBusyCpuShare before the profile starts again.
+  static constexpr int kIdlePolls = 3;
+  // Tests give a fake machine and a short poll; the default polls once a second.
+  void setIdleProbe(CpuShareProbe probe, int interval_ms);
+  // Waits until other processes leave the CPUs idle (kIdlePolls polls in a row), then starts the last
+  // profile again with the same model and options; false when there is none or a run is in progress.
+  bool rerunWhenIdle();
+  void cancelIdleWait();
+  bool isWaitingForIdle() const { return waiting_for_idle_; }
+  // The busy-machine banner above the table (empty and hidden when every target was timed cleanly).
+  QString bannerText() const;
+  bool isBannerVisible() const;
+
  signals:
   void runningChanged(bool running);
   void runFinished(std::shared_ptr<const chipfit::RunResult> run);
@@ -52,6 +74,9 @@ class RunPage : public QWidget {
   void onRunFailed(const QString& message);
   void updateOverall();
   void setStatus(const QString& text);
+  void updateBanner();
+  void onIdlePoll();
+  void stopIdleWait();
 
   ProfileRunner* runner_;
   RunProgressModel* model_;
@@ -61,8 +86,21 @@ class RunPage : public QWidget {
   QProgressBar* overall_;
   QPushButton* cancel_button_;
   QTableView* table_;
+  QLabel* threads_label_;  // how the run chose its CPU threads, once it finished
+  QFrame* banner_;
+  QLabel* banner_label_;
+  QPushButton* rerun_button_;
+  QPushButton* cancel_wait_button_;
+  QTimer* idle_timer_;
+  CpuShareProbe idle_probe_;
+  CpuShareMeter idle_meter_;  // the default probe's window
+  bool waiting_for_idle_ = false;
+  int idle_polls_ = 0;
+  std::optional<double> last_share_;  // the last poll's share, for the waiting banner
   QElapsedTimer clock_;
   QString model_path_;
+  ProfileOptions last_options_;  // what "Re-run when idle" starts again
+  bool has_options_ = false;
   std::shared_ptr<const RunResult> last_run_;
 };
 

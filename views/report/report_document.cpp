@@ -10,15 +10,21 @@
 #include <set>
 
 #include "core/recommend/recommend.h"
+#include "profilers/latency/rounds.h"
+#include "profilers/memory/ceilings.h"
 #include "profilers/profile_json.h"
 #include "views/charts/formats.h"
 
 namespace chipfit::report {
 
+using formats::CountRounds;
 using formats::Finite;
+using formats::FormatAttribution;
 using formats::FormatBytes;
+using formats::FormatCeilingConditions;
 using formats::FormatDuration;
 using formats::FormatInt;
+using formats::FormatRounds;
 using formats::FormatShort;
 using formats::FormatSi;
 using formats::FormatSqnr;
@@ -295,7 +301,17 @@ void AddTitle(const RunResult& run, Document& doc) {
                                     "at least " + FormatInt(s.iterations) + " timed runs"};
   if (Finite(s.min_time_s)) parts.push_back("and at least " + FormatShort(s.min_time_s) + " s");
   if (!s.reference.empty()) parts.push_back("drift reference " + s.reference);
+  if (s.max_time_s > 0) parts.push_back("timing rounds within " + FormatShort(s.max_time_s, 3) + " s");
   kv.rows.push_back({Text("Settings"), Text(Join(parts, ", "))});
+  // How the CPU threads were chosen: on a busy machine the default leaves other processes their cores.
+  if (!s.threads_reason.empty() || s.threads > 0) {
+    std::string threads = s.threads_reason.empty() ? FormatInt(s.threads) : s.threads_reason;
+    if (s.other_cpus_before && s.cores > 0) {
+      threads += " (other processes kept " + Sig(*s.other_cpus_before, 2) + " of " + FormatInt(s.cores) +
+                 " CPUs busy just before timing)";
+    }
+    kv.rows.push_back({Text("CPU threads"), Text(threads)});
+  }
   doc.blocks.push_back(TableBlock(std::move(kv)));
 }
 
@@ -425,12 +441,50 @@ std::string MachineBusyText(const LatencyStats& l) {
   return std::string(l.machine_busy ? "yes" : "no") + " (" + Percent(*share, 2) + ")";
 }
 
+// Per target: its timing rounds, whether its latency is reliable (and why not), and where its end-to-end
+// time goes (Σ layers, between kernels, unexplained), with the reason when Σ layers and end to end
+// disagree. Nothing for a run recorded before the rounds and the attribution.
+void AddTiming(const RunResult& run, bool any_rounds, Document& doc) {
+  const bool any_attribution = std::any_of(run.targets.begin(), run.targets.end(),
+                                           [](const auto& t) { return t->status == "ok" && t->attribution; });
+  if (!any_rounds && !any_attribution) return;
+  doc.blocks.push_back(Heading(3, "Timing rounds and where the time goes", "timing"));
+  Table table;
+  table.header = {"Target", "Rounds clean / dropped", "Latency", "Where the end-to-end time goes"};
+  std::vector<Block> explanations;
+  for (const auto& target : run.targets) {
+    const TargetResult& t = *target;
+    if (t.status != "ok") continue;
+    const std::string name = t.target.ToString();
+    const std::string rounds = FormatRounds(t.rounds);
+    const int dropped = CountRounds(t.rounds).dropped;
+    Cell verdict = t.unreliable ? Text("unreliable: " + t.unreliable_reason, Tone::kWarn)
+                   : dropped > 0
+                       ? Text("from the clean rounds (" + FormatInt(dropped) + " busy ones dropped and repeated)")
+                   : rounds.empty() ? Text(kDash, Tone::kMuted)
+                                    : Text("every round clean", Tone::kGood);
+    table.rows.push_back({Mono(name), Num(rounds.empty() ? kDash : rounds), verdict,
+                          t.attribution ? Text(FormatAttribution(*t.attribution)) : Text(kDash, Tone::kMuted)});
+    if (t.attribution && !t.attribution->explanation.empty()) {
+      explanations.push_back(Paragraph(t.attribution->explanation, Tone::kWarn, name + ": "));
+    }
+  }
+  doc.blocks.push_back(TableBlock(std::move(table)));
+  for (Block& b : explanations) doc.blocks.push_back(std::move(b));
+}
+
 void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& doc) {
   doc.blocks.push_back(Heading(2, "Targets", "targets"));
   std::optional<double> baseline;
+  const TargetResult* baseline_target = nullptr;
+  bool any_rounds = false;
   std::vector<std::optional<double>> times;
   for (const auto& t : run.targets) {
-    if (t->target.ToString() == "cpu:fp32" && t->status == "ok") baseline = Finite(t->latency.p50);
+    any_rounds = any_rounds || !t->rounds.empty();
+    if (t->target.ToString() == "cpu:fp32" && t->status == "ok") {
+      baseline = Finite(t->latency.p50);
+      baseline_target = t.get();
+    }
     if (t->status != "ok") continue;
     for (double v : {t->latency.p50, t->latency.p90, t->latency.p99}) times.push_back(Finite(v));
   }
@@ -445,6 +499,7 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
                   "Spread p90 / MAD",
                   "CoV",
                   "Outliers",
+                  "Timing rounds clean / dropped",
                   "Machine busy (others' CPU share)",
                   "Speed-up vs cpu:fp32",
                   "Output SQNR",
@@ -458,7 +513,12 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
     const std::string name = t.target.ToString();
     std::vector<Cell> row;
     row.push_back(Mono(name == best ? name + " ★" : name, name == best ? Tone::kGood : Tone::kNormal));
-    row.push_back(Text(t.status, t.status == "ok" ? Tone::kGood : Tone::kBad));
+    // An unreliable target ran, but its latency is not one to rank: the status says so first.
+    if (t.status == "ok" && t.unreliable) {
+      row.push_back(Text("ok, unreliable", Tone::kWarn));
+    } else {
+      row.push_back(Text(t.status, t.status == "ok" ? Tone::kGood : Tone::kBad));
+    }
     if (t.status != "ok") {
       Cell error = Text(t.error.empty() ? "did not run (no reason recorded)" : t.error, Tone::kBad);
       error.colspan = static_cast<int>(table.header.size()) - 2;
@@ -479,12 +539,20 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
     const bool robust_known = l.mad > 0 || !l.samples.empty();
     row.push_back(Num(robust_known ? FormatInt(l.outliers) + " of " + FormatInt(l.iterations) : kDash,
                       l.outliers > 0 ? Tone::kWarn : Tone::kNormal));
+    // A run recorded before the interleaved rounds has none: a dash, not "0 clean".
+    const std::string rounds = FormatRounds(t.rounds);
+    row.push_back(Num(rounds.empty() ? kDash : rounds, t.unreliable                        ? Tone::kBad
+                                                       : CountRounds(t.rounds).dropped > 0 ? Tone::kWarn
+                                                                                           : Tone::kNormal));
     row.push_back(Text(MachineBusyText(l), l.machine_busy ? Tone::kWarn : Tone::kNormal));
     const auto p50 = Finite(l.p50);
+    // Within-round pairs when both were timed in rounds (SpeedUp), else the ratio of the p50s.
+    std::optional<double> speedup;
+    if (baseline_target != nullptr) speedup = Finite(SpeedUp(*baseline_target, t));
     if (name == "cpu:fp32") {
       row.push_back(Num("1× (baseline)", Tone::kMuted));
-    } else if (baseline && p50 && *p50 > 0) {
-      row.push_back(Num(Sig(*baseline / *p50) + "×"));
+    } else if (baseline && p50 && *p50 > 0 && speedup && *speedup > 0) {
+      row.push_back(Num(Sig(*speedup) + "×"));
     } else {
       row.push_back(Num(kDash));
     }
@@ -523,6 +591,7 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
     doc.blocks.push_back(Paragraph("No cpu:fp32 result in this run: no speed-up baseline.", Tone::kMuted));
   }
   if (!best.empty()) doc.blocks.push_back(Paragraph("★ the recommended target.", Tone::kMuted));
+  AddTiming(run, any_rounds, doc);
 }
 
 // Throughput mode (`profile --batch … --streams N`) only: one row per target × point, in the order the
@@ -727,7 +796,12 @@ std::string CeilingsText(const RunResult& run, const std::string& id, const Devi
     // A bandwidth of 0 is one not measured.
     const double bandwidth = c.measured.memory_bandwidth_gbps;
     const std::string text = DescribeCeilings(c.measured.peak_gflops, bandwidth > 0 ? Finite(bandwidth) : std::nullopt);
-    if (!text.empty()) return "measured: " + text + (c.measured_at.empty() ? "" : " (" + c.measured_at + ")");
+    // The thread count and a busy machine change what the figures mean: said with them.
+    const std::string conditions = FormatCeilingConditions(c);
+    if (!text.empty()) {
+      return "measured: " + text + (c.measured_at.empty() ? "" : " (" + c.measured_at + ")") +
+             (conditions.empty() ? "" : "; " + conditions);
+    }
   }
   const DeviceCeilings& own = device.ceilings;
   if (!own.peak_gflops.empty() || own.memory_bandwidth_gbps > 0) {
@@ -735,6 +809,14 @@ std::string CeilingsText(const RunResult& run, const std::string& id, const Devi
     if (!text.empty()) return "ceilings: " + text;
   }
   return "not measured (chipfit devices --measure)";
+}
+
+// Ceilings measured while other processes held the CPUs are low: the cell is in the warning tone.
+Tone CeilingTone(const RunResult& run, const std::string& id) {
+  for (const CeilingReport& c : run.ceilings) {
+    if (c.device_id == id && c.MeasuredWhileBusy()) return Tone::kWarn;
+  }
+  return Tone::kNormal;
 }
 
 void AddMachine(const RunResult& run, Document& doc) {
@@ -767,7 +849,7 @@ void AddMachine(const RunResult& run, Document& doc) {
     if (!d.driver_version.empty()) runtime += (runtime.empty() ? "" : ", driver ") + d.driver_version;
     devices.rows.push_back({Mono(d.Id()), Text(d.name), Text(d.vendor), Text(runtime.empty() ? kDash : runtime),
                             Num(FormatBytes(static_cast<double>(d.memory_bytes))), Num(FormatInt(d.compute_units)),
-                            Text(precisions), Text(CeilingsText(run, d.Id(), d))});
+                            Text(precisions), Text(CeilingsText(run, d.Id(), d), CeilingTone(run, d.Id()))});
   }
   // Ceilings measured for a device discovery did not list (a run read from an older JSON without its
   // machine): still shown, since the roofline charts draw them.
@@ -779,7 +861,8 @@ void AddMachine(const RunResult& run, Document& doc) {
     const std::string text = CeilingsText(run, c.device_id, unknown);
     if (text.rfind("measured", 0) != 0) continue;
     devices.rows.push_back({Mono(c.device_id), Text("not among this run's discovered devices", Tone::kMuted),
-                            Text(kDash), Text(kDash), Num(kDash), Num(kDash), Text(kDash), Text(text)});
+                            Text(kDash), Text(kDash), Num(kDash), Num(kDash), Text(kDash),
+                            Text(text, CeilingTone(run, c.device_id))});
   }
   if (!devices.rows.empty()) doc.blocks.push_back(TableBlock(std::move(devices)));
   if (!m.notes.empty()) {
@@ -838,11 +921,18 @@ void AddFooter(const RunResult& run, Document& doc) {
   timing += FormatInt(run.settings.warmup);
   timing +=
       " warm-up runs (at least 0.2 s), timed until both the minimum run count and the minimum time are reached; "
-      "p50/p90/p99 over those runs. Spread: (p90 − p50)/p50 / MAD/p50, MAD being the median absolute deviation "
+      "p50/p90/p99 over those runs. Targets are timed in interleaved rounds (every target once per round, the "
+      "order rotated): a round slot during which other processes took the CPUs this run's threads need is "
+      "dropped and repeated, and the statistics come from the clean slots only; a target left with too few "
+      "clean rounds within the time budget is unreliable and not ranked. Spread: (p90 − p50)/p50 / MAD/p50, MAD being "
+      "the median absolute deviation "
       "from p50; noisy when (p90 − p50)/p50 over 5 % or MAD/p50 over 3 %, a robust spread that one stall does not "
       "set off. CoV = standard deviation / mean is reported only, since one stall blows it up. Outliers: runs slower "
       "than p50 + 10·MAD. Machine busy: other processes used over 10 % of the CPUs while the target was timed (their "
-      "share in brackets). Speed-up is the cpu:fp32 p50 over the target's p50.";
+      "share in brackets). Speed-up is the cpu:fp32 time over the target's, the median over the rounds in which both "
+      "were timed cleanly (for a run without rounds, the ratio of the p50s). Where the time goes: Σ layers is the "
+      "sum of the kernels' p50s, between kernels the median of each observed run's wall time less its kernels' "
+      "(executor, copies, waits), unexplained the rest of the end-to-end p50.";
   footer.items.push_back(timing);
   footer.items.push_back(
       "Per-layer times: device time of each kernel over separate observed runs (steady clock on the CPU, event "
