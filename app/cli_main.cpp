@@ -1965,14 +1965,13 @@ int RunDiff(const std::string& runs_a, const std::string& runs_b, const std::str
   nlohmann::json diff = DiffRunSets(a, b);
   if (!CheckComparable(diff, flags.force, what)) return kExitInputError;
   std::vector<int64_t> confirmations;
-  if (flags.confirm > 0 && diff["inconclusive"].get<int>() > 0) {
-    // The newest B run (highest id) is profiled again: its model, inputs and settings, the inconclusive
-    // targets only, into the same store.
+  if (const std::vector<std::string> targets = TargetsToConfirm(diff); flags.confirm > 0 && !targets.empty()) {
+    // The newest B run (highest id) is profiled again: its model, inputs and settings, the targets to
+    // confirm only, into the same store.
     const size_t newest = static_cast<size_t>(std::max_element(ids_b->begin(), ids_b->end()) - ids_b->begin());
-    const std::vector<std::string> targets = TargetsToConfirm(diff);
     auto options = ConfirmOptions(b[newest], targets, db);
     if (!options.ok()) return Fail(options.status());
-    fmt::print(stderr, "{} inconclusive: profiling run {}'s model again {} time(s) with its settings\n",
+    fmt::print(stderr, "{} to confirm: profiling run {}'s model again {} time(s) with its settings\n",
                Join(targets, ", "), (*ids_b)[newest], flags.confirm);
     bool interrupted = false;
     auto more = RunConfirmations(*options, b[newest]["model"]["path"].get<std::string>(), flags.confirm,

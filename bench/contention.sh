@@ -7,6 +7,8 @@
 #
 # Usage: bench/contention.sh [OUT_DIR]      (default /tmp/chipfit-contention)
 #   BUILD=build/dev  MODELS=.cache/models  TARGETS=cpu:fp32,cpu:bf16,cpu:int8  STEPS="table gate p99"
+#   LOAD="--duty 0.5"   (chipfit-load's flags: by default both cores' threads work half of each 20 ms period,
+#                        so the load takes about half the machine, as a second profile beside this one does)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/chipfit-contention}
@@ -14,6 +16,7 @@ build=${BUILD:-build/dev}
 models=${MODELS:-.cache/models}
 targets=${TARGETS:-cpu:fp32,cpu:bf16,cpu:int8}
 steps=${STEPS:-table gate p99}
+load_flags=${LOAD:---duty 0.5}
 chipfit=$build/app/chipfit
 load=$build/bench/chipfit-load
 for bin in "$chipfit" "$load"; do
@@ -28,7 +31,8 @@ echo "contention: $(nproc) CPUs ($cpu); results in $out"
 declare -A shape=([ppocr_mobile_v2_cls]=x=1x3x48x192 [ppocrv4_rec]=x=1x3x48x320 [ppocrv4_det]=x=1x3x640x640)
 load_pid=
 start_load() {  # the load for at most $1 seconds, in the background
-  "$load" --seconds "$1" >"$out/load.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$load" --seconds "$1" $load_flags >"$out/load.log" 2>&1 &
   load_pid=$!
   sleep 1
 }
@@ -45,15 +49,16 @@ profile() {  # NAME JSON [extra flags…]: one profile of a model into JSON
     --quiet "$@"
 }
 
-table() {  # NAME: idle, then loaded; a row per target
+table() {  # NAME: idle, then loaded (chipfit's thread choice, then --threads 2 as before it); a row per target
   local name=$1
   profile "$name" "$out/$name.idle.json"
-  start_load 600
+  start_load 900
   profile "$name" "$out/$name.loaded.json"
+  profile "$name" "$out/$name.loaded-t2.json" --threads "$(nproc)"
   stop_load
-  python3 - "$out/$name.idle.json" "$out/$name.loaded.json" "$name" <<'EOF'
+  python3 - "$out/$name.idle.json" "$out/$name.loaded.json" "$name" "$out/$name.loaded-t2.json" <<'EOF'
 import json, sys
-idle, loaded = (json.load(open(p)) for p in sys.argv[1:3])
+idle, loaded, every_core = (json.load(open(p)) for p in sys.argv[1:3] + sys.argv[4:5])
 def rows(run):
     out = {}
     for t in run["targets"]:
@@ -61,23 +66,26 @@ def rows(run):
         l = t["latency_ms"]; a = t.get("time_attribution") or {}
         rounds = t.get("rounds") or []
         clean = sum(1 for r in rounds if r.get("clean"))
-        out[t["target"]] = dict(p50=l["p50"], sum=a.get("attributed_ms", 0), unexpl=a.get("explanation", ""),
+        out[t["target"]] = dict(p50=l["p50"], p99=l["p99"], sum=a.get("attributed_ms", 0),
+                                unexpl=a.get("explanation") or "",
                                 rounds=f"{clean}/{len(rounds)}", unreliable=t.get("unreliable", False))
     return out
-i, b = rows(idle), rows(loaded)
+i, b, e = rows(idle), rows(loaded), rows(every_core)
 rank = lambda r: [k for k, _ in sorted(r.items(), key=lambda kv: kv[1]["p50"])]
 print(f"\n{sys.argv[3]}  threads idle: {idle['settings'].get('threads_reason')}; "
-      f"loaded: {loaded['settings'].get('threads_reason')}")
+      f"loaded: {loaded['settings'].get('threads_reason')} "
+      f"(others on {loaded['settings'].get('other_cpus_before') or 0:.2f} CPUs before the run)")
 print(f"{'target':<10} {'idle p50':>9} {'loaded p50':>10} {'ratio':>6} {'Σ/e2e idle':>10} {'Σ/e2e loaded':>12} "
-      f"{'rounds':>7}  note")
+      f"{'rounds':>7} {'all cores p50/p99':>18}  note")
 ok = True
 for t in i:
     if t not in b: continue
     r = b[t]["p50"] / i[t]["p50"]
     si = i[t]["sum"] / i[t]["p50"]; sb = b[t]["sum"] / b[t]["p50"]
     ok &= r <= 2 and not b[t]["unreliable"] and (0.8 <= sb <= 1.2 or b[t]["unexpl"] != "")
-    print(f"{t:<10} {i[t]['p50']:>9.3f} {b[t]['p50']:>10.3f} {r:>5.2f}x {si:>10.2f} {sb:>12.2f} {b[t]['rounds']:>7}  "
-          f"{'unreliable ' if b[t]['unreliable'] else ''}{b[t]['unexpl'][:90]}")
+    allc = f"{e[t]['p50']:.2f}/{e[t]['p99']:.1f}" if t in e else "-"
+    print(f"{t:<10} {i[t]['p50']:>9.3f} {b[t]['p50']:>10.3f} {r:>5.2f}x {si:>10.2f} {sb:>12.2f} {b[t]['rounds']:>7} "
+          f"{allc:>18}  {'unreliable ' if b[t]['unreliable'] else ''}{b[t]['unexpl'][:200]}")
 same = rank(i) == rank(b)
 print(f"ranking idle {rank(i)}, loaded {rank(b)}: {'same' if same else 'DIFFERENT'}; "
       f"{'all within 2x' if ok else 'NOT all within 2x'}")
@@ -85,11 +93,11 @@ EOF
 }
 
 gate() {  # oneDNN held to SSE4.1 under load must be regressed; two identical runs never
-  local name=ppocr_mobile_v2_cls
+  local name=ppocr_mobile_v2_cls targets=cpu:fp32
   start_load 900
-  profile "$name" "$out/gate.a.json" --targets cpu:fp32
-  ONEDNN_MAX_CPU_ISA=SSE41 profile "$name" "$out/gate.sse41.json" --targets cpu:fp32
-  profile "$name" "$out/gate.b.json" --targets cpu:fp32
+  profile "$name" "$out/gate.a.json"
+  ONEDNN_MAX_CPU_ISA=SSE41 profile "$name" "$out/gate.sse41.json"
+  profile "$name" "$out/gate.b.json"
   local a sse b
   a=$(python3 -c "import json;print(json.load(open('$out/gate.a.json'))['run_id'])")
   sse=$(python3 -c "import json;print(json.load(open('$out/gate.sse41.json'))['run_id'])")

@@ -286,6 +286,10 @@ struct SideLatency {
   std::optional<double> p50;                 // the side's median
   int64_t count = 0;                         // Σ iterations: the clean timed runs
   std::optional<int64_t> clean_rounds;       // Σ clean rounds; none when no run has rounds
+  // Σ over runs of the squared deviations of a run's clean rounds' log medians from their mean, and
+  // its degrees of freedom: how far a run's timing moved between its own rounds.
+  double round_squares = 0;
+  int round_df = 0;
 };
 
 SideLatency LatencyOf(const SideTarget& side) {
@@ -307,8 +311,20 @@ SideLatency LatencyOf(const SideTarget& side) {
     if (const auto r = latency.find("rounds"); rounds == nullptr && r != latency.end() && r->is_array()) rounds = &*r;
     if (rounds != nullptr) {
       int64_t clean = 0;
-      for (const json& round : *rounds) clean += round.is_object() && round.value("clean", false) ? 1 : 0;
+      std::vector<double> logs;
+      for (const json& round : *rounds) {
+        if (!round.is_object() || !round.value("clean", false)) continue;
+        ++clean;
+        if (const auto m = Num(round, "median_ms"); m && *m > 0) logs.push_back(std::log(*m));
+      }
       out.clean_rounds = out.clean_rounds.value_or(0) + clean;
+      if (logs.size() >= 2) {
+        double mean = 0;
+        for (const double l : logs) mean += l;
+        mean /= static_cast<double>(logs.size());
+        for (const double l : logs) out.round_squares += (l - mean) * (l - mean);
+        out.round_df += static_cast<int>(logs.size()) - 1;
+      }
     }
   }
   if (side.ok.size() == 1) {
@@ -400,7 +416,13 @@ json DiffRunSets(const std::vector<json>& a_runs, const std::vector<json>& b_run
     if (a50 && b50 && *a50 > 0) {
       std::optional<RatioInterval> interval;
       if (!la.samples.empty() && !lb.samples.empty()) {
-        interval = HierarchicalMedianRatio(la.samples, lb.samples, o.confidence, o.resamples, o.seed);
+        // A machine whose speed moved between a run's own rounds (a load that changed character, a
+        // hypervisor's neighbour) can move a whole run's median as far: that spread is the least the
+        // between-run spread is taken to be.
+        const int round_df = la.round_df + lb.round_df;
+        const double within =
+            round_df > 0 ? std::sqrt((la.round_squares + lb.round_squares) / static_cast<double>(round_df)) : 0;
+        interval = HierarchicalMedianRatio(la.samples, lb.samples, o.confidence, o.resamples, o.seed, within);
         const size_t left_out = la.latency.size() - la.samples.size() + lb.latency.size() - lb.samples.size();
         if (left_out > 0) {
           out["notes"].push_back(
@@ -527,7 +549,7 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vect
 
 RatioInterval HierarchicalMedianRatio(const std::vector<std::vector<double>>& a,
                                       const std::vector<std::vector<double>>& b, double confidence, int resamples,
-                                      uint64_t seed) {
+                                      uint64_t seed, double min_sigma) {
   if (a.size() == 1 && b.size() == 1) return BootstrapMedianRatio(a[0], b[0], confidence, resamples, seed);
   RatioInterval r;
   auto pooled = [](const std::vector<std::vector<double>>& runs) {
@@ -573,7 +595,8 @@ RatioInterval HierarchicalMedianRatio(const std::vector<std::vector<double>>& a,
     return side;
   };
   const Side side_a = describe(a), side_b = describe(b);
-  const double sigma = df > 0 ? std::sqrt(squares / df) : 0;
+  const double between = df > 0 ? std::sqrt(squares / df) : 0;
+  const double sigma = std::max(between, df > 0 ? min_sigma : 0.0);
   const bool single_a = a.size() == 1, single_b = b.size() == 1;
   auto any_blocks = [](const Side& s) {
     return std::any_of(s.blocks.begin(), s.blocks.end(), [](size_t k) { return k > 1; });
@@ -586,7 +609,13 @@ RatioInterval HierarchicalMedianRatio(const std::vector<std::vector<double>>& a,
       resamples, a.size(), b.size(), all_a.size(), all_b.size(),
       any_blocks(side_a) || any_blocks(side_b) ? fmt::format(" in blocks of 1/{} of a run", kBootstrapBlocks)
                                                : std::string(" one by one"),
-      100 * (std::exp(sigma) - 1), df);
+      100 * (std::exp(between) - 1), df);
+  if (sigma > between) {
+    r.method += fmt::format(
+        "; σ raised to {:.1f} %, the spread of the runs' own round medians (a machine whose speed moved between "
+        "rounds can move a run as far)",
+        100 * (std::exp(sigma) - 1));
+  }
   if (single_a || single_b) {
     r.method +=
         fmt::format("; the single run of {} offset by σ* · z, z ~ N(0, 1) (a Student t with {} degree(s) of freedom)",

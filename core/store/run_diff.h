@@ -74,9 +74,12 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& a, const std::vect
 //
 // One run on each side is exactly BootstrapMedianRatio (same seed, same interval). Every run must be
 // non-empty; side A's pooled median positive. Deterministic for a seed.
+// `min_sigma` (log scale) is the least σ is taken to be when any side has several runs: DiffRunSets
+// passes the spread of the runs' own clean round medians, since a machine whose speed moved between a
+// run's rounds can move a whole run's median as far.
 RatioInterval HierarchicalMedianRatio(const std::vector<std::vector<double>>& a,
                                       const std::vector<std::vector<double>>& b, double confidence, int resamples,
-                                      uint64_t seed);
+                                      uint64_t seed, double min_sigma = 0);
 
 // The verdict on a ratio interval by the rules of DiffOptions: regressed | improved | unchanged |
 // inconclusive.

@@ -122,6 +122,12 @@ TimeAttribution AttributeTime(double end_to_end_p50_ms, double sum_layer_p50_ms,
         "processes held{})",
         ratio, a.end_to_end_ms, observed,
         dropped_slots > 0 ? fmt::format("; {} busy slot(s) were dropped", dropped_slots) : std::string());
+  } else if (observed >= a.attributed_ms * 1.2) {
+    a.explanation = fmt::format(
+        "Σ layers is {:.2f}× end to end, yet a run timed kernel by kernel took {:.3g} ms as the untimed ones did: the "
+        "time is in the layers' slow runs, which each layer's median leaves out; in a typical run a few layers were "
+        "held up (another process took their CPU), a different few each time",
+        ratio, observed);
   } else {
     a.explanation = fmt::format(
         "Σ layers is {:.2f}× end to end: {:.3g} ms of a run is in no layer and not between kernels of the observed "

@@ -286,6 +286,37 @@ TEST(RunDiffTest, HierarchicalBootstrapFindsARealShift) {
   EXPECT_EQ(one_row["b_runs"], 3);
 }
 
+// Rounds: `medians` as the clean rounds of a run's only target.
+void SetRounds(json& run, const std::vector<double>& medians) {
+  json rounds = json::array();
+  for (size_t i = 0; i < medians.size(); ++i) {
+    json round = json::object();
+    round["round"] = i + 1;
+    round["median_ms"] = medians[i];
+    round["runs"] = 20;
+    round["clean"] = true;
+    rounds.push_back(round);
+  }
+  run["targets"][0]["rounds"] = rounds;
+}
+
+// Seen on a 2-core VM beside a parallel load: the baseline run's rounds sat at 0.57 ms, then its last
+// two at 0.84; three later runs of the same build all at 0.83. The B runs agree with each other (σ
+// 2.6 %), but A's own rounds show the machine moving a run by half: not a regression, inconclusive.
+TEST(RunDiffTest, ABaselineWhoseRoundsMovedWidensTheBetweenRunSpread) {
+  std::vector<json> a = Runs(1, 0.575, {1.0}, 400, 3);
+  SetRounds(a[0], {0.568, 0.556, 0.557, 0.563, 0.591, 0.575, 0.567, 0.574, 0.836, 0.855});
+  std::vector<json> b = Runs(2, 0.826, {1.03, 0.975, 1.0}, 400, 13);
+  for (json& run : b) SetRounds(run, {0.85, 0.84, 0.83, 0.82, 0.84, 0.83, 0.84, 0.82, 0.83, 0.85});
+  const json diff = DiffRunSets(a, b);
+  const json& moved = Row(diff, "cpu:fp32");
+  EXPECT_NE(moved["verdict"], "regressed") << moved.dump();
+  EXPECT_NE(moved["method"].get<std::string>().find("σ raised"), std::string::npos);
+  // The same runs with steady rounds in A: the 1.44x shift is a regression.
+  SetRounds(a[0], {0.57, 0.58, 0.57, 0.575, 0.57, 0.58, 0.575, 0.57, 0.58, 0.575});
+  EXPECT_EQ(Row(DiffRunSets(a, b), "cpu:fp32")["verdict"], "regressed");
+}
+
 // The same build on both sides, every run offset by up to ±8 % (uniformly) from the build's true
 // median: never regressed, whatever the split of runs; 3 runs against 1 unchanged or inconclusive. A
 // false "improved" is the same error the other way; a 95 % interval makes one now and then (seed 19's

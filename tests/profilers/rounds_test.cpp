@@ -96,6 +96,9 @@ TEST(RoundsTest, AttributionExplainsAGapBeyondTwentyPercent) {
   EXPECT_NE(stalls.explanation.find("slowed"), std::string::npos) << stalls.explanation;
   EXPECT_NE(stalls.explanation.find("4 busy slot(s) were dropped"), std::string::npos);
   EXPECT_NEAR(stalls.unexplained_ms, 50.0 - 6.7 - 0.3, 1e-9);
+  // Observed runs as slow as the untimed ones, but each layer's median misses its own slow runs.
+  const TimeAttribution tails = AttributeTime(31.0, 18.5, {30.5, 31.5}, {30.0, 31.0}, 300, 0);
+  EXPECT_NE(tails.explanation.find("slow runs"), std::string::npos) << tails.explanation;
 }
 
 }  // namespace
