@@ -739,6 +739,17 @@ class SigintScope {
   SigintScope& operator=(const SigintScope&) = delete;
 };
 
+// Turns the SIGINT handler's flag into a stop request on `stop`, until the returned thread is
+// destroyed (a jthread: on every return of its owner).
+std::jthread InterruptWatcher(std::stop_source& stop) {
+  return std::jthread([&stop](const std::stop_token& ended) {
+    while (!ended.stop_requested()) {
+      if (g_interrupted) stop.request_stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+}
+
 #ifdef CHIPFIT_WITH_REPORTS
 // HTML and PDF reports draw Qt charts, which need a QApplication. The CLI is headless: it makes one
 // on the offscreen platform (no display is touched, whatever DISPLAY says) the first time a report
@@ -1158,14 +1169,8 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     }
   }
   const SigintScope sigint;
-  // The watcher turns the handler's flag into a stop request; it ends (jthread) on every return.
   std::stop_source stop;
-  std::jthread watcher([&](const std::stop_token& ended) {
-    while (!ended.stop_requested()) {
-      if (g_interrupted) stop.request_stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
+  std::jthread watcher = InterruptWatcher(stop);
   CliProgress progress(flags.quiet);
   auto run = session.Run(path, progress, stop.get_token());
   watcher.request_stop();
@@ -1468,12 +1473,7 @@ Result<std::vector<nlohmann::json>> RunConfirmations(const ProfileOptions& base,
     RETURN_IF_ERROR(session.Validate());
     const SigintScope sigint;
     std::stop_source stop;
-    std::jthread watcher([&](const std::stop_token& ended) {
-      while (!ended.stop_requested()) {
-        if (g_interrupted) stop.request_stop();
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    });
+    std::jthread watcher = InterruptWatcher(stop);
     ProfileEvents quiet;
     auto run = session.Run(model, quiet, stop.get_token());
     watcher.request_stop();
@@ -1505,12 +1505,14 @@ Result<std::vector<nlohmann::json>> RunConfirmations(const ProfileOptions& base,
   return runs;
 }
 
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's destructor may allocate (an explicit stack)
 struct BaselineComparison {
   int regressions = 0, inconclusive = 0;
-  std::string text;                  // for the batch table: "1 regressed vs run 3", "no comparable baseline"
-  std::vector<std::string> details;  // a line per target that regressed, was inconclusive or was confirmed
-  int64_t baseline_id = 0;           // the baseline compared with; 0: none was comparable
-  nlohmann::json baseline, diff;     // its run, and the comparison
+  std::string text;                   // for the batch table: "1 regressed vs run 3", "no comparable baseline"
+  std::vector<std::string> details;   // a line per target that regressed, was inconclusive or was confirmed
+  int64_t baseline_id = 0;            // the baseline compared with; 0: none was comparable
+  nlohmann::json baseline = nullptr;  // its run
+  nlohmann::json diff = nullptr;      // and the comparison
 };
 
 // The counts, table text and detail lines of `out.diff`; `confirmations`: B's confirmation runs in it.

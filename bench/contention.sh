@@ -7,6 +7,7 @@
 #
 # Usage: bench/contention.sh [OUT_DIR]      (default /tmp/chipfit-contention)
 #   BUILD=build/dev  MODELS=.cache/models  TARGETS=cpu:fp32,cpu:bf16,cpu:int8  STEPS="table gate p99"
+#   TABLE_MODELS="ppocr_mobile_v2_cls ppocrv4_rec ppocrv4_det"
 #   LOAD="--duty 0.5"   (chipfit-load's flags: by default both cores' threads work half of each 20 ms period,
 #                        so the load takes about half the machine, as a second profile beside this one does)
 set -uo pipefail
@@ -125,7 +126,7 @@ p99() {  # a p99 limit with 20 runs asked: more runs are taken
 
 for step in $steps; do
   case $step in
-    table) for m in ppocr_mobile_v2_cls ppocrv4_rec ppocrv4_det; do table "$m"; done ;;
+    table) for m in ${TABLE_MODELS:-ppocr_mobile_v2_cls ppocrv4_rec ppocrv4_det}; do table "$m"; done ;;
     gate) gate ;;
     p99) p99 ;;
     *) echo "contention: unknown step '$step' (table, gate, p99)" >&2; exit 2 ;;

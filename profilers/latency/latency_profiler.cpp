@@ -18,7 +18,8 @@ void LatencyProfiler::Begin(const CompiledModel& model) {
   model_ = &model;
   kernel_ms_.assign(model.kernels().size(), {});
   dropped_ms_.assign(model.kernels().size(), {});
-  executions_.assign(model.kernels().size(), 0);
+  calls_.assign(model.kernels().size(), {});
+  dropped_calls_.assign(model.kernels().size(), {});
   observed_start_ms_.assign(model.kernels().size(), std::nullopt);
   observed_runs_ = 0;
   timeline_run_ = 0;
@@ -40,7 +41,7 @@ void LatencyProfiler::KernelBegin(size_t index, const KernelInfo&) {
 void LatencyProfiler::KernelEnd(size_t index, const KernelInfo&, double elapsed_ms) {
   if (index >= kernel_ms_.size()) return;
   kernel_ms_[index][observed_runs_] += elapsed_ms;
-  ++executions_[index];
+  ++calls_[index][observed_runs_];
 }
 
 void LatencyProfiler::DropObservedRuns(int first, int last) {
@@ -48,6 +49,10 @@ void LatencyProfiler::DropObservedRuns(int first, int last) {
     for (auto it = kernel_ms_[k].lower_bound(first); it != kernel_ms_[k].end() && it->first <= last;) {
       dropped_ms_[k].insert(*it);
       it = kernel_ms_[k].erase(it);
+    }
+    for (auto it = calls_[k].lower_bound(first); it != calls_[k].end() && it->first <= last;) {
+      dropped_calls_[k].insert(*it);
+      it = calls_[k].erase(it);
     }
   }
   // A timeline taken in a dropped slot is not the one to show: the next kept run records it.
@@ -62,6 +67,8 @@ void LatencyProfiler::RestoreDropped() {
   for (size_t k = 0; k < kernel_ms_.size(); ++k) {
     kernel_ms_[k].insert(dropped_ms_[k].begin(), dropped_ms_[k].end());
     dropped_ms_[k].clear();
+    calls_[k].insert(dropped_calls_[k].begin(), dropped_calls_[k].end());
+    dropped_calls_[k].clear();
   }
 }
 
@@ -130,7 +137,9 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult&
     if (k.parent >= 0 && static_cast<size_t>(k.parent) < kernels.size()) {
       layer.parent = kernels[static_cast<size_t>(k.parent)].name;
       // Runs in which the body did not run (an If's other branch) are not part of its rows.
-      layer.iterations = kernel_ms_[i].empty() ? 0 : static_cast<double>(executions_[i]) / kernel_ms_[i].size();
+      int64_t calls = 0;
+      for (const auto& [run, n] : calls_[i]) calls += n;
+      layer.iterations = calls_[i].empty() ? 0 : static_cast<double>(calls) / static_cast<double>(calls_[i].size());
     }
     sum_p50 += layer.time_p50_ms;
     result.layers.push_back(std::move(layer));

@@ -38,7 +38,7 @@ class LatencyProfiler final : public Profiler {
   // Per kernel, its time in each observed run (summed over a Loop's or Scan's iterations) and how
   // many times it ran in all.
   std::vector<std::map<int, double>> kernel_ms_;
-  std::vector<int64_t> executions_;
+  std::vector<std::map<int, int>> calls_;  // per kernel and observed run, how often it ran (loop bodies)
   // The first observed run's timeline: each kernel's start after the first kernel's.
   std::vector<std::optional<double>> observed_start_ms_;
   int observed_runs_ = 0;
@@ -46,6 +46,7 @@ class LatencyProfiler final : public Profiler {
   std::chrono::steady_clock::time_point run_start_{};
   std::map<int, double> observed_wall_ms_;
   std::vector<std::map<int, double>> dropped_ms_;  // per kernel, the dropped runs' times
+  std::vector<std::map<int, int>> dropped_calls_;
 };
 
 }  // namespace chipfit

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/graph/onnx_import.h"
 #include "devices/target_compiler.h"
@@ -25,11 +26,17 @@ const LayerResult* FindLayer(const TargetResult& result, const std::string& name
   return it == result.layers.end() ? nullptr : &*it;
 }
 
-Result<TargetResult> Profile(const onnx::ModelProto& m, const std::map<std::string, Tensor>& inputs) {
+// busy_rounds: the rounds whose slots are timed as if others used most of the CPUs (and dropped);
+// every other slot counts as quiet, whatever the machine running the test is doing.
+Result<TargetResult> Profile(const onnx::ModelProto& m, const std::map<std::string, Tensor>& inputs,
+                             std::set<int> busy_rounds = {}) {
   ASSIGN_OR_RETURN(LoadedOnnxModel loaded, CheckOnnxModel(m, "control flow profile"));
   ASSIGN_OR_RETURN(Graph graph, ImportModel(loaded));
   ASSIGN_OR_RETURN(std::unique_ptr<CompiledModel> model, CompileForTarget(graph, *ParseTarget("cpu:fp32")));
-  const ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 3, .min_time_s = 0, .layer_runs = 3};
+  ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 3, .min_time_s = 0, .layer_runs = 3};
+  settings.slot_other_share = [busy_rounds](int round, size_t) -> std::optional<double> {
+    return busy_rounds.contains(round) ? 0.9 : 0.0;
+  };
   TargetResult result;
   RETURN_IF_ERROR(RunProfilePipeline(*model, inputs, settings, {}, result));
   return result;
@@ -145,6 +152,17 @@ TEST(ControlFlowProfileTest, LoopBodyLayersCountTheirIterations) {
   const LayerResult* control = FindLayer(*result, "loop");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->iterations, 1);
+
+  // Slots dropped for a busy machine take their body runs with them: still 4 per model run.
+  auto busy = Profile(m, {{"x", Filled({256}, 1)}, {"acc0", Filled({256}, 0)}}, {2, 3, 5});
+  ASSERT_TRUE(busy.ok()) << busy.status().ToString();
+  int dropped = 0;
+  for (const TimingRound& r : busy->rounds) dropped += r.clean ? 0 : 1;
+  EXPECT_EQ(dropped, 3);
+  const LayerResult* busy_add = FindLayer(*busy, "loop/body/add");
+  ASSERT_NE(busy_add, nullptr);
+  EXPECT_EQ(busy_add->iterations, 4);
+  EXPECT_EQ(FindLayer(*busy, "loop")->iterations, 1);
 }
 
 // Scan over 5 rows: each row's MatMul has the slice's static shape, so it runs on the device, 5 times

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/recommend/recommend.h"
 #include "profilers/latency/latency_stats.h"
 #include "profilers/latency/rounds.h"
 #include "views/charts/formats.h"
@@ -220,8 +221,11 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
   switch (column) {
     case kStatusColumn: return Unreliable(r) ? tr("unreliable") : value;
     case kProgressColumn: return QStringLiteral("%1 %").arg(row.progress);
-    case kP50Column:
-    case kP99Column: return value.isValid() ? Ms(value.toDouble()) : QVariant();
+    case kP50Column: return value.isValid() ? Ms(value.toDouble()) : QVariant();
+    case kP99Column:
+      // A p99 of fewer than 100 runs is an interpolation between the slowest few, not a tail.
+      if (value.isValid() && r != nullptr && r->latency.iterations < kTailSamplesP99) return QStringLiteral("–");
+      return value.isValid() ? Ms(value.toDouble()) : QVariant();
     case kSpeedupColumn: return value.isValid() ? QStringLiteral("%1×").arg(value.toDouble(), 0, 'f', 2) : QVariant();
     case kDriftColumn: {
       if (!value.isValid()) return {};
