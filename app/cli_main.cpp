@@ -46,6 +46,7 @@
 #include "profilers/latency/rounds.h"
 #include "profilers/memory/ceilings.h"
 #include "profilers/memory/memory_profiler.h"
+#include "profilers/precision_mix.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
 #include "profilers/session/batch_manifest.h"
@@ -340,7 +341,8 @@ void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true, 
       ->capture_default_str();
   command->add_option("--calibration-samples", flags.samples, "Seeded random samples when --data is not given")
       ->capture_default_str();
-  command->add_option("--keep-fp32", flags.keep_fp32, "Nodes to keep in fp32 on int8 targets: NODE,NODE");
+  command->add_option("--keep-fp32", flags.keep_fp32,
+                      "Nodes to keep in fp32 on int8, bf16 and fp16 targets: NODE,NODE");
   command->add_option("--auto-fp32-sqnr", flags.auto_fp32_sqnr,
                       "Revert the worst int8 layers to fp32 until the outputs reach this SQNR (dB) vs fp32");
   command
@@ -1022,14 +1024,30 @@ void PrintProfileSummary(const RunResult& run) {
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
     if (r.status != "ok") {
-      fmt::print("{:<16} {:<11} {}\n", r.target.ToString(), r.status, r.error.substr(0, 100));
+      fmt::print("{:<16} {:<11} {}{}\n", r.target.ToString(), r.status,
+                 r.partial ? fmt::format("partial: p50 {:.3f} ms from {} runs; ", r.latency.p50, r.latency.iterations)
+                           : std::string(),
+                 r.error.substr(0, 140));
       continue;
     }
     std::string drift;
     if (r.accuracy) {
-      drift = fmt::format(", SQNR {:.1f} dB", r.accuracy->output_sqnr_db);
-      for (const OutputTask& task : r.accuracy->tasks) {
-        if (task.agreement) drift += fmt::format(", {} {:.1f} %", task.metric, *task.agreement * 100);
+      const AccuracySummary& acc = *r.accuracy;
+      if (!acc.output_invalid.empty()) {
+        drift = ", SQNR not measurable (" + acc.output_invalid + ")";
+      } else {
+        drift = fmt::format(", SQNR {:.1f} dB{}", acc.output_sqnr_db,
+                            acc.output_sqnr_db < 0 ? " (output differs more than it agrees)" : "");
+      }
+      for (const OutputTask& task : acc.tasks) {
+        if (task.agreement) {
+          drift += fmt::format(", {} {:.1f} %", task.metric, *task.agreement * 100);
+        } else if (!task.not_informative.empty()) {
+          drift += ", " + task.metric + " not informative";
+        }
+      }
+      if (!acc.first_non_finite_layer.empty()) {
+        drift += ", non-finite from " + acc.first_non_finite_layer + " (" + acc.non_finite + ")";
       }
       if (r.accuracy->random_calibration) drift += " (random calibration)";
       if (!r.accuracy->first_layer_below_threshold.empty()) {
@@ -1056,10 +1074,21 @@ void PrintProfileSummary(const RunResult& run) {
     // A p99 from fewer than 100 runs is an interpolation between the slowest few, not a tail.
     const std::string p99 =
         r.latency.iterations >= kTailSamplesP99 ? fmt::format("{:>9.3f}", r.latency.p99) : fmt::format("{:>9}", "-");
-    fmt::print("{:<16} {:<11} {:>9.3f} {} {:>6.1f}% {:>8.2f}x  {} layers, {} fallbacks{}{}{}{}\n", r.target.ToString(),
-               r.unreliable ? "unreliable" : r.status, r.latency.p50, p99, spread, SpeedUp(*base, r), r.layers.size(),
+    // A target whose kernels ran as another one made no speed-up of its own: "same" when that one is
+    // the baseline, never a ratio of two timings of the same kernels.
+    const PrecisionMix mix = ComputePrecisionMix(r);
+    const std::string speed_up = !mix.ran_as.empty() && mix.ran_as == base->target.ToString()
+                                     ? fmt::format("{:>9}", "same")
+                                     : fmt::format("{:>8.2f}x", SpeedUp(*base, r));
+    fmt::print("{:<16} {:<11} {:>9.3f} {} {:>6.1f}% {}  {} layers, {} fallbacks{}{}{}{}\n", r.target.ToString(),
+               r.unreliable ? "unreliable" : r.status, r.latency.p50, p99, spread, speed_up, r.layers.size(),
                r.fallbacks.size(), rounds, drift, energy, flags);
     if (r.unreliable) fmt::print("  {:<14} {}\n", "unreliable:", r.unreliable_reason);
+    if (!mix.text.empty() && (r.target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+      fmt::print("  {:<14} {}{}\n", "precision:", mix.text,
+                 mix.ran_as.empty() ? std::string()
+                                    : fmt::format(" — ran as {}: reported and ranked as what it is", mix.ran_as));
+    }
     if (r.attribution) {
       const TimeAttribution& a = *r.attribution;
       fmt::print(
@@ -1067,6 +1096,16 @@ void PrintProfileSummary(const RunResult& run) {
           "time:", a.attributed_ms, a.between_ms, a.unexplained_ms, a.end_to_end_ms);
       if (!a.explanation.empty()) fmt::print("  {:<14} {}\n", "", a.explanation);
     }
+  }
+  // Each output's task and why, once: the choice comes from the graph and the reference's values,
+  // the same for every target.
+  for (const auto& t : run.targets) {
+    if (!t->accuracy || t->accuracy->tasks.empty()) continue;
+    for (const OutputTask& task : t->accuracy->tasks) {
+      fmt::print("task of output {}: {} ({}){}\n", task.output, task.task, task.why,
+                 task.not_informative.empty() ? "" : "; not informative: " + task.not_informative);
+    }
+    break;
   }
   for (const auto& t : run.targets) {
     const TargetResult& r = *t;
@@ -1195,6 +1234,15 @@ int RunProfile(const std::string& path, const std::vector<std::string>& shapes, 
     if (!flags.report_file.empty()) fmt::print("report written to {}\n", flags.report_file);
   }
   if (stop.stop_requested()) return 130;  // 128 + SIGINT, as shells report an interrupted command
+  // No target ran (every one refused or failed): nothing was measured, which a pipeline must see.
+  if (std::none_of((*run)->targets.begin(), (*run)->targets.end(), [](const auto& t) { return t->status == "ok"; })) {
+    std::string why;
+    for (const auto& t : (*run)->targets) {
+      why += fmt::format("\n  {} {}{}", t->target.ToString(), t->status, t->error.empty() ? "" : ": " + t->error);
+    }
+    fmt::print(stderr, "chipfit: no target ran, so nothing was measured:{}\n", why);
+    return 1;
+  }
   // Limits given and no target meets them: exit 1, so the command can gate a pipeline.
   if ((*run)->recommendation["best"].is_null() && flags.limits.limits.any()) return 1;
   return kExitOk;
@@ -2020,7 +2068,9 @@ int RunDiff(const std::string& runs_a, const std::string& runs_b, const std::str
     }
     if (!t.contains("ratio")) {
       fmt::print("{:<16} A {} / B {}{}\n", name, str(t, "a_status"), str(t, "b_status"),
-                 t.value("regression", false) ? "  REGRESSED (no longer runs)" : "");
+                 t.value("regression", false)       ? "  REGRESSED (no longer runs)"
+                 : str(t, "verdict") == "cancelled" ? "  not compared: stopped before it finished"
+                                                    : "");
       continue;
     }
     std::string sqnr = "-";
@@ -2372,8 +2422,8 @@ int Main(int argc, char** argv) {
   profile->add_option("--classifier-output", profile_flags.classifier_output,
                       "Output holding class scores for top-1 agreement (default: rank-2 outputs with > 1 class)");
   profile->add_option("--task", profile_flags.tasks,
-                      "An output's task metric: OUTPUT=classify|sequence|map|none (default: from its shape; "
-                      "repeatable)");
+                      "An output's task metric: OUTPUT=classify|detect|segment|lm|embedding|sequence|map|none "
+                      "(default: chosen from the graph and the output's shape, printed with why; repeatable)");
   profile->add_option("--ctc-blank", profile_flags.ctc_blank, "The blank class a sequence output's CTC decoding drops")
       ->capture_default_str();
   profile

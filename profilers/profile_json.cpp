@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "devices/device_json.h"
+#include "profilers/accuracy/drift.h"
+#include "profilers/precision_mix.h"
 
 namespace chipfit {
 namespace {
@@ -63,11 +65,19 @@ nlohmann::json LayersJson(const std::vector<LayerResult>& list) {
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerResult& l : list) {
     nlohmann::json drift = nullptr;
-    if (l.drift) {
+    if (l.drift && !l.drift->invalid.empty()) {
+      // Not measurements (NaN/Inf or saturation on one side, shapes that differ): null, and why.
+      drift = {{"cosine", nullptr},
+               {"nmse", nullptr},
+               {"sqnr_db", nullptr},
+               {"max_abs", nullptr},
+               {"invalid", l.drift->invalid}};
+    } else if (l.drift) {
       drift = {{"cosine", l.drift->cosine},
                {"nmse", l.drift->nmse},
                {"sqnr_db", l.drift->sqnr_db},
-               {"max_abs", l.drift->max_abs}};
+               {"max_abs", l.drift->max_abs},
+               {"invalid", nullptr}};
     }
     layers.push_back(
         {{"name", l.name},
@@ -165,29 +175,54 @@ void WriteRounds(const TargetResult& p, nlohmann::json& out) {
   out["time_attribution"] = attribution;
 }
 
+// Kernels and time per device and precision, and the target the kernels ran as; null when the
+// target did not run or its layers carry no precision.
+nlohmann::json PrecisionMixJson(const PrecisionMix& mix) {
+  if (mix.text.empty()) return nullptr;
+  nlohmann::json shares = nlohmann::json::array();
+  for (const PrecisionShare& s : mix.shares) {
+    shares.push_back({{"device", s.device},
+                      {"precision", s.precision},
+                      {"kernels", s.kernels},
+                      {"time_ms", s.time_ms},
+                      {"compute_time_ms", s.compute_time_ms}});
+  }
+  return {{"shares", shares},
+          {"kernels", mix.kernels},
+          {"own_kernels", mix.own_kernels},
+          {"own_time_share", mix.own_time_share},
+          {"ran_as", mix.ran_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(mix.ran_as)},
+          {"text", mix.text}};
+}
+
 }  // namespace
 
 nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
   nlohmann::json fallbacks = nlohmann::json::array();
   for (const Fallback& f : p.fallbacks) fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
   const nlohmann::json layers = LayersJson(p.layers);
-  const bool measured = p.status == "ok";
+  const bool measured = p.status == "ok" || p.partial;
   const nlohmann::json latency = measured ? LatencyJson(p.latency) : nlohmann::json(nullptr);
   nlohmann::json accuracy = nullptr;
   if (p.accuracy) {
     const AccuracySummary& a = *p.accuracy;
-    accuracy = {{"reference", a.reference},
-                {"random_inputs", a.random_inputs},
-                {"samples", a.samples},
-                {"output_sqnr_db", a.output_sqnr_db},
-                {"output_cosine", a.output_cosine},
-                {"top1_agreement", a.top1_agreement ? nlohmann::json(*a.top1_agreement) : nlohmann::json(nullptr)},
-                {"task_agreement", a.task_agreement ? nlohmann::json(*a.task_agreement) : nlohmann::json(nullptr)},
-                {"task_metric", a.task_metric.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.task_metric)},
-                {"random_calibration", a.random_calibration},
-                {"first_layer_below_threshold", a.first_layer_below_threshold.empty()
-                                                    ? nlohmann::json(nullptr)
-                                                    : nlohmann::json(a.first_layer_below_threshold)}};
+    accuracy = {
+        {"reference", a.reference},
+        {"random_inputs", a.random_inputs},
+        {"samples", a.samples},
+        {"output_sqnr_db", a.output_invalid.empty() ? nlohmann::json(a.output_sqnr_db) : nlohmann::json(nullptr)},
+        {"output_cosine", a.output_invalid.empty() ? nlohmann::json(a.output_cosine) : nlohmann::json(nullptr)},
+        {"output_invalid", a.output_invalid.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.output_invalid)},
+        {"first_non_finite_layer",
+         a.first_non_finite_layer.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.first_non_finite_layer)},
+        {"non_finite", a.non_finite.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.non_finite)},
+        {"top1_agreement", a.top1_agreement ? nlohmann::json(*a.top1_agreement) : nlohmann::json(nullptr)},
+        {"task_agreement", a.task_agreement ? nlohmann::json(*a.task_agreement) : nlohmann::json(nullptr)},
+        {"task_metric", a.task_metric.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.task_metric)},
+        {"random_calibration", a.random_calibration},
+        {"first_layer_below_threshold", a.first_layer_below_threshold.empty()
+                                            ? nlohmann::json(nullptr)
+                                            : nlohmann::json(a.first_layer_below_threshold)}};
     nlohmann::json tasks = nlohmann::json::array();
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     for (const OutputTask& t : a.tasks) {
@@ -197,7 +232,13 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
                        {"agreement", opt(t.agreement)},
                        {"position_agreement", opt(t.position_agreement)},
                        {"pixel_agreement", opt(t.pixel_agreement)},
-                       {"items", t.items}});
+                       {"top5_agreement", opt(t.top5_agreement)},
+                       {"precision", opt(t.precision)},
+                       {"recall", opt(t.recall)},
+                       {"items", t.items},
+                       {"why", t.why},
+                       {"not_informative",
+                        t.not_informative.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.not_informative)}});
     }
     accuracy["tasks"] = tasks;
   }
@@ -223,6 +264,8 @@ nlohmann::json TargetResultToJson(const TargetResult& p, const std::map<std::str
   // Present only in throughput mode, so other profiles are the same document as before.
   if (!p.throughput.empty()) out["throughput"] = ThroughputJson(p.throughput);
   WriteRounds(p, out);
+  if (p.partial) out["partial"] = true;  // present only on a stopped target that kept its figures
+  out["precision_mix"] = PrecisionMixJson(ComputePrecisionMix(p));
   return out;
 }
 
@@ -293,8 +336,17 @@ LayerResult LayerFromJson(const json& l) {
   layer.bound = Get<std::string>(l, "bound");
   layer.attainable_gflops_per_s = Get<double>(l, "attainable_gflops_per_s");
   if (const json& d = Member(l, "drift"); d.is_object()) {
-    layer.drift = DriftStats{Get<double>(d, "cosine", 1.0), Get<double>(d, "nmse"),
-                             Get<double>(d, "sqnr_db", kExactSqnrDb), Get<double>(d, "max_abs")};
+    layer.drift =
+        DriftStats{Get<double>(d, "cosine", 1.0), Get<double>(d, "nmse"), Get<double>(d, "sqnr_db", kExactSqnrDb),
+                   Get<double>(d, "max_abs"), Get<std::string>(d, "invalid")};
+    // Written as null: read back as the worst values MeasureDrift keeps for them.
+    if (!layer.drift->invalid.empty()) {
+      *layer.drift = {.cosine = 0,
+                      .nmse = kWorstNmse,
+                      .sqnr_db = -kExactSqnrDb,
+                      .max_abs = std::numeric_limits<double>::max(),
+                      .invalid = layer.drift->invalid};
+    }
   }
   layer.energy = EnergyFromJson(Member(l, "energy_j"));
   return layer;
@@ -347,6 +399,7 @@ void ReadRounds(const json& j, TargetResult& t) {
                         .dropped = Get<std::string>(r, "dropped")});
   }
   t.unreliable = Get<bool>(j, "unreliable");
+  t.partial = Get<bool>(j, "partial");
   t.unreliable_reason = Get<std::string>(j, "unreliable_reason");
   if (const json& a = Member(j, "time_attribution"); a.is_object()) {
     t.attribution = TimeAttribution{.end_to_end_ms = Get<double>(a, "end_to_end_ms"),
@@ -391,6 +444,13 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
       acc.task_agreement = GetOptional<double>(a, "task_agreement");
       acc.task_metric = Get<std::string>(a, "task_metric");
       acc.random_calibration = Get<bool>(a, "random_calibration", false);
+      acc.output_invalid = Get<std::string>(a, "output_invalid");
+      if (!acc.output_invalid.empty()) {
+        acc.output_sqnr_db = -kExactSqnrDb;  // written as null: the worst values, as MeasureDrift keeps them
+        acc.output_cosine = 0;
+      }
+      acc.first_non_finite_layer = Get<std::string>(a, "first_non_finite_layer");
+      acc.non_finite = Get<std::string>(a, "non_finite");
       for (const json& task : Member(a, "tasks").is_array() ? a["tasks"] : json::array()) {
         acc.tasks.push_back({.output = Get<std::string>(task, "output"),
                              .task = Get<std::string>(task, "task"),
@@ -398,7 +458,12 @@ Result<TargetResult> TargetResultFromJson(const json& j) {
                              .agreement = GetOptional<double>(task, "agreement"),
                              .position_agreement = GetOptional<double>(task, "position_agreement"),
                              .pixel_agreement = GetOptional<double>(task, "pixel_agreement"),
-                             .items = Get<int64_t>(task, "items")});
+                             .items = Get<int64_t>(task, "items"),
+                             .why = Get<std::string>(task, "why"),
+                             .not_informative = Get<std::string>(task, "not_informative"),
+                             .top5_agreement = GetOptional<double>(task, "top5_agreement"),
+                             .precision = GetOptional<double>(task, "precision"),
+                             .recall = GetOptional<double>(task, "recall")});
       }
       acc.first_layer_below_threshold = Get<std::string>(a, "first_layer_below_threshold");
       t.accuracy = acc;

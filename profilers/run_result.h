@@ -47,6 +47,10 @@ struct LatencyStats {
 inline constexpr double kExactSqnrDb = 200.0;
 struct DriftStats {
   double cosine = 1, nmse = 0, sqnr_db = kExactSqnrDb, max_abs = 0;
+  // Why the figures above are not measurements ("" when they are): a NaN/Inf or a saturated value on
+  // one side only, or shapes that differ. They then hold the worst values (cosine 0, NMSE 1e20,
+  // -200 dB, the largest double) so that limits reject them; the JSON writes null and this reason.
+  std::string invalid{};
 };
 
 // An energy figure and where it comes from: "measured:<sensor>", "estimated", "estimated:scaled".
@@ -82,12 +86,16 @@ struct LayerResult {
 // One graph output's task metric (profilers/accuracy/task_metrics.h), as the JSON's accuracy.tasks[].
 struct OutputTask {
   std::string output;
-  std::string task;    // classify | sequence | map
-  std::string metric;  // what `agreement` is: "top-1 agreement", "map IoU at 0.3", …
-  std::optional<double> agreement{};
-  std::optional<double> position_agreement{};  // sequence
-  std::optional<double> pixel_agreement{};     // map
-  int64_t items = 0;                           // rows, sequences or maps compared
+  std::string task;                             // classify | detect | segment | lm | embedding | sequence | map
+  std::string metric;                           // what `agreement` is: "top-1 agreement", "map IoU at 0.3", …
+  std::optional<double> agreement{};            // nullopt when not informative
+  std::optional<double> position_agreement{};   // sequence, lm
+  std::optional<double> pixel_agreement{};      // map, segment
+  int64_t items = 0;                            // rows, boxes, pixels, positions, vectors, sequences or maps
+  std::string why{};                            // why the output got this task, in one line
+  std::string not_informative{};                // why agreement is null although the output has a task
+  std::optional<double> top5_agreement{};       // classify with more than 5 classes
+  std::optional<double> precision{}, recall{};  // detect: matched share of the target's / reference's boxes
 };
 
 struct AccuracySummary {
@@ -102,6 +110,13 @@ struct AccuracySummary {
   std::optional<double> task_agreement{};
   std::string task_metric{};                // the metric task_agreement is ("top-1 agreement", …)
   std::string first_layer_below_threshold;  // "" when no layer's SQNR falls below it
+  // Why output_sqnr_db / output_cosine are not measurements ("" when they are): an output the target
+  // made NaN/Inf or saturated, or no output comparable (shapes differ). They then hold the worst values.
+  std::string output_invalid{};
+  // The first kernel, in execution order, whose output the target made NaN/Inf or saturated where the
+  // reference's is finite, and what it made ("" when none did).
+  std::string first_non_finite_layer{};
+  std::string non_finite{};
   // int8 only: calibrated on seeded random data, not the user's (its accuracy on real inputs is unknown).
   bool random_calibration = false;
 };
@@ -175,6 +190,9 @@ struct TargetResult {
   // slots only. A target without enough clean slots within the run's time budget is `unreliable`
   // (with the reason): its latency is shown but not ranked unless the user asks.
   std::vector<TimingRound> rounds{};
+  // Stopped (Ctrl-C, Stop) after some of its timing: status "cancelled", but the latency and layers of
+  // the clean rounds it finished are kept, and said to be partial.
+  bool partial = false;
   bool unreliable = false;
   std::string unreliable_reason{};
   std::optional<TimeAttribution> attribution{};

@@ -110,6 +110,11 @@ struct RecommendCandidate {
   // to another device or the reference kernels. Absent: not known.
   std::optional<double> device_share{};
   std::string device_id{};  // "cpu", "opencl:0": the device the share is of
+  // What the kernels computed in ("int8 1 of 77 kernels, 3 % of compute time"), and the target they ran
+  // as ("cpu:fp32") when under half of the compute time was in the target's own precision; a target that
+  // ran as another measured one is not ranked in its place. Empty: not known, or ran as named.
+  std::string precision_mix{};
+  std::string ran_as{};
   // Throughput mode: the best inferences/s over the target's batch sizes and stream counts, and the
   // batch that reached it. Absent: one inference at a time (1000 / p50).
   std::optional<double> inferences_per_s{};

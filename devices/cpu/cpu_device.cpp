@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -176,38 +177,58 @@ void DiscoverCpu(DiscoveryReport& report) {
   for (const Flag& flag : flags) {
     if (flag.present) info.features.emplace_back(flag.name);
   }
-  auto has = [&](std::string_view name) {
-    return std::find(info.features.begin(), info.features.end(), name) != info.features.end();
-  };
 
   const dnnl_version_t* version = dnnl::version();
   info.runtime_version = fmt::format("oneDNN {}.{}.{}", version->major, version->minor, version->patch);
-  const std::string isa = IsaName(dnnl::get_effective_cpu_isa());
+  // oneDNN's effective ISA, not the CPU's flags, decides what runs: ONEDNN_MAX_CPU_ISA (or the older
+  // DNNL_MAX_CPU_ISA) holds oneDNN below what the CPU has, and a precision it then has no kernels for
+  // is refused rather than run in fp32 under its name.
+  const dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+  const std::string isa = IsaName(effective);
+  std::string limit;
+  for (const char* variable : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0' && limit.empty()) {
+      limit = fmt::format("{}={}", variable, value);
+    }
+  }
+  // cpu_isa values are bit sets: a level reaches another when it has all of that one's bits.
+  auto reaches = [&](dnnl::cpu_isa needed) {
+    return (static_cast<unsigned>(effective) & static_cast<unsigned>(needed)) == static_cast<unsigned>(needed);
+  };
   const std::string hash = version->hash == nullptr || std::string_view(version->hash) == "N/A" ? "" : version->hash;
   info.properties.emplace_back("oneDNN", fmt::format("{}.{}.{}{}, {} threads", version->major, version->minor,
                                                      version->patch, hash.empty() ? "" : " (" + hash + ")",
                                                      version->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other"));
-  info.properties.emplace_back("oneDNN ISA", isa);
+  info.properties.emplace_back("oneDNN ISA", limit.empty() ? isa : fmt::format("{} (held there by {})", isa, limit));
+  // The reason a precision is missing: oneDNN held back by the environment, or the CPU itself.
+  auto missing = [&](const std::string& needs, const std::string& cpu_reason) {
+    return limit.empty() ? cpu_reason
+                         : fmt::format("{} holds oneDNN to {}, which has no {} kernels (unset it to use them)", limit,
+                                       isa, needs);
+  };
 
   // What oneDNN 2.6 can run natively here decides which precisions chipfit offers.
-  const bool avx512_core = has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq");
   info.precisions.push_back({Precision::kFp32, Support::Yes("oneDNN " + isa)});
-  if (has("avx512_bf16") || has("amx_bf16")) {
+  if (reaches(dnnl::cpu_isa::avx512_core_bf16)) {
     info.precisions.push_back(
-        {Precision::kBf16, Support::Yes(has("amx_bf16") ? "native (AMX)" : "native (avx512_bf16)")});
-  } else if (avx512_core) {
+        {Precision::kBf16,
+         Support::Yes(reaches(dnnl::cpu_isa::avx512_core_amx) ? "native (AMX)" : "native (avx512_bf16)")});
+  } else if (reaches(dnnl::cpu_isa::avx512_core)) {
     info.precisions.push_back(
         {Precision::kBf16, Support::Yes("emulated by oneDNN on avx512_core: expect fp32 speed or slower")});
   } else {
     info.precisions.push_back(
-        {Precision::kBf16, Support::No("bf16 needs AVX-512 (avx512_core) in oneDNN 2.6; this CPU has none")});
+        {Precision::kBf16,
+         Support::No(missing("bf16", "bf16 needs AVX-512 (avx512_core) in oneDNN 2.6; this CPU has none"))});
   }
-  if (has("amx_int8") || has("avx512_vnni") || has("avx_vnni")) {
-    info.precisions.push_back({Precision::kInt8, Support::Yes(has("amx_int8") ? "native (AMX)" : "native (VNNI)")});
-  } else if (has("avx2")) {
+  if (reaches(dnnl::cpu_isa::avx512_core_vnni) || reaches(dnnl::cpu_isa::avx2_vnni)) {
+    info.precisions.push_back(
+        {Precision::kInt8, Support::Yes(reaches(dnnl::cpu_isa::avx512_core_amx) ? "native (AMX)" : "native (VNNI)")});
+  } else if (reaches(dnnl::cpu_isa::avx2)) {
     info.precisions.push_back({Precision::kInt8, Support::Yes("no VNNI: u8·s8 through AVX2, slower per op than VNNI")});
   } else {
-    info.precisions.push_back({Precision::kInt8, Support::No("int8 in oneDNN 2.6 needs at least AVX2")});
+    info.precisions.push_back(
+        {Precision::kInt8, Support::No(missing("int8", "int8 in oneDNN 2.6 needs at least AVX2"))});
   }
   info.precisions.push_back(
       {Precision::kFp16, Support::No("oneDNN 2.6 (Debian 12) has no fp16 convolution or matmul for CPUs; use bf16")});

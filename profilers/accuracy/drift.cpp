@@ -6,20 +6,31 @@
 #include <limits>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace chipfit {
 namespace {
 
-DriftStats Worst() {
-  return {.cosine = 0, .nmse = kWorstNmse, .sqnr_db = -kExactSqnrDb, .max_abs = std::numeric_limits<double>::max()};
+DriftStats Worst(std::string invalid) {
+  return {.cosine = 0,
+          .nmse = kWorstNmse,
+          .sqnr_db = -kExactSqnrDb,
+          .max_abs = std::numeric_limits<double>::max(),
+          .invalid = std::move(invalid)};
 }
 
 // Sums over samples of one value's metrics; SQNR is derived from the mean NMSE, not averaged in dB,
-// so one exact sample (200 dB) cannot hide a noisy one.
+// so one exact sample (200 dB) cannot hide a noisy one. One invalid sample makes the mean invalid.
 struct Accumulator {
   double cosine = 0, nmse = 0, max_abs = 0;
   int count = 0;
+  std::string invalid;  // the first invalid sample's reason
+  bool target_non_finite = false;
 
-  void Add(const DriftStats& s) {
+  void Add(const Comparison& c) {
+    const DriftStats& s = c.stats;
+    if (!s.invalid.empty() && invalid.empty()) invalid = s.invalid;
+    target_non_finite = target_non_finite || c.target_non_finite;
     cosine += s.cosine;
     nmse += s.nmse;
     max_abs = std::max(max_abs, s.max_abs);
@@ -27,6 +38,7 @@ struct Accumulator {
   }
   DriftStats Mean() const {
     if (count == 0) return {};
+    if (!invalid.empty()) return Worst(invalid);
     const double n = static_cast<double>(count);
     const double mean_nmse = std::min(nmse / n, kWorstNmse);
     return {.cosine = cosine / n, .nmse = mean_nmse, .sqnr_db = SqnrFromNmse(mean_nmse), .max_abs = max_abs};
@@ -58,7 +70,7 @@ class CompareObserver final : public RunObserver {
       if (outputs[k] == nullptr || kernel.outputs[k].empty()) continue;
       auto it = reference_.find(kernel.outputs[k]);
       if (it == reference_.end()) continue;
-      acc_[index][kernel.outputs[k]].Add(CompareTensors(*outputs[k], it->second));
+      acc_[index][kernel.outputs[k]].Add(CompareValues(*outputs[k], it->second));
     }
   }
 
@@ -76,15 +88,68 @@ double SqnrFromNmse(double nmse) {
   return std::clamp(-10.0 * std::log10(nmse), -kExactSqnrDb, kExactSqnrDb);
 }
 
-DriftStats CompareTensors(const Tensor& actual, const Tensor& reference) {
-  if (actual.shape() != reference.shape()) return Worst();
+namespace {
+
+// The largest finite magnitude of a floating dtype; 0 for other dtypes (no saturation check: an int8
+// value at 127 is quantisation's clipping, part of the drift, not an overflow).
+double LargestFinite(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return std::numeric_limits<float>::max();
+    case DType::kF64: return std::numeric_limits<double>::max();
+    case DType::kF16: return 65504.0;
+    case DType::kBF16: return 3.3895313892515355e38;
+    default: return 0;
+  }
+}
+
+// Counts of values one side has and the other does not, for the reason text.
+struct Oddities {
+  int64_t target_nan = 0, target_inf = 0, target_saturated = 0, reference_non_finite = 0;
+  int64_t values = 0;
+
+  bool TargetMade() const { return target_nan + target_inf + target_saturated > 0; }
+  std::string Reason(DType actual) const {
+    std::string what;
+    auto add = [&](int64_t n, const std::string& text) {
+      if (n > 0) what += (what.empty() ? "" : ", ") + fmt::format("{} {}", n, text);
+    };
+    add(target_nan, "NaN");
+    add(target_inf, "±Inf");
+    add(target_saturated,
+        fmt::format("saturated at ±{:g} (the largest {})", LargestFinite(actual), std::string(DTypeName(actual))));
+    if (!what.empty()) return fmt::format("target made {} of {} values where the reference is finite", what, values);
+    return fmt::format("the reference has {} NaN/Inf of {} values where the target is finite", reference_non_finite,
+                       values);
+  }
+};
+
+}  // namespace
+
+Comparison CompareValues(const Tensor& actual, const Tensor& reference) {
+  if (actual.shape() != reference.shape()) {
+    return {.stats = Worst("shapes differ: target [" + ShapeToString(actual.shape()) + "], reference [" +
+                           ShapeToString(reference.shape()) + "]")};
+  }
+  const double largest = LargestFinite(actual.dtype());
   double signal = 0, noise = 0, dot = 0, actual_power = 0, max_abs = 0;
+  Oddities odd{.values = reference.numel()};
   for (int64_t i = 0; i < reference.numel(); ++i) {
     const double a = actual.GetAsDouble(i), r = reference.GetAsDouble(i);
-    if (!std::isfinite(a) || !std::isfinite(r)) {
-      if (a == r || (std::isnan(a) && std::isnan(r))) continue;
-      return Worst();
+    if (a == r || (std::isnan(a) && std::isnan(r))) {
+      signal += std::isfinite(r) ? r * r : 0;
+      dot += std::isfinite(r) ? a * r : 0;
+      actual_power += std::isfinite(a) ? a * a : 0;
+      continue;  // equal, or the same non-finite value on both sides
     }
+    if (!std::isfinite(a) || !std::isfinite(r)) {
+      if (std::isfinite(r)) {
+        (std::isnan(a) ? odd.target_nan : odd.target_inf) += 1;
+      } else {
+        odd.reference_non_finite += 1;
+      }
+      continue;
+    }
+    if (largest > 0 && std::abs(a) >= largest) odd.target_saturated += 1;
     const double e = a - r;
     signal += r * r;
     noise += e * e;
@@ -92,13 +157,20 @@ DriftStats CompareTensors(const Tensor& actual, const Tensor& reference) {
     actual_power += a * a;
     max_abs = std::max(max_abs, std::abs(e));
   }
+  if (odd.TargetMade() || odd.reference_non_finite > 0) {
+    return {.stats = Worst(odd.Reason(actual.dtype())), .target_non_finite = odd.TargetMade()};
+  }
   DriftStats s{.max_abs = max_abs};
-  if (noise == 0) return s;  // exact, all-zero pairs included
+  if (noise == 0) return {.stats = s};  // exact, all-zero pairs included
   s.nmse = signal > 0 ? std::min(noise / signal, kWorstNmse) : kWorstNmse;
   s.sqnr_db = SqnrFromNmse(s.nmse);
   // A zero vector has no direction: it agrees with nothing but another zero vector (handled above).
   s.cosine = signal > 0 && actual_power > 0 ? std::clamp(dot / std::sqrt(signal * actual_power), -1.0, 1.0) : 0.0;
-  return s;
+  return {.stats = s};
+}
+
+DriftStats CompareTensors(const Tensor& actual, const Tensor& reference) {
+  return CompareValues(actual, reference).stats;
 }
 
 Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference,
@@ -136,14 +208,20 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
     auto got = target.Run(sample, &compare, options.stop);
     if (!got.ok()) return Named(got.status(), target_name);
 
+    // Every output by name, for tasks that read several (a detector's boxes, labels and scores).
+    OutputValues got_by_name, want_by_name;
+    for (size_t i = 0; i < outputs.size() && i < got->size(); ++i) got_by_name[outputs[i].name] = &(*got)[i];
+    for (const auto& [name, index] : reference_outputs) {
+      if (index < want->size()) want_by_name[name] = &(*want)[index];
+    }
     for (size_t i = 0; i < outputs.size() && i < got->size(); ++i) {
       auto it = reference_outputs.find(outputs[i].name);
       if (it == reference_outputs.end() || it->second >= want->size()) continue;
       const Tensor& a = (*got)[i];
       const Tensor& r = (*want)[it->second];
       compared_output[i] = true;
-      per_output[i].Add(CompareTensors(a, r));
-      tasks[i].Add(outputs[i].name, a, r);
+      per_output[i].Add(CompareValues(a, r));
+      tasks[i].Add(outputs[i].name, a, r, got_by_name, want_by_name);
     }
   }
 
@@ -153,7 +231,14 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
     // A kernel with several outputs is as good as its worst one.
     for (const auto& [name, acc] : per_kernel[k]) {
       const DriftStats s = acc.Mean();
-      if (!report.kernels[k] || s.sqnr_db < report.kernels[k]->sqnr_db) report.kernels[k] = s;
+      if (!report.kernels[k] || s.sqnr_db < report.kernels[k]->sqnr_db ||
+          (report.kernels[k]->invalid.empty() && !s.invalid.empty())) {
+        report.kernels[k] = s;
+      }
+      if (acc.target_non_finite && !report.first_non_finite_kernel) {
+        report.first_non_finite_kernel = k;
+        report.summary.non_finite = name + ": " + acc.invalid;
+      }
     }
     if (!report.first_kernel_below_threshold && report.kernels[k] &&
         report.kernels[k]->sqnr_db < options.threshold_db) {
@@ -168,7 +253,14 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
   if (report.first_kernel_below_threshold) {
     summary.first_layer_below_threshold = target.kernels()[*report.first_kernel_below_threshold].name;
   }
+  if (report.first_non_finite_kernel) {
+    summary.first_non_finite_layer = target.kernels()[*report.first_non_finite_kernel].name;
+  } else {
+    summary.non_finite.clear();
+  }
   int64_t rows = 0, agree = 0;
+  bool any_valid = false;
+  std::string invalid_outputs;  // outputs left out of the output SQNR, with why
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!compared_output[i]) continue;
     OutputDrift out{.name = outputs[i].name, .stats = per_output[i].Mean(), .task = tasks[i].Result()};
@@ -177,24 +269,46 @@ Result<DriftReport> MeasureDrift(CompiledModel& target, CompiledModel& reference
       rows += out.task.items;
       agree += std::llround(*out.task.agreement * static_cast<double>(out.task.items));
     }
-    if (out.task.agreement) {
+    if (out.task.task != TaskKind::kNone) {
       summary.tasks.push_back({.output = out.name,
                                .task = std::string(TaskName(out.task.task)),
                                .metric = out.task.metric,
                                .agreement = out.task.agreement,
                                .position_agreement = out.task.position_agreement,
                                .pixel_agreement = out.task.pixel_agreement,
-                               .items = out.task.items});
+                               .items = out.task.items,
+                               .why = out.task.why,
+                               .not_informative = out.task.not_informative,
+                               .top5_agreement = out.task.top5_agreement,
+                               .precision = out.task.precision,
+                               .recall = out.task.recall});
+    }
+    if (out.task.agreement) {
       // The worst output's agreement: a limit on it holds for every output.
       if (!summary.task_agreement || *out.task.agreement < *summary.task_agreement) {
         summary.task_agreement = out.task.agreement;
         summary.task_metric = out.task.metric;
       }
     }
-    // The summary reports the worst output: a limit on it holds for every output.
-    summary.output_sqnr_db = std::min(summary.output_sqnr_db, out.stats.sqnr_db);
-    summary.output_cosine = std::min(summary.output_cosine, out.stats.cosine);
+    // The summary reports the worst output: a limit on it holds for every output. An output whose
+    // figures are not measurements counts as the worst when the target made it non-finite; one whose
+    // shape differs (a detector's box count) is left out while other outputs can be compared.
+    if (out.stats.invalid.empty()) {
+      any_valid = true;
+      summary.output_sqnr_db = std::min(summary.output_sqnr_db, out.stats.sqnr_db);
+      summary.output_cosine = std::min(summary.output_cosine, out.stats.cosine);
+    } else {
+      const bool made = per_output[i].target_non_finite;
+      if (made && summary.output_invalid.empty()) summary.output_invalid = out.name + ": " + out.stats.invalid;
+      invalid_outputs += (invalid_outputs.empty() ? "" : "; ") + out.name + ": " + out.stats.invalid;
+    }
     report.outputs.push_back(std::move(out));
+  }
+  if (!any_valid && !invalid_outputs.empty() && summary.output_invalid.empty())
+    summary.output_invalid = invalid_outputs;
+  if (!summary.output_invalid.empty()) {
+    summary.output_sqnr_db = -kExactSqnrDb;
+    summary.output_cosine = 0;
   }
   if (rows > 0) summary.top1_agreement = static_cast<double>(agree) / static_cast<double>(rows);
   return report;

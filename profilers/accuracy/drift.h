@@ -24,9 +24,19 @@ inline constexpr double kWorstNmse = 1e20;
 // Cosine, NMSE = Σ(a−r)²/Σr², SQNR dB = 10·log10(Σr²/Σ(a−r)²) within ±kExactSqnrDb, and max |a−r|,
 // accumulated in double over any numeric dtype. Identical tensors (both all-zero included) are
 // exact: cosine 1, NMSE 0, kExactSqnrDb. Non-finite elements matched exactly (NaN with NaN, the
-// same infinity) are left out; unmatched ones, or different shapes, give the worst values
-// (cosine 0, kWorstNmse, −kExactSqnrDb, max-abs the largest double), never NaN.
+// same infinity) are left out, and so are values equal on both sides. A NaN/Inf on one side only, a
+// floating value of `actual` at the largest finite magnitude of its dtype (saturated) where the
+// reference differs, or different shapes give the worst values (cosine 0, kWorstNmse,
+// −kExactSqnrDb, max-abs the largest double), never NaN, with DriftStats::invalid saying which.
 DriftStats CompareTensors(const Tensor& actual, const Tensor& reference);
+
+// CompareTensors, and whether the invalid figures come from non-finite or saturated values the
+// target made (not from the reference, nor from shapes).
+struct Comparison {
+  DriftStats stats;
+  bool target_non_finite = false;
+};
+Comparison CompareValues(const Tensor& actual, const Tensor& reference);
 
 // SQNR in dB for a normalised noise power, within ±kExactSqnrDb (NMSE 0 → kExactSqnrDb).
 double SqnrFromNmse(double nmse);
@@ -37,7 +47,8 @@ struct DriftOptions {
   // The output holding class scores for top-1 agreement; "" picks every rank-2 output with a last
   // dimension above 1.
   std::string classifier_output{};
-  // Each output's task metric: chosen from its shape unless overridden; CTC blank, map threshold.
+  // Each output's task metric: chosen from the graph's origins of the outputs (WithGraph) or their
+  // shape, unless overridden; CTC blank, map threshold.
   TaskOptions task{};
   // Recorded in the summary only: whether `samples` were seeded random inputs, not the user's data.
   bool random_inputs = true;
@@ -59,6 +70,9 @@ struct DriftReport {
   std::vector<std::optional<DriftStats>> kernels;
   std::vector<OutputDrift> outputs;                      // in the target's graph output order
   std::optional<size_t> first_kernel_below_threshold{};  // index into kernels
+  // The first kernel (execution order) whose output the target made NaN/Inf or saturated where the
+  // reference's is finite; summary.first_non_finite_layer names it.
+  std::optional<size_t> first_non_finite_kernel{};
   AccuracySummary summary;
 };
 

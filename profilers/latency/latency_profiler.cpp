@@ -305,7 +305,9 @@ std::optional<double> MedianOtherShare(const std::vector<TimingRound>& rounds) {
 
 // After the rounds: each profiler's part of the result from the clean slots, the reliability verdict
 // and its notes, and the time attribution.
-Status FinishTarget(TargetTiming& st, const ProfileSettings& settings, double budget_s, bool budget_spent) {
+// `stopped`: the user stopped the run; what the clean rounds measured so far is kept, marked partial.
+Status FinishTarget(TargetTiming& st, const ProfileSettings& settings, double budget_s, bool budget_spent,
+                    bool stopped = false) {
   TargetResult& result = *st.target->result;
   const int rounds = std::max(1, settings.rounds.min_rounds);
   const int needed = std::max(1, static_cast<int>(std::ceil(rounds * settings.rounds.min_clean_share)));
@@ -319,7 +321,13 @@ Status FinishTarget(TargetTiming& st, const ProfileSettings& settings, double bu
   for (Profiler* p : st.profilers) RETURN_IF_ERROR(p->Collect(samples, result));
   result.latency.other_cpu_share = MedianOtherShare(result.rounds);
   result.latency.machine_busy = result.latency.other_cpu_share && *result.latency.other_cpu_share > kBusyCpuShare;
-  if (!st.Done(settings) && st.clean_rounds < needed) {
+  if (stopped) {
+    result.partial = true;
+    result.notes.push_back(
+        fmt::format("stopped after {} of {} timing slots: its figures come from the {} clean runs "
+                    "of {} clean round(s) and are partial",
+                    slots, std::max(slots, rounds), st.clean.size(), st.clean_rounds));
+  } else if (!st.Done(settings) && st.clean_rounds < needed) {
     result.unreliable = true;
     result.unreliable_reason = fmt::format(
         "only {} of {} timing rounds were clean within the {:.0f} s budget ({}); its latency comes from {} runs and "
@@ -408,6 +416,7 @@ void RunProfileRounds(std::vector<RoundTarget>& targets, const ProfileSettings& 
       const size_t index = pending[order[position]];
       TargetTiming& st = *states[index];
       Status s = RunSlot(st, index, settings, round, static_cast<int>(position), machine_cpus, threads, stop);
+      if (s.code() == StatusCode::kCancelled && stop.stop_requested()) break;  // kept and finished below
       if (!s.ok()) {
         st.target->status = s;
         st.active = false;
@@ -417,6 +426,8 @@ void RunProfileRounds(std::vector<RoundTarget>& targets, const ProfileSettings& 
   for (auto& st : states) {
     if (!st->active) continue;
     if (stop.stop_requested()) {
+      // Keep what the clean rounds measured: a run stopped late has figures worth seeing, said partial.
+      if (!st->clean.empty()) (void)FinishTarget(*st, settings, budget_s, budget_spent, true);
       st->target->status = st->Cancelled();
       continue;
     }

@@ -516,6 +516,10 @@ std::string CeilingKey(const DeviceInfo& device, int threads) {
   // A CPU's bandwidth and GEMM peak scale with the threads that ran them. Keys written before this
   // lack the suffix, so such entries are never found again and the ceilings are measured anew.
   if (device.kind == DeviceKind::kCpu) key += "|" + std::to_string(threads) + " threads";
+  // The oneDNN ISA (and any ONEDNN_MAX_CPU_ISA holding it back) picks the kernels that set the peak.
+  for (const auto& [name, value] : device.properties) {
+    if (name == "oneDNN ISA") key += "|oneDNN ISA " + value;
+  }
   return key;
 }
 

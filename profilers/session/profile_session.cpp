@@ -27,6 +27,7 @@
 #include "profilers/latency/latency_stats.h"
 #include "profilers/memory/ceilings.h"
 #include "profilers/memory/memory_profiler.h"
+#include "profilers/precision_mix.h"
 #include "profilers/profile_json.h"
 #include "profilers/profiler.h"
 
@@ -294,7 +295,7 @@ Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledMode
                     const ProgressFn& progress, const std::stop_token& stop, TargetResult& result) {
   progress("drift", "vs " + options.reference);
   DriftOptions drift_options{.classifier_output = options.classifier_output,
-                             .task = options.task,
+                             .task = WithGraph(options.task, *setup.graph),
                              .random_inputs = setup.samples.empty(),
                              .stop = stop};
   ASSIGN_OR_RETURN(DriftReport drift, MeasureDrift(compiled, *setup.reference, setup.drift_samples, drift_options));
@@ -500,7 +501,7 @@ PreparedTarget CompileTarget(const ProfileOptions& options, RunSetup& setup, siz
   int8.target_sqnr_db = options.auto_fp32_sqnr;
   int8.target_agreement = options.auto_fp32_agreement / 100;
   int8.fp32_where_faster = !options.int8_all_layers;
-  int8.agreement = OutputAgreementFn(options.task);
+  int8.agreement = OutputAgreementFn(WithGraph(options.task, *setup.graph));
   p.compile.allow_fallback = !options.no_fallback;
   for (const std::string& node : options.keep_fp32) p.compile.keep_fp32[node] = "kept in fp32 by request (--keep-fp32)";
   QuantReport quant;
@@ -542,6 +543,7 @@ TargetResult FinishTarget(const ProfileOptions& options, RunSetup& setup, size_t
       result.notes.push_back(note);
     }
   }
+  const bool timed = status.ok();
   if (status.ok()) status = ProfileEnergy(setup, *p.compiled, progress, stop, result);
   if (status.ok()) status = ProfileDrift(options, setup, *p.compiled, p.random_calibration, progress, stop, result);
   if (status.ok() && (!options.batches.empty() || options.streams > 1)) {
@@ -552,7 +554,15 @@ TargetResult FinishTarget(const ProfileOptions& options, RunSetup& setup, size_t
                     : status.code() == StatusCode::kUnsupported ? "unsupported"
                                                                 : "failed";
     result.error = status.message();
-    result.layers.clear();
+    // Stopped after (some of) its timing: the latency and layers measured are kept, marked partial;
+    // what did not finish (energy, drift) stays absent.
+    if (status.code() == StatusCode::kCancelled && (timed || result.partial)) {
+      result.partial = true;
+      result.error += timed ? " after its timing finished: latency and layers kept, accuracy and energy not measured"
+                            : ": the latency and layers of the rounds it finished are kept";
+    } else {
+      result.layers.clear();
+    }
   }
   p.compiled.reset();  // its memory is not needed by the targets still to finish
   return std::move(result);
@@ -738,6 +748,9 @@ Result<nlohmann::json> RecommendRun(const RunResult& run, const RecommendSetting
       c.latency_samples = t->latency.iterations;
       c.unreliable = t->unreliable;
       c.unreliable_reason = t->unreliable_reason;
+      const PrecisionMix mix = ComputePrecisionMix(*t);
+      c.precision_mix = mix.text;
+      c.ran_as = mix.ran_as;
     }
     if (t->energy) {
       c.energy_j = t->energy->joules;
@@ -756,6 +769,14 @@ ProfileSession::ProfileSession(ProfileOptions options, Discover discover)
 Status ProfileSession::Validate() const {
   if (options_.targets.empty() == !options_.all_targets) {
     return InvalidArgument("profile: give --targets T1,T2,... or --all-targets");
+  }
+  for (size_t i = 0; i < options_.targets.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (options_.targets[i].ToString() == options_.targets[j].ToString()) {
+        return InvalidArgument(
+            fmt::format("--targets names {} twice: each target is profiled once", options_.targets[i].ToString()));
+      }
+    }
   }
   if (options_.iterations < 1 || options_.warmup < 0 || options_.min_time_s < 0) {
     return InvalidArgument("profile: --iterations must be ≥ 1, --warmup and --min-time ≥ 0");

@@ -161,9 +161,9 @@ TEST_F(RealInputsTest, BadFoldersAndPreprocessingAreExitTwoNamingTheCulprit) {
               " --preprocess colour=bgr");
   EXPECT_EQ(o.exit_code, 2) << o.out;
   EXPECT_NE(o.out.find("colour"), std::string::npos) << o.out;
-  o = Chipfit("profile " + cnn + " --targets cpu:fp32 --no-store --task probabilities=segment");
+  o = Chipfit("profile " + cnn + " --targets cpu:fp32 --no-store --task probabilities=segmentation");
   EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("probabilities=segment"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("probabilities=segmentation"), std::string::npos) << o.out;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "core/graph/onnx_import.h"
 #include "core/runtime/compiled_model.h"
+#include "core/tensor/half.h"
 #include "core/tensor/random.h"
 #include "devices/target_compiler.h"
 #include "profilers/accuracy/drift.h"
@@ -339,6 +340,90 @@ TEST(DriftFusionTest, FusedKernelsAreComparedAtTheirOutputs) {
   EXPECT_EQ(compared, 1);
   EXPECT_EQ(report->summary.first_layer_below_threshold, "");
   EXPECT_FALSE(report->summary.top1_agreement.has_value());  // rank 4: not class scores
+}
+
+// NaN/Inf the target makes where the reference is finite, and values saturated at the largest
+// finite magnitude of the target's dtype, are not measurements: worst figures, the reason, and
+// whether the target made them.
+TEST(DriftCompareTest, NonFiniteAndSaturatedValuesAreNamed) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const Comparison made = CompareValues(F32({4}, {nan, inf, 1, 2}), F32({4}, {0, 1, 1, 2}));
+  EXPECT_TRUE(made.target_non_finite);
+  EXPECT_EQ(made.stats.sqnr_db, -kExactSqnrDb);
+  EXPECT_NE(made.stats.invalid.find("1 NaN, 1 ±Inf"), std::string::npos) << made.stats.invalid;
+  EXPECT_NE(made.stats.invalid.find("of 4 values"), std::string::npos) << made.stats.invalid;
+
+  Tensor half(DType::kF16, {2});
+  half.data<Float16>()[0] = Float16(65504.0f);
+  half.data<Float16>()[1] = Float16(1.0f);
+  const Comparison saturated = CompareValues(half, F32({2}, {70000, 1}));
+  EXPECT_TRUE(saturated.target_non_finite);
+  EXPECT_NE(saturated.stats.invalid.find("saturated at ±65504 (the largest f16)"), std::string::npos)
+      << saturated.stats.invalid;
+
+  // The reference's own NaN is not the target's doing.
+  const Comparison theirs = CompareValues(F32({2}, {1, 2}), F32({2}, {nan, 2}));
+  EXPECT_FALSE(theirs.target_non_finite);
+  EXPECT_NE(theirs.stats.invalid.find("the reference has 1 NaN/Inf"), std::string::npos) << theirs.stats.invalid;
+
+  // Finite values keep honest figures and no reason; so does a NaN both sides share.
+  const Comparison fine = CompareValues(F32({3}, {nan, 1, 2.5}), F32({3}, {nan, 1, 2}));
+  EXPECT_TRUE(fine.stats.invalid.empty());
+  EXPECT_FALSE(fine.target_non_finite);
+  EXPECT_NEAR(fine.stats.nmse, 0.25 / 5.0, 1e-12);
+  EXPECT_EQ(CompareTensors(F32({2}, {1, 1}), F32({1, 2}, {1, 1})).invalid,
+            "shapes differ: target [2], reference [1x2]");
+}
+
+// y = Div(Relu(x), d) + 1 with d = 0 in the target and 1 in the reference: the target's Div makes
+// ±Inf (and NaN at 0/0) that the Add carries on. The summary names the Div, not the Add, and the
+// output's figures are flagged, not shown as −200 dB.
+Result<Graph> DivGraph(float divisor) {
+  onnx::ModelProto m = testing::NewModel("div");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {8});
+  AddValue(g->mutable_output(), "y", {8});
+  testing::AddInitializer(g, "d", {8}, [&](int64_t) { return divisor; });
+  testing::AddInitializer(g, "one", {8}, [](int64_t) { return 1.0; });
+  AddNode(g, "Relu", {"x"}, {"r"}, "relu");
+  AddNode(g, "Div", {"r", "d"}, {"q"}, "div");
+  AddNode(g, "Add", {"q", "one"}, {"y"}, "add");
+  ASSIGN_OR_RETURN(LoadedOnnxModel loaded, CheckOnnxModel(m, "div"));
+  return ImportModel(loaded);
+}
+
+TEST(DriftNonFiniteTest, TheFirstLayerThatMadeNonFiniteValuesIsNamed) {
+  auto reference_graph = DivGraph(1.0f);
+  auto target_graph = DivGraph(0.0f);
+  ASSERT_TRUE(reference_graph.ok() && target_graph.ok());
+  auto reference = Compile(*reference_graph, Target{});
+  auto target = Compile(*target_graph, Target{});
+  ASSERT_TRUE(reference.ok() && target.ok());
+  const std::vector<std::map<std::string, Tensor>> samples = {{{"x", F32({8}, Uniform(8, 3))}}};
+  auto report = MeasureDrift(**target, **reference, samples);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const AccuracySummary& s = report->summary;
+  EXPECT_EQ(s.first_non_finite_layer, "div");
+  ASSERT_TRUE(report->first_non_finite_kernel.has_value());
+  EXPECT_EQ(*report->first_non_finite_kernel, KernelIndex(**target, "div"));
+  EXPECT_NE(s.non_finite.find("q: target made"), std::string::npos) << s.non_finite;
+  EXPECT_NE(s.non_finite.find("±Inf"), std::string::npos) << s.non_finite;
+  // The exact Relu before it keeps its honest figures.
+  const auto& relu = report->kernels[KernelIndex(**target, "relu")];
+  ASSERT_TRUE(relu.has_value());
+  EXPECT_EQ(relu->sqnr_db, kExactSqnrDb);
+  EXPECT_TRUE(relu->invalid.empty());
+  const auto& add = report->kernels[KernelIndex(**target, "add")];
+  ASSERT_TRUE(add.has_value());
+  EXPECT_FALSE(add->invalid.empty());
+  EXPECT_NE(s.output_invalid.find("y: target made"), std::string::npos) << s.output_invalid;
+  EXPECT_EQ(s.output_sqnr_db, -kExactSqnrDb);  // kept worst for limits; the JSON writes null
+
+  // The same graphs the other way round: the reference's Inf is not the target's doing.
+  auto swapped = MeasureDrift(**reference, **target, samples);
+  ASSERT_TRUE(swapped.ok()) << swapped.status().ToString();
+  EXPECT_EQ(swapped->summary.first_non_finite_layer, "");
+  EXPECT_EQ(swapped->summary.non_finite, "");
 }
 
 }  // namespace

@@ -180,6 +180,26 @@ TEST(LatencyProfilerTest, StopCancelsBetweenRuns) {
   TargetResult result;
   Status s = RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {4})}}, {}, {}, result, stop.get_token());
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
+  EXPECT_FALSE(result.partial) << "nothing was timed";
+
+  // Stopped in the fourth round: cancelled, yet the three clean rounds' figures are kept, said partial.
+  std::stop_source late;
+  ProfileSettings settings{.warmup = 1, .warmup_min_s = 0, .iterations = 40, .min_time_s = 0, .layer_runs = 10};
+  settings.slot_other_share = [](int, size_t) -> std::optional<double> { return 0.0; };
+  TargetResult kept;
+  s = RunProfilePipeline(**model, {{"x", Tensor(DType::kF32, {4})}}, settings, {}, kept, late.get_token(),
+                         [&](const std::string& phase, const std::string& detail) {
+                           if (phase == "end-to-end" && detail == "round 4") {
+                             late.request_stop();
+                           }
+                         });
+  EXPECT_EQ(s.code(), StatusCode::kCancelled);
+  EXPECT_TRUE(kept.partial);
+  EXPECT_GT(kept.latency.iterations, 0);
+  EXPECT_GT(kept.latency.p50, 0);
+  ASSERT_EQ(kept.layers.size(), 1u);
+  EXPECT_GT(kept.layers[0].time_p50_ms, 0);
+  EXPECT_NE(kept.notes.back().find("are partial"), std::string::npos) << kept.notes.back();
 }
 
 }  // namespace

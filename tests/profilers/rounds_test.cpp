@@ -84,6 +84,11 @@ TEST(RoundsTest, AttributionExplainsAGapBeyondTwentyPercent) {
   EXPECT_NEAR(ok.between_ms, 0.05, 1e-12);
   EXPECT_NEAR(ok.unexplained_ms, 0.0, 1e-12);
   EXPECT_TRUE(ok.explanation.empty());
+  // Gaps in the timed runs beyond what the layers leave of end to end (the timers' cost): capped, so
+  // the parts add up and nothing is a negative rest.
+  const TimeAttribution capped = AttributeTime(0.93, 0.89, {1.1, 1.1}, {0.89, 0.89}, 78, 0);
+  EXPECT_NEAR(capped.between_ms, 0.04, 1e-12);
+  EXPECT_NEAR(capped.unexplained_ms, 0.0, 1e-12);
   // The per-layer timers' cost: observed runs far slower than the untimed ones.
   const TimeAttribution timers = AttributeTime(0.5, 0.9, {1.0}, {0.9}, 77, 0);
   EXPECT_NE(timers.explanation.find("timing each of the 77 kernels"), std::string::npos) << timers.explanation;
