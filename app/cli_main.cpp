@@ -2099,13 +2099,21 @@ int RunDiff(const std::string& runs_a, const std::string& runs_b, const std::str
     constexpr size_t kShownLayers = 10;
     for (size_t i = 0; i < std::min(flagged.size(), kShownLayers); ++i) {
       const nlohmann::json& l = *flagged[i];
-      fmt::print("    layer {:<28} {:<18} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}\n", l["name"].get<std::string>(),
+      fmt::print("    layer {:<28} {:<18} {:>8.3f} → {:>8.3f} ms ({:.2f}x){}{}\n", l["name"].get<std::string>(),
                  l["op"].get<std::string>(), ms(l, "a_ms"), ms(l, "b_ms"), ms(l, "ratio"),
                  l.contains("sqnr_change_db") ? fmt::format(", SQNR {:+.1f} dB", l["sqnr_change_db"].get<double>())
-                                              : std::string());
+                                              : std::string(),
+                 l.value("same_kernel", false) ? ", the same kernel beyond its noise" : "");
     }
     if (flagged.size() > kShownLayers) {
       fmt::print("    … {} more layer(s) flagged (--json lists every layer)\n", flagged.size() - kShownLayers);
+    }
+    // Layers whose kernel, precision and device are the same on both sides differ by the moment they
+    // were timed: said once, never as faster or slower.
+    size_t same = 0;
+    for (const auto& l : t["layers"]) same += l.value("verdict", std::string()) == "same kernel" ? 1 : 0;
+    if (same > 0) {
+      fmt::print("    {} layer(s) ran the same kernel on both sides: \"same kernel\", not faster or slower\n", same);
     }
   }
   fmt::print(

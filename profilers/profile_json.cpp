@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "devices/device_json.h"
 #include "profilers/accuracy/drift.h"
@@ -30,31 +31,45 @@ nlohmann::json CeilingsJson(const std::optional<DeviceCeilings>& c) {
 }  // namespace
 
 nlohmann::json OnnxNodeView(const TargetResult& p, const std::map<std::string, std::string>& node_ops) {
+  // The executed kernel is the unit of time: a node's time is the whole time of the kernel that
+  // computes it ("shared_by" its nodes when fused), never a share of it, so a sum over nodes that
+  // counts each kernel once is the sum over kernels. A copy or reorder inserted in front of a node
+  // (named "conv1/reorder:input") is a kernel of its own, listed in the node's `layers` only.
+  auto inserted = [](const LayerResult& l) { return !l.onnx_nodes.empty() && l.name != l.onnx_nodes.front(); };
   struct Row {
     std::vector<size_t> layers;
-    double time_ms = 0;
+    std::optional<size_t> kernel;
   };
   std::vector<std::string> order;
   std::map<std::string, Row> rows;
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const LayerResult& l = p.layers[i];
-    if (l.onnx_nodes.empty()) continue;
-    const double share = l.time_p50_ms / static_cast<double>(l.onnx_nodes.size());
     for (const std::string& node : l.onnx_nodes) {
       auto [it, fresh] = rows.try_emplace(node);
       if (fresh) order.push_back(node);
-      it->second.layers.push_back(i);
-      it->second.time_ms += share;
+      Row& row = it->second;
+      row.layers.push_back(i);
+      // The computing kernel: one of the graph before an inserted one, then one with arithmetic.
+      const bool better = [&] {
+        if (!row.kernel) return true;
+        const LayerResult& current = p.layers[*row.kernel];
+        if (inserted(l) != inserted(current)) return inserted(current);
+        return current.flops <= 0 && l.flops > 0;
+      }();
+      if (better) row.kernel = i;
     }
   }
   nlohmann::json view = nlohmann::json::array();
   for (const std::string& node : order) {
     const Row& row = rows[node];
+    const LayerResult& kernel = p.layers[*row.kernel];
     const auto op = node_ops.find(node);
     view.push_back({{"node", node},
                     {"op", op == node_ops.end() ? nlohmann::json(nullptr) : nlohmann::json(op->second)},
                     {"layers", row.layers},
-                    {"time_ms", {{"p50", row.time_ms}}}});
+                    {"kernel", *row.kernel},
+                    {"shared_by", kernel.onnx_nodes.size()},
+                    {"time_ms", {{"p50", kernel.time_p50_ms}}}});
   }
   return view;
 }

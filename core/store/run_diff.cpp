@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/store/layer_verdict.h"
+
 namespace chipfit {
 namespace {
 
@@ -60,6 +62,20 @@ json MachineKey(const json& machine) {
     devices += (devices.empty() ? "" : ", ") + d.value("id", "") + " " + d.value("name", "");
   }
   return key + " (" + devices + ")";
+}
+
+// The oneDNN ISA the CPU kernels were held to (with the environment variable that held it, when one
+// did): the same machine under ONEDNN_MAX_CPU_ISA=SSE41 runs other kernels. Null when not recorded.
+json IsaKey(const json& machine) {
+  if (!machine.is_object()) return nullptr;
+  for (const json& d : machine.value("devices", json::array())) {
+    if (d.value("kind", "") != "cpu") continue;
+    const json props = d.value("properties", json::object());
+    if (props.is_object() && props.contains("oneDNN ISA") && props["oneDNN ISA"].is_string()) {
+      return props["oneDNN ISA"];
+    }
+  }
+  return nullptr;
 }
 
 std::optional<double> Num(const json& j, const char* key) {
@@ -169,6 +185,19 @@ json RunHeader(const json& run) {
        {{"path", run["model"].value("path", json(nullptr))}, {"sha256", run["model"].value("sha256", json(nullptr))}}}};
 }
 
+// A profile JSON layer as the same-kernel rule reads it.
+LayerKernelTiming LayerKernelOf(const json& layer, double p50, std::optional<double> p90) {
+  LayerKernelTiming k;
+  k.implementation = layer.value("implementation", "");
+  k.precision = layer.value("precision", "");
+  k.device = layer.value("device", "");
+  const json nodes = layer.value("onnx_nodes", json::array());
+  k.nodes = nodes.is_array() && !nodes.empty() ? static_cast<int>(nodes.size()) : 1;
+  k.p50_ms = p50;
+  k.p90_ms = p90.value_or(p50);
+  return k;
+}
+
 json DiffLayers(const json& la, const json& lb, const DiffOptions& o, int& regressions) {
   auto key = [](const json& l) { return l.value("name", "") + "|" + l.value("op", ""); };
   std::map<std::string, const json*> in_a;
@@ -192,10 +221,12 @@ json DiffLayers(const json& la, const json& lb, const DiffOptions& o, int& regre
     row["b_ms"] = Opt(b50);
     bool regression = false;
     if (a50 && b50 && *a50 > 0) {
-      const LayerChange change = CompareLayerTimes(*a50, a90.value_or(*a50), *b50, b90.value_or(*b50), o);
-      row["ratio"] = change.ratio;
-      row["threshold"] = change.threshold;
-      regression = change.regressed;
+      const LayerJudgement judged = JudgeLayer(LayerKernelOf(a, *a50, a90), LayerKernelOf(l, *b50, b90), o);
+      row["ratio"] = judged.change.ratio;
+      row["threshold"] = judged.change.threshold;
+      row["same_kernel"] = judged.same_kernel;
+      row["verdict"] = LayerVerdictName(judged.verdict);
+      regression = judged.change.regressed;
     }
     const auto sa = Num(a.value("drift", json(nullptr)), "sqnr_db"),
                sb = Num(l.value("drift", json(nullptr)), "sqnr_db");
@@ -237,6 +268,7 @@ std::vector<std::string> Differences(const json& a, const json& b, const std::st
           member(member(b, "settings"), "calibration"));
   compare("inputs", InputsKey(member(a, "inputs")), InputsKey(member(b, "inputs")));
   compare("machine", MachineKey(member(a, "machine")), MachineKey(member(b, "machine")));
+  compare("oneDNN ISA", IsaKey(member(a, "machine")), IsaKey(member(b, "machine")));
   return out;
 }
 
@@ -391,10 +423,12 @@ json DiffRunSets(const std::vector<json>& a_runs, const std::vector<json>& b_run
       }
     }
     if (sa.status != "ok" || sb.status != "ok") {
-      // A target that ran in A but not in B is a regression of its own.
-      const bool lost = sa.status == "ok";
+      // A target that ran in A but not in B is a regression of its own; one stopped by the user in
+      // either run was not measured to the end, which says nothing about the build.
+      const bool cancelled = sa.status == "cancelled" || sb.status == "cancelled";
+      const bool lost = sa.status == "ok" && !cancelled;
       row["regression"] = lost;
-      row["verdict"] = lost ? "regressed" : "unchanged";
+      row["verdict"] = cancelled ? "cancelled" : lost ? "regressed" : "unchanged";
       regressions += lost ? 1 : 0;
       targets.push_back(row);
       continue;

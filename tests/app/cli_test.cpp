@@ -445,14 +445,22 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
         EXPECT_TRUE(layer["bound"] == "memory" || layer["bound"] == "compute") << layer.dump();
       }
     }
-    // The per-ONNX-node view: every node a layer covers, its time shares adding up to the layers'.
-    double layer_ms = 0, node_ms = 0;
-    for (const auto& layer : target["layers"]) layer_ms += layer["time_ms"]["p50"].get<double>();
+    // The per-ONNX-node view: each node shows its computing kernel's whole time ("shared_by" its
+    // nodes when fused); counting each kernel once, the nodes' time is that of the kernels computing them.
+    double computing_ms = 0, node_ms = 0;
+    std::set<int64_t> kernels;
     for (const auto& node : target["nodes"]) {
-      node_ms += node["time_ms"]["p50"].get<double>();
       EXPECT_TRUE(node["op"].is_string()) << node.dump();
+      const int64_t k = node["kernel"].get<int64_t>();
+      const auto& kernel = target["layers"][static_cast<size_t>(k)];
+      EXPECT_EQ(node["time_ms"]["p50"], kernel["time_ms"]["p50"]) << node.dump();
+      EXPECT_EQ(node["shared_by"], kernel["onnx_nodes"].size()) << node.dump();
+      if (kernels.insert(k).second) node_ms += node["time_ms"]["p50"].get<double>();
     }
-    EXPECT_NEAR(node_ms, layer_ms, 1e-6 * std::max(1.0, layer_ms));
+    for (const int64_t k : kernels)
+      computing_ms += target["layers"][static_cast<size_t>(k)]["time_ms"]["p50"].get<double>();
+    EXPECT_NEAR(node_ms, computing_ms, 1e-9);
+    EXPECT_FALSE(kernels.empty());
     if (target["measured_peak_memory_bytes"].is_number()) {
       EXPECT_GT(target["measured_peak_memory_bytes"].get<int64_t>(), 0);
     }
@@ -479,6 +487,27 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
     EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out;
     EXPECT_NE(o.out.find(std::string(bad).substr(1, 8)), std::string::npos) << o.out;
   }
+}
+
+// oneDNN held to SSE4.1 has no bf16 kernels: cpu:bf16 is refused naming the variable (not run in fp32
+// under its name), the ISA is in `devices`, and a profile where no target ran is exit 1 with the reasons.
+// A target named twice is exit 2.
+TEST(CliProfileTest, APrecisionOneDnnCannotComputeIsRefusedAndNoTargetRanIsExitOne) {
+  const std::string cnn = std::string(CHIPFIT_SOURCE_DIR) + "/resources/models/cnn.onnx";
+  const std::string held = "ONEDNN_MAX_CPU_ISA=SSE41 " + std::string(CHIPFIT_CLI);
+  Outcome devices = RunCli("devices", false, held);
+  EXPECT_EQ(devices.exit_code, 0) << devices.out;
+  EXPECT_NE(devices.out.find("sse41 (held there by ONEDNN_MAX_CPU_ISA=SSE41)"), std::string::npos) << devices.out;
+  Outcome o =
+      RunCli("profile " + cnn + " --targets cpu:bf16 --min-time 0 --iterations 3 --quiet --no-store", false, held);
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("no target ran"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("cpu:bf16 unsupported"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ONEDNN_MAX_CPU_ISA=SSE41 holds oneDNN to sse41, which has no bf16 kernels"), std::string::npos)
+      << o.out;
+  Outcome twice = RunCli("profile " + cnn + " --targets cpu:fp32,cpu:fp32 --quiet --no-store");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.out.find("--targets names cpu:fp32 twice"), std::string::npos) << twice.out;
 }
 
 TEST(CliProfileTest, CtrlCStopsCleanlyAndMarksTheRestCancelled) {

@@ -240,6 +240,28 @@ TEST(RunDiffTest, TargetsInOneRunOnlyAndTargetsThatStoppedRunning) {
   EXPECT_EQ(diff["regressions"], 1);
   ASSERT_EQ(diff["differences"].size(), 1u);
   EXPECT_EQ(diff["differences"][0], "model file (sha256): abc in run A, def in run B");
+  // Stopped by the user in B: not compared, never a regression.
+  json stopped = MakeRun(3, {Target("cpu:fp32", 1, 40, json::array()), Target("cpu:int8", 0, 0, {}, "cancelled")});
+  const json after_stop = DiffRuns(a, stopped);
+  EXPECT_EQ(Row(after_stop, "cpu:int8")["verdict"], "cancelled");
+  EXPECT_FALSE(Row(after_stop, "cpu:int8")["regression"].get<bool>());
+  EXPECT_EQ(after_stop["regressions"], 0);
+}
+
+// The same machine with oneDNN held back (ONEDNN_MAX_CPU_ISA) runs other kernels: not comparable.
+TEST(RunDiffTest, AnotherOneDnnIsaIsADifference) {
+  json a = MakeRun(1, {Target("cpu:fp32", 1.0, 40, json::array())});
+  a["machine"] = {
+      {"hostname", "h"},
+      {"devices",
+       {{{"id", "cpu"}, {"kind", "cpu"}, {"name", "Xeon"}, {"properties", {{"oneDNN ISA", "avx512_core_amx"}}}}}}};
+  json b = a;
+  b["machine"]["devices"][0]["properties"]["oneDNN ISA"] = "sse41 (held there by ONEDNN_MAX_CPU_ISA=SSE41)";
+  const json diff = DiffRuns(a, b);
+  ASSERT_EQ(diff["differences"].size(), 1u) << diff["differences"];
+  EXPECT_EQ(diff["differences"][0],
+            "oneDNN ISA: avx512_core_amx in run A, sse41 (held there by ONEDNN_MAX_CPU_ISA=SSE41) in run B");
+  EXPECT_TRUE(DiffRuns(a, a)["differences"].empty());
 }
 
 // Several runs per side. A side's runs, each `n` timings (±5 % jitter) around `median` × its run's

@@ -33,10 +33,11 @@ TEST(CompareModel, TwoTargetsOfOneRunFlagOnlyBeyondNoise) {
     // p90 is 1.1 × p50 on both sides: the threshold is max(10 %, 20 %) = 20 %.
     EXPECT_NEAR(r.change.threshold, 0.2, 1e-9);
     EXPECT_EQ(r.change.regressed, r.change.ratio > 1.2 && std::max(r.a_ms, r.b_ms) >= 0.02) << r.node.toStdString();
+    EXPECT_EQ(r.change.improved, r.change.ratio < 1 / 1.2 && std::max(r.a_ms, r.b_ms) >= 0.02) << r.node.toStdString();
+    EXPECT_FALSE(r.same_kernel) << "fp32 and int8 kernels: never the same kernel";
     flagged += r.change.regressed || r.change.improved ? 1 : 0;
   }
   EXPECT_GT(flagged, 0);
-  EXPECT_LT(flagged, 40);
   // Fusion and precision are named as changes.
   const CompareRow& relu = model.rows()[static_cast<size_t>(model.rowOfNode(QStringLiteral("n1")))];
   EXPECT_TRUE(relu.placement_change.contains(QStringLiteral("precision fp32 → int8")))
@@ -67,6 +68,47 @@ TEST(CompareModel, OneTargetInTwoRunsUsesTheSamplesVerdict) {
   EXPECT_FALSE(model.sameRun());
   // Identical layer times in both runs: nothing flagged.
   EXPECT_EQ(model.totals().regressions, 0);
+}
+
+// One target in two runs: a layer whose kernel, precision and device did not change and that moved
+// 15 % is "same kernel" (two timings of one kernel), while a layer that changed kernel and moved as much
+// is faster.
+TEST(CompareModel, TheSameKernelWithinNoiseIsSameKernelNotFaster) {
+  auto a = SyntheticRun(8, 1);
+  auto b = SyntheticRun(8, 1);
+  b->run_id = 8;
+  auto ta = std::make_shared<TargetResult>(*a->targets[0]);
+  auto tb = std::make_shared<TargetResult>(*b->targets[0]);
+  for (TargetResult* t : {ta.get(), tb.get()}) {
+    for (LayerResult& l : t->layers) l.time_p90_ms = l.time_p50_ms * 1.01;
+  }
+  for (LayerResult& l : tb->layers) {
+    if (l.name != "n2" && l.name != "n6") continue;
+    l.time_p50_ms *= 0.85;
+    l.time_p90_ms = l.time_p50_ms * 1.01;
+    if (l.name == "n6") l.implementation = "synthetic:v2";  // a new kernel: the same gain is real
+  }
+  a->targets[0] = ta;
+  b->targets[0] = tb;
+  CompareModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  model.setSides({a, QStringLiteral("cpu:fp32")}, {b, QStringLiteral("cpu:fp32")});
+  const int same = model.rowOfNode(QStringLiteral("n2")), changed = model.rowOfNode(QStringLiteral("n6"));
+  ASSERT_GE(same, 0);
+  ASSERT_GE(changed, 0);
+  const CompareRow& s = model.rows()[static_cast<size_t>(same)];
+  EXPECT_NEAR(s.change.ratio, 0.85, 1e-9);
+  EXPECT_TRUE(s.same_kernel);
+  EXPECT_EQ(s.verdict, LayerVerdict::kSameKernel);
+  EXPECT_FALSE(s.change.improved);
+  EXPECT_EQ(model.index(same, CompareModel::kVerdictColumn).data().toString(), QStringLiteral("same kernel"));
+  EXPECT_TRUE(model.index(same, CompareModel::kRatioColumn).data(Qt::ToolTipRole).toString().contains("same kernel"));
+  const CompareRow& c = model.rows()[static_cast<size_t>(changed)];
+  EXPECT_FALSE(c.same_kernel);
+  EXPECT_EQ(c.verdict, LayerVerdict::kImproved);
+  EXPECT_EQ(model.index(changed, CompareModel::kVerdictColumn).data().toString(), QStringLiteral("faster"));
+  EXPECT_EQ(model.totals().improvements, 1);
+  EXPECT_EQ(model.totals().same_kernel, 7) << "every layer but the changed one ran the same kernel";
 }
 
 TEST(ComparePage, SortsByLargestRegressionAndFollowsTheSelection) {

@@ -416,7 +416,8 @@ TEST_F(GraphPageTest, ColoursNodesByTheChosenTargetsProfile) {
                      Row("act", "Relu", {"b"}, {"a"}), Row("head", "Softmax", {"a"}, {"y"})};
   LayOutAndPaint(page_, analysis);
   auto run = std::make_shared<RunResult>();
-  // conv alone 3 ms; bias+act fused in one 2 ms kernel (1 ms each); head not run on this target.
+  // conv alone 3 ms; bias+act fused in one 2 ms kernel (2 ms on each: the kernel's whole time); head
+  // not run on this target.
   run->targets = {MakeTarget("cpu:fp32", "ok",
                              {Layer({"conv"}, 3.0, 20.0, "compute"), Layer({"bias", "act"}, 2.0, 80.0, "memory")}),
                   MakeTarget("cpu:int8", "failed", {}), MakeTarget("cpu:bf16", "ok", {Layer({"head"}, 1.0, 50, "")})};
@@ -428,11 +429,15 @@ TEST_F(GraphPageTest, ColoursNodesByTheChosenTargetsProfile) {
 
   const auto fill = [&](const char* node) { return page_.itemFor(QString::fromLatin1(node))->fill(); };
   EXPECT_EQ(fill("conv"), QColor(0xb0, 0x10, 0x10)) << "the largest share is the darkest";
-  EXPECT_EQ(fill("bias"), fill("act")) << "a fused kernel's time is split evenly";
+  EXPECT_EQ(fill("bias"), fill("act")) << "a fused kernel's nodes take its colour";
+  ASSERT_EQ(page_.clusters().size(), 1U) << "one fused kernel, one cluster";
+  EXPECT_EQ(page_.clusters().front()->nodes(), QStringList({QStringLiteral("bias"), QStringLiteral("act")}));
+  EXPECT_EQ(page_.clusters().front()->fill(), fill("bias"));
   EXPECT_GT(fill("bias").lightness(), fill("conv").lightness());
   EXPECT_EQ(fill("head"), QColor(0xc4, 0xc4, 0xc4)) << "not profiled on cpu:fp32: grey";
   const QString tip = page_.itemFor(QStringLiteral("bias"))->toolTip();
-  EXPECT_TRUE(tip.contains(QStringLiteral("time p50 1 ms (20.0 % of cpu:fp32)"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("time p50 2 ms (40.0 % of cpu:fp32)"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("shared by 2 nodes"))) << tip.toStdString();
   EXPECT_TRUE(tip.contains(QStringLiteral("drift 80.0 dB SQNR"))) << tip.toStdString();
   EXPECT_TRUE(tip.contains(QStringLiteral("bound: memory"))) << tip.toStdString();
   EXPECT_TRUE(page_.itemFor(QStringLiteral("head"))->toolTip().contains(QStringLiteral("not profiled on cpu:fp32")));
@@ -448,6 +453,7 @@ TEST_F(GraphPageTest, ColoursNodesByTheChosenTargetsProfile) {
   page_.setColourMode(GraphPage::ColourMode::kTimeShare);
   EXPECT_EQ(fill("head"), QColor(0xb0, 0x10, 0x10));
   EXPECT_EQ(fill("conv"), QColor(0xc4, 0xc4, 0xc4));
+  EXPECT_TRUE(page_.clusters().empty()) << "cpu:bf16 fused nothing";
 
   // A newer run keeps the chosen target when it has it.
   page_.setRun(run);

@@ -15,7 +15,7 @@ namespace {
 
 using testing::SyntheticRun;
 
-TEST(LayerTableModel, NodeRowsSplitAFusedKernelAndNameIt) {
+TEST(LayerTableModel, NodeRowsShowAFusedKernelsWholeTimeSharedByItsNodes) {
   LayerTableModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
   model.setRun(SyntheticRun(16, 3));
@@ -25,24 +25,93 @@ TEST(LayerTableModel, NodeRowsSplitAFusedKernelAndNameIt) {
   const int conv = model.rowOfNode(QStringLiteral("n0")), relu = model.rowOfNode(QStringLiteral("n1"));
   ASSERT_GE(conv, 0);
   ASSERT_GE(relu, 0);
-  // bf16 fused n0+n1: each node carries half the kernel's time, and the kernel is named.
+  // bf16 fused n0+n1: each node shows the kernel's whole time, marked as shared, and the kernel is named.
   const auto& run = *model.run();
   const double kernel = run.targets[1]->layers[0].time_p50_ms;
-  EXPECT_NEAR(model.number(conv, LayerTableModel::column(1, LayerTableModel::kP50)), kernel / 2, 1e-12);
-  EXPECT_NEAR(model.number(relu, LayerTableModel::column(1, LayerTableModel::kP50)), kernel / 2, 1e-12);
+  const int bf16_p50 = LayerTableModel::column(1, LayerTableModel::kP50);
+  EXPECT_DOUBLE_EQ(model.number(conv, bf16_p50), kernel);
+  EXPECT_DOUBLE_EQ(model.number(relu, bf16_p50), kernel);
+  EXPECT_TRUE(model.index(relu, bf16_p50).data().toString().endsWith(QStringLiteral("(shared by 2)")))
+      << model.index(relu, bf16_p50).data().toString().toStdString();
+  EXPECT_TRUE(model.index(relu, bf16_p50).data(Qt::ToolTipRole).toString().contains(QStringLiteral("shared by 2")));
   EXPECT_EQ(model.text(relu, LayerTableModel::column(1, LayerTableModel::kKernel)), QStringLiteral("FusedConv n0"));
-  // fp32 did not fuse: the Relu's own kernel.
+  // fp32 did not fuse: the Relu's own kernel, not marked.
   EXPECT_EQ(model.text(relu, LayerTableModel::column(0, LayerTableModel::kKernel)), QStringLiteral("Relu n1"));
-  // Shares of a target add up to the whole.
-  double share = 0;
-  for (int r = 0; r < model.rowCount(); ++r)
-    share += model.number(r, LayerTableModel::column(2, LayerTableModel::kShare));
-  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_FALSE(
+      model.index(relu, LayerTableModel::column(0, LayerTableModel::kP50)).data().toString().contains("shared"));
+  // The node row reads what the kernel row reads.
+  LayerTableModel kernels;
+  kernels.setRun(model.run(), LayerRowMode::kKernels);
+  EXPECT_DOUBLE_EQ(kernels.number(kernels.rowOfNode(QStringLiteral("n1")), bf16_p50), kernel);
+  // Σ over every node row counts each kernel once: the target's Σ layer p50, on every target.
+  std::vector<int> all(static_cast<size_t>(model.rowCount()));
+  for (int r = 0; r < model.rowCount(); ++r) all[static_cast<size_t>(r)] = r;
+  for (int t = 0; t < 3; ++t) {
+    double total = 0;
+    for (const LayerResult& l : run.targets[static_cast<size_t>(t)]->layers) total += l.time_p50_ms;
+    EXPECT_NEAR(SumP50(model.table(), t, all), total, 1e-12) << "target " << t;
+  }
+  EXPECT_NEAR(SumP50(model.table(), 1, {conv, relu}), kernel, 1e-12) << "the fused kernel once, not twice";
+  // Sorted either way, however sorted before, the nodes of one kernel keep model order: its first node
+  // (the one the kernel is named after) leads.
+  LayerFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  for (const Qt::SortOrder order : {Qt::DescendingOrder, Qt::AscendingOrder, Qt::DescendingOrder}) {
+    proxy.sort(bf16_p50, order);
+    EXPECT_LT(proxy.mapFromSource(model.index(conv, 0)).row(), proxy.mapFromSource(model.index(relu, 0)).row());
+  }
+  EXPECT_TRUE(std::isnan(SumP50(model.table(), 1, {})));
   EXPECT_EQ(model.headerData(LayerTableModel::column(2, LayerTableModel::kP50), Qt::Horizontal).toString(),
             QStringLiteral("cpu:int8\np50 ms"));
   EXPECT_FALSE(model.headerData(LayerTableModel::column(2, LayerTableModel::kP50), Qt::Horizontal, Qt::ToolTipRole)
                    .toString()
                    .isEmpty());
+}
+
+// A reorder chipfit put in front of a fused convolution: the node shows the convolution's time (what the
+// kernel row and the charts show), names the reorder's apart, and a sum counts both kernels once.
+TEST(LayerTableModel, AReorderInFrontOfANodeIsAKernelOfItsOwn) {
+  auto run = std::make_shared<RunResult>();
+  run->node_ops = {{"conv", "Conv"}, {"bn", "BatchNormalization"}, {"relu", "Relu"}, {"pool", "MaxPool"}};
+  auto t = std::make_shared<TargetResult>();
+  t->target = {DeviceKind::kCpu, 0, Precision::kFp32};
+  const auto layer = [](std::string name, std::string op, std::vector<std::string> nodes, double ms, int64_t flops) {
+    LayerResult l;
+    l.name = std::move(name);
+    l.op = std::move(op);
+    l.onnx_nodes = std::move(nodes);
+    l.device = "cpu";
+    l.precision = "fp32";
+    l.implementation = "onednn";
+    l.time_p50_ms = ms;
+    l.time_p90_ms = ms;
+    l.flops = flops;
+    return l;
+  };
+  t->layers = {layer("conv/reorder:input", "Reorder", {"conv"}, 0.004, 0),
+               layer("conv", "FusedConv", {"conv", "bn", "relu"}, 0.020, 1000),
+               layer("pool", "MaxPool", {"pool"}, 0.010, 0)};
+  run->targets = {t};
+  const LayerTable table = BuildLayerTable(*run, LayerRowMode::kNodes);
+  ASSERT_EQ(table.rows.size(), 4U);
+  const LayerCell& conv = table.rows[static_cast<size_t>(table.row_of_node.at("conv"))].cells[0];
+  const LayerCell& relu = table.rows[static_cast<size_t>(table.row_of_node.at("relu"))].cells[0];
+  EXPECT_EQ(conv.kernel, QStringLiteral("FusedConv conv"));
+  EXPECT_DOUBLE_EQ(conv.p50_ms, 0.020);
+  EXPECT_DOUBLE_EQ(conv.other_kernels_ms, 0.004);
+  EXPECT_DOUBLE_EQ(relu.p50_ms, 0.020);
+  EXPECT_DOUBLE_EQ(relu.other_kernels_ms, 0);
+  EXPECT_NEAR(conv.share, 0.020 / 0.034, 1e-12);
+  EXPECT_NEAR(SumP50(table, 0, {0, 1, 2, 3}), 0.034, 1e-12);
+  EXPECT_NEAR(SumP50(table, 0, {table.row_of_node.at("bn"), table.row_of_node.at("relu")}), 0.020, 1e-12);
+  // The slowest node rows are the fused kernel's, as the slowest kernel row is.
+  const LayerTable kernels = BuildLayerTable(*run, LayerRowMode::kKernels);
+  double slowest = 0;
+  QString slowest_kernel;
+  for (const LayerRow& row : kernels.rows) {
+    if (row.cells[0].p50_ms > slowest) slowest = row.cells[0].p50_ms, slowest_kernel = row.cells[0].kernel;
+  }
+  EXPECT_EQ(slowest_kernel, conv.kernel);
 }
 
 TEST(LayerTableModel, KernelRowsAndFallbacks) {
@@ -177,6 +246,51 @@ TEST(HeatMapModel, RatiosToTheFp32Baseline) {
   heat.setMeasure(HeatMapModel::Measure::kDrift);
   EXPECT_NEAR(heat.index(row, 3).data(HeatMapModel::RawRole).toDouble(),
               layers.number(row, LayerTableModel::column(2, LayerTableModel::kSqnr)), 1e-12);
+}
+
+// A fused kernel's ratio is the same in node and kernel rows (each the whole kernel's time).
+TEST(HeatMapModel, NodeAndKernelRowsGiveAFusedKernelOneRatio) {
+  LayerTableModel layers;
+  HeatMapModel heat(&layers);
+  const auto run = SyntheticRun(24, 3);
+  for (const LayerRowMode mode : {LayerRowMode::kNodes, LayerRowMode::kKernels}) {
+    layers.setRun(run, mode);
+    const int row = layers.rowOfNode(QStringLiteral("n3"));  // a Conv fused with n4 on bf16 and int8
+    const double fused = run->targets[2]->layers[2].time_p50_ms;
+    ASSERT_EQ(run->targets[2]->layers[2].name, "n3");
+    const double alone = run->targets[0]->layers[3].time_p50_ms;
+    EXPECT_NEAR(heat.value(row, 2), fused / alone, 1e-12) << (mode == LayerRowMode::kNodes ? "nodes" : "kernels");
+  }
+}
+
+// The same kernel on both targets, a little faster on one: "same kernel", painted neutral, not green.
+TEST(HeatMapModel, TheSameKernelWithinNoiseIsNeutral) {
+  auto run = SyntheticRun(8, 3);
+  auto int8 = std::make_shared<TargetResult>(*run->targets[2]);
+  const LayerResult& fp32_add = run->targets[0]->layers[2];  // n2, an Add, unfused on every target
+  ASSERT_EQ(fp32_add.name, "n2");
+  for (LayerResult& l : int8->layers) {
+    if (l.name != "n2") continue;
+    l.precision = fp32_add.precision;  // the int8 target kept this layer in fp32, same kernel
+    l.time_p50_ms = fp32_add.time_p50_ms * 0.85;
+    l.time_p90_ms = l.time_p50_ms * 1.01;
+  }
+  auto fp32 = std::make_shared<TargetResult>(*run->targets[0]);
+  for (LayerResult& l : fp32->layers) {
+    if (l.name == "n2") l.time_p90_ms = l.time_p50_ms * 1.01;
+  }
+  run->targets[0] = fp32;
+  run->targets[2] = int8;
+  LayerTableModel layers;
+  HeatMapModel heat(&layers);
+  layers.setRun(run);
+  const int row = layers.rowOfNode(QStringLiteral("n2"));
+  EXPECT_NEAR(heat.value(row, 2), 0.85, 1e-9);
+  EXPECT_EQ(heat.judgement(row, 2).verdict, LayerVerdict::kSameKernel);
+  EXPECT_EQ(heat.index(row, 3).data(Qt::BackgroundRole).value<QColor>(), heat.colour(1.0));
+  EXPECT_TRUE(heat.index(row, 3).data().toString().contains(QStringLiteral("same kernel")));
+  // Another kernel (bf16) at the same 0.85× would be green.
+  EXPECT_NE(heat.colour(0.85), heat.colour(1.0));
 }
 
 }  // namespace

@@ -131,6 +131,36 @@ TEST_F(RunPageTest, BannerNamesTheUnreliableTargetsWithTheReasonAndOffersAReRun)
   EXPECT_TRUE(image.save(artifacts + QStringLiteral("/run_page_busy.png")));
 }
 
+// The accuracy guard rejected cpu:int8: the page offers the calibration that fixes it (not turning the
+// guard off), and the re-run it starts carries those settings, the rest unchanged.
+TEST_F(RunPageTest, AnInt8TargetTheGuardRejectedIsOfferedTheCalibrationFix) {
+  ASSERT_NE(button("accuracyFix"), nullptr);
+  EXPECT_TRUE(button("accuracyFix")->isHidden()) << "nothing was rejected for accuracy";
+  auto run = std::make_shared<RunResult>(*BusyRun());
+  run->recommendation = {
+      {"summary", "cpu:fp32: p50 15 ms"},
+      {"rejected",
+       {{{"target", "cpu:int8"},
+         {"limit", "accuracy_guard"},
+         {"reason",
+          "accuracy guard: sequence agreement (CTC) 0.0 % is under 99 % (try --calibration percentile, …)"}}}}};
+  emit runner_->runStarted(-1, {kFp32, kBf16, kInt8});
+  emit runner_->runFinished(run);
+  ASSERT_TRUE(page_.isAccuracyFixOffered());
+  EXPECT_FALSE(button("accuracyFix")->isHidden());
+  EXPECT_TRUE(button("accuracyFix")->toolTip().contains(QStringLiteral("--auto-fp32-agreement 99")));
+  ASSERT_TRUE(page_.rerunWithAccuracyFix());
+  EXPECT_TRUE(page_.isRunning());
+  EXPECT_TRUE(button("accuracyFix")->isHidden());
+  // The re-run fails at once (no model there); the settings it ran with are the fix, so it is not
+  // offered again for a run made with them.
+  QSignalSpy failed(&page_, &RunPage::runFailed);
+  ASSERT_TRUE(failed.wait(30000));
+  emit runner_->runStarted(-1, {kFp32, kBf16, kInt8});
+  emit runner_->runFinished(run);
+  EXPECT_FALSE(page_.isAccuracyFixOffered());
+}
+
 TEST_F(RunPageTest, ReRunWhenIdleWaitsForThreeIdlePollsThenStartsTheSameProfile) {
   // Other processes' share at each poll: busy, idle, busy again (the count starts over), then idle three times.
   std::deque<double> shares = {0.5, 0.05, 0.3, 0.02, 0.01, 0.03, 0.9};

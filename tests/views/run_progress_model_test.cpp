@@ -200,6 +200,44 @@ TEST_F(RunProgressModelTest, SpeedUpPrefersWithinRoundPairs) {
   EXPECT_DOUBLE_EQ(Cell(model_, 2, RunProgressModel::kSpeedupColumn, RunProgressModel::RawValueRole).toDouble(), 2.0);
 }
 
+// PP-OCR cls on cpu:int8 with every kernel left in fp32: "same", never "1.30×", and the mix is said;
+// a stopped target that kept its timing shows it, marked partial; a non-finite layer is named.
+TEST_F(RunProgressModelTest, WhatRanIsSaidAndNoSpeedUpIsCreditedToTheSameKernels) {
+  auto fp32 = std::make_shared<TargetResult>(*Ok(kFp32, 1.0, 130, "estimated"));
+  auto int8 = std::make_shared<TargetResult>(*Ok(kInt8, 0.77, 130, "estimated"));
+  for (auto* r : {fp32.get(), int8.get()}) {
+    for (LayerResult& l : r->layers)
+      l = {.name = "conv", .device = "cpu", .precision = "fp32", .time_p50_ms = 0.3, .flops = 100};
+  }
+  int8->layers[0].precision = "int8";
+  int8->layers[0].time_p50_ms = 0.02;
+  model_.setResult(0, fp32);
+  model_.setResult(1, int8);
+  EXPECT_EQ(Cell(model_, 1, RunProgressModel::kSpeedupColumn).toString(), QStringLiteral("same"));
+  EXPECT_TRUE(Cell(model_, 1, RunProgressModel::kSpeedupColumn, Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("ran as cpu:fp32 (int8 1 of 3 kernels, 3 % of compute time)")))
+      << Cell(model_, 1, RunProgressModel::kSpeedupColumn, Qt::ToolTipRole).toString().toStdString();
+  EXPECT_TRUE(Cell(model_, 1, RunProgressModel::kNotesColumn).toString().contains(QStringLiteral("— ran as cpu:fp32")));
+  EXPECT_FALSE(Cell(model_, 0, RunProgressModel::kNotesColumn).toString().contains(QStringLiteral("kernels,")));
+
+  auto stopped = std::make_shared<TargetResult>(*Ok(kOpenCl, 0.4, 60, "estimated"));
+  stopped->status = "cancelled";
+  stopped->partial = true;
+  AccuracySummary nan;
+  nan.output_sqnr_db = -3;
+  nan.first_non_finite_layer = "Log_3";
+  auto broken = std::make_shared<TargetResult>(*Ok(kInt8, 0.5, -3, "estimated"));
+  broken->accuracy = nan;
+  model_.setResult(2, stopped);
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kStatusColumn).toString(), QStringLiteral("cancelled (partial)"));
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kP50Column).toString(), QStringLiteral("0.4000"));
+  model_.setResult(1, broken);
+  const QString drift = Cell(model_, 1, RunProgressModel::kDriftColumn).toString();
+  EXPECT_TRUE(drift.contains(QStringLiteral("output differs more than it agrees"))) << drift.toStdString();
+  EXPECT_TRUE(drift.contains(QStringLiteral("non-finite from Log_3"))) << drift.toStdString();
+}
+
 TEST_F(RunProgressModelTest, UnfinishedRowsAreMarkedWhenTheRunStops) {
   model_.setResult(0, Ok(kFp32, 1.0, 130, "estimated"));
   model_.setPhase(1, QStringLiteral("end-to-end"), {});

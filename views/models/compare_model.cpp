@@ -34,6 +34,18 @@ std::unordered_map<std::string, LayerCell> CellsOf(const CompareSide& side, std:
   return cells;
 }
 
+// What ran for a layer on one side, for the same-kernel rule.
+LayerKernelTiming KernelOf(const LayerCell& c) {
+  LayerKernelTiming k;
+  k.implementation = c.implementation.toStdString();
+  k.precision = c.precision.toStdString();
+  k.device = c.device.toStdString();
+  k.nodes = c.kernel_nodes;
+  k.p50_ms = c.p50_ms;
+  k.p90_ms = c.p90_ms;
+  return k;
+}
+
 }  // namespace
 
 QString CompareSide::label(bool same_run) const {
@@ -84,12 +96,13 @@ void CompareModel::build() {
       row.b_device = b->second.device;
       row.b_precision = b->second.precision;
     }
-    if (std::isfinite(row.a_ms) && std::isfinite(row.b_ms)) {
-      row.change = CompareLayerTimes(row.a_ms, std::isfinite(row.a_p90) ? row.a_p90 : row.a_ms, row.b_ms,
-                                     std::isfinite(row.b_p90) ? row.b_p90 : row.b_ms, options);
-    } else {
-      row.change.ratio = LayerCell::kNone;
+    if (a != cells_a.end() && b != cells_b.end()) {
+      const LayerJudgement judged = JudgeLayer(KernelOf(a->second), KernelOf(b->second), options);
+      row.change = judged.change;
+      row.verdict = judged.verdict;
+      row.same_kernel = judged.same_kernel;
     }
+    if (!std::isfinite(row.a_ms) || !std::isfinite(row.b_ms)) row.change.ratio = LayerCell::kNone;
     QStringList changes;
     if (a == cells_a.end()) changes << tr("only in B");
     if (b == cells_b.end()) changes << tr("only in A");
@@ -102,6 +115,7 @@ void CompareModel::build() {
     row.placement_change = changes.join(QStringLiteral("; "));
     totals_.regressions += row.change.regressed ? 1 : 0;
     totals_.improvements += row.change.improved ? 1 : 0;
+    totals_.same_kernel += row.verdict == LayerVerdict::kSameKernel ? 1 : 0;
     totals_.placement_changes += row.placement_change.isEmpty() ? 0 : 1;
     rows_.push_back(std::move(row));
   }
@@ -145,7 +159,10 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const CompareRow& r = rows_[static_cast<size_t>(index.row())];
   const auto ms = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', v < 0.1 ? 4 : 3) : QString(); };
-  const QString verdict = r.change.regressed ? tr("slower") : r.change.improved ? tr("faster") : QString();
+  const QString verdict = r.change.regressed                       ? tr("slower")
+                          : r.change.improved                      ? tr("faster")
+                          : r.verdict == LayerVerdict::kSameKernel ? tr("same kernel")
+                                                                   : QString();
   if (role == NodeRole) return r.node;
   if (role == RawRole) {
     // Absent values sort below every number: last when the largest regression leads.
@@ -188,6 +205,13 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case Qt::ToolTipRole:
+      if (r.verdict == LayerVerdict::kSameKernel)
+        return tr("B/A %1: the same kernel (%2, %3 on %4) on both sides, within noise (%5 %: both sides' p90 − "
+                  "p50 spread, at least %6 % for the same kernel), so neither is faster")
+            .arg(r.change.ratio, 0, 'f', 3)
+            .arg(r.a_kernel, r.a_precision, r.a_device)
+            .arg(r.change.threshold * 100, 0, 'f', 1)
+            .arg(kSameKernelMinChange * 100, 0, 'f', 0);
       if (std::isfinite(r.change.ratio))
         return tr("B/A %1; flagged beyond %2 % (the larger of 10 % and both sides' p90 − p50 spread; layers under "
                   "20 µs never), as chipfit diff does")
@@ -208,7 +232,7 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
     case kBColumn: return tr("B: %1\np50 ms").arg(b_.label(same));
     case kRatioColumn: return tr("B / A");
     case kDeltaColumn: return tr("B − A ms");
-    case kVerdictColumn: return tr("beyond noise");
+    case kVerdictColumn: return tr("verdict");
     case kAKernelColumn: return tr("A kernel");
     case kBKernelColumn: return tr("B kernel");
     case kChangeColumn: return tr("placement / precision change");

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/store/layer_verdict.h"
 #include "core/store/run_diff.h"
 #include "profilers/run_result.h"
 
@@ -28,6 +29,10 @@ struct CompareRow {
   QString node, op;
   double a_ms = 0, b_ms = 0, a_p90 = 0, b_p90 = 0;  // NaN where the side has no kernel for the node
   LayerChange change;
+  // JudgeLayer's verdict: kSameKernel where both sides ran the same kernel (implementation, precision,
+  // device, nodes) and its time moved within noise: never faster or slower then.
+  LayerVerdict verdict = LayerVerdict::kNotCompared;
+  bool same_kernel = false;
   QString a_kernel, b_kernel, a_device, b_device, a_precision, b_precision;
   // Why the row differs besides time: "precision fp32 → int8", "device cpu → opencl:0", "fused into …".
   QString placement_change;
@@ -41,6 +46,7 @@ struct CompareTotals {
   QString verdict;       // regressed | improved | unchanged | inconclusive | "" (no latency, or no samples)
   int regressions = 0;   // layers flagged slower
   int improvements = 0;  // layers flagged faster
+  int same_kernel = 0;   // layers that ran the same kernel on both sides, within noise
   int placement_changes = 0;
   QStringList differences;  // two runs that measured different things (ComparabilityDifferences)
 };

@@ -43,6 +43,40 @@ double HeatMapModel::value(int row, int target) const {
   return v / bv;
 }
 
+namespace {
+
+// What ran for a layer on one target, for the same-kernel rule.
+LayerKernelTiming KernelOf(const LayerCell& c) {
+  LayerKernelTiming k;
+  k.implementation = c.implementation.toStdString();
+  k.precision = c.precision.toStdString();
+  k.device = c.device.toStdString();
+  k.nodes = c.kernel_nodes;
+  k.p50_ms = c.p50_ms;
+  k.p90_ms = c.p90_ms;
+  return k;
+}
+
+}  // namespace
+
+LayerJudgement HeatMapModel::judgement(int row, int target) const {
+  const auto& rows = layers_->table().rows;
+  const int base = baseline();
+  if (measure_ != Measure::kTime || row < 0 || row >= static_cast<int>(rows.size()) || target < 0 ||
+      target >= layers_->targetCount() || base < 0 || target == base)
+    return {};
+  const LayerRow& r = rows[static_cast<size_t>(row)];
+  const LayerCell& c = r.cells[static_cast<size_t>(target)];
+  const LayerCell& b = r.cells[static_cast<size_t>(base)];
+  if (!c.present || !b.present) return {};
+  return JudgeLayer(KernelOf(b), KernelOf(c));
+}
+
+QColor HeatMapModel::cellColour(int row, int target) const {
+  if (judgement(row, target).verdict == LayerVerdict::kSameKernel) return colour(1.0);
+  return colour(value(row, target));
+}
+
 QColor HeatMapModel::colour(double v) const {
   if (!std::isfinite(v)) return QColor(0xEE, 0xEE, 0xEE);
   double t = 0;  // -1 best … +1 worst
@@ -76,20 +110,31 @@ QVariant HeatMapModel::data(const QModelIndex& index, int role) const {
   }
   const int target = index.column() - 1;
   const double v = value(index.row(), target);
+  const bool same_kernel = judgement(index.row(), target).verdict == LayerVerdict::kSameKernel;
   switch (role) {
     case Qt::DisplayRole:
       if (!std::isfinite(v)) return {};
       if (measure_ == Measure::kDrift) return QString::fromStdString(formats::FormatSqnr(v));
-      return QString::number(v, 'f', 2) + QChar(0x00D7);
+      return QString::number(v, 'f', 2) + QChar(0x00D7) + (same_kernel ? tr(" same kernel") : QString());
     case RawRole: return v;
-    case Qt::BackgroundRole: return colour(v);
+    case Qt::BackgroundRole: return cellColour(index.row(), target);
     case Qt::ForegroundRole:
       return QColor(0x20, 0x20, 0x20);  // the cells carry their own light colours, whatever the palette
     case Qt::TextAlignmentRole: return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
       if (measure_ == Measure::kDrift)
         return tr("%1 on %2: output SQNR against the reference").arg(row.key, layers_->targetName(target));
-      return tr("%1 on %2 over %3 (%4): below 1× this target is faster/cheaper for this layer")
+      if (same_kernel) {
+        const LayerCell& c = row.cells[static_cast<size_t>(target)];
+        return tr("%1: the same kernel (%2, %3 on %4) on %5 and %6; its times differ by no more than noise "
+                  "(%7 %: both sides' p90 − p50 spread, at least %8 %), so neither target is faster here")
+            .arg(row.key, c.implementation, c.precision, c.device, layers_->targetName(target),
+                 layers_->targetName(baseline()))
+            .arg(judgement(index.row(), target).change.threshold * 100, 0, 'f', 0)
+            .arg(kSameKernelMinChange * 100, 0, 'f', 0);
+      }
+      return tr("%1 on %2 over %3 (%4, each the whole time of the kernel that computes the node): below 1× "
+                "this target is faster/cheaper for this layer")
           .arg(row.key, layers_->targetName(target), layers_->targetName(baseline()),
                measure_ == Measure::kTime ? tr("p50 time") : tr("energy"));
     default: return {};

@@ -6,6 +6,7 @@
 #include <QAbstractTableModel>
 #include <QColor>
 
+#include "core/store/layer_verdict.h"
 #include "views/models/layer_table_model.h"
 
 namespace chipfit {
@@ -25,9 +26,14 @@ class HeatMapModel : public QAbstractTableModel {
   // The baseline's index in the layer table: cpu:fp32 when present, else the first target.
   int baseline() const;
   double value(int row, int target) const;
+  // Time only: the layer on `target` against the baseline by the same-kernel rule (JudgeLayer); a row
+  // that ran the same kernel on both and moved within noise is kSameKernel and painted neutral.
+  LayerJudgement judgement(int row, int target) const;
   // The colour of a value: green where a target beats the baseline, red where it loses (log scale,
   // saturating at 4×); drift: red below 30 dB, green near exact.
   QColor colour(double value) const;
+  // The colour of a cell: colour(value), neutral for the same kernel within noise.
+  QColor cellColour(int row, int target) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

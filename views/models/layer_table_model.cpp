@@ -44,6 +44,17 @@ std::vector<std::string> MergedOrder(const std::vector<std::shared_ptr<const Tar
   return {order.begin(), order.end()};
 }
 
+// A copy or reorder chipfit inserted in front of a node: named after the node with a suffix
+// ("conv1/reorder:input"), where a kernel that computes nodes is named after its first one.
+bool Inserted(const LayerResult& l) { return !l.onnx_nodes.empty() && l.name != l.onnx_nodes.front(); }
+
+// Whether `l` rather than `current` is the kernel that computes a node both touch: a kernel of the
+// graph before an inserted one, then one with arithmetic before one without.
+bool ComputesBetter(const LayerResult& l, const LayerResult& current) {
+  if (Inserted(l) != Inserted(current)) return Inserted(current);
+  return current.flops <= 0 && l.flops > 0;
+}
+
 // A kernel's own figures, shared by every row it covers.
 void FillKernel(LayerCell& cell, const TargetResult& t, int index, const std::set<std::string>& fallback_nodes) {
   const LayerResult& l = t.layers[static_cast<size_t>(index)];
@@ -71,14 +82,28 @@ void FillKernel(LayerCell& cell, const TargetResult& t, int index, const std::se
                               [&](const std::string& n) { return fallback_nodes.count(n) > 0; });
 }
 
-void AddTime(LayerCell& cell, const LayerResult& l, double parts) {
-  const auto add = [parts](double& to, double v) {
+void AddTime(LayerCell& cell, const LayerResult& l) {
+  const auto add = [](double& to, double v) {
     if (!Has(v)) return;
-    to = (Has(to) ? to : 0) + v / parts;
+    to = (Has(to) ? to : 0) + v;
   };
   add(cell.p50_ms, l.time_p50_ms);
   add(cell.p90_ms, l.time_p90_ms);
   if (l.energy) add(cell.energy_j, l.energy->joules);
+}
+
+// A cell's times once every kernel of the target is in: a node row takes its computing kernel's whole
+// time (never a share of it) and names the others' time apart; a kernel row adds up the kernels of its
+// name (normally one).
+void SetTimes(LayerCell& cell, const TargetResult& t, bool nodes) {
+  for (const int k : cell.kernels) {
+    const LayerResult& l = t.layers[static_cast<size_t>(k)];
+    if (!nodes || k == cell.layer) {
+      AddTime(cell, l);
+    } else if (Has(l.time_p50_ms)) {
+      cell.other_kernels_ms += l.time_p50_ms;
+    }
+  }
 }
 
 }  // namespace
@@ -117,11 +142,11 @@ LayerTable BuildLayerTable(const RunResult& run, LayerRowMode mode) {
       for (const std::string& key : row_keys) {
         LayerRow& row = table.rows[static_cast<size_t>(row_of_key.at(key))];
         LayerCell& cell = row.cells[ti];
-        // A node two kernels touch (a reorder and its conv): the compute kernel names the cell, the
-        // times add up.
-        if (!cell.present || (cell.flops <= 0 && l.flops > 0))
+        // A node two kernels touch (a reorder and its conv): the kernel that computes it names the cell
+        // and gives its time; the other's time is named apart (SetTimes).
+        if (!cell.present || ComputesBetter(l, t.layers[static_cast<size_t>(cell.layer)]))
           FillKernel(cell, t, static_cast<int>(li), fallback_nodes);
-        AddTime(cell, l, nodes ? static_cast<double>(covered.size()) : 1.0);
+        cell.kernels.push_back(static_cast<int>(li));
         if (row.op.isEmpty()) row.op = Q(l.op);
         if (!nodes) {
           for (const std::string& n : covered) {
@@ -132,13 +157,31 @@ LayerTable BuildLayerTable(const RunResult& run, LayerRowMode mode) {
     }
     for (LayerRow& row : table.rows) {
       LayerCell& cell = row.cells[ti];
-      if (cell.present && total > 0 && Has(cell.p50_ms)) cell.share = cell.p50_ms / total;
+      if (!cell.present) continue;
+      SetTimes(cell, t, nodes);
+      if (total > 0 && Has(cell.p50_ms)) cell.share = cell.p50_ms / total;
     }
   }
   for (size_t r = 0; r < table.rows.size(); ++r) {
     for (const QString& n : table.rows[r].nodes) table.row_of_node.emplace(n.toStdString(), static_cast<int>(r));
   }
   return table;
+}
+
+double SumP50(const LayerTable& table, int target, const std::vector<int>& rows) {
+  if (target < 0 || target >= static_cast<int>(table.targets.size())) return LayerCell::kNone;
+  const TargetResult& t = *table.targets[static_cast<size_t>(target)];
+  std::set<int> counted;
+  double sum = LayerCell::kNone;
+  for (const int r : rows) {
+    if (r < 0 || r >= static_cast<int>(table.rows.size())) continue;
+    for (const int k : table.rows[static_cast<size_t>(r)].cells[static_cast<size_t>(target)].kernels) {
+      const double ms = t.layers[static_cast<size_t>(k)].time_p50_ms;
+      if (!counted.insert(k).second || !Has(ms)) continue;
+      sum = (Has(sum) ? sum : 0) + ms;
+    }
+  }
+  return sum;
 }
 
 LayerTableModel::LayerTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -245,14 +288,17 @@ QString LayerTableModel::metricToolTip(Metric metric) {
     case kKernel:
       return tr(
           "The kernel that computes this node: its op and first ONNX node. A fused kernel covers "
-          "several nodes; its time is split evenly among them.");
+          "several nodes; each of their rows shows the kernel's whole time, marked \"shared by N\".");
     case kP50:
       return tr(
-          "Median device time of the kernel over the observed per-layer runs (its share for a node of a "
-          "fused kernel). Per-layer timing adds a timer around each kernel; the end-to-end latency is "
-          "measured without it.");
+          "Median device time of the kernel over the observed per-layer runs: on a node of a fused kernel, "
+          "the whole kernel's time, \"shared by N\" nodes (a sum over rows counts it once). Per-layer timing "
+          "adds a timer around each kernel; the end-to-end latency is measured without it.");
     case kP90: return tr("90th percentile of the per-layer device time over the observed runs.");
-    case kShare: return tr("This row's p50 over the sum of the target's layer p50 times.");
+    case kShare:
+      return tr(
+          "This row's kernel's p50 over the sum of the target's layer p50 times (the nodes of a fused "
+          "kernel show the same share: the kernel's).");
     case kFlops:
       return tr(
           "Floating-point (or integer) operations of the kernel, counted from the op and its shapes "
@@ -294,7 +340,13 @@ QString LayerTableModel::display(int row, int column) const {
   const double v = number(row, column);
   if (!Has(v)) return {};
   switch (metricOfColumn(column)) {
-    case kP50:
+    case kP50: {
+      // A fused kernel's whole time on each of its nodes, marked so no one adds the rows up.
+      const LayerCell& c = table_.rows[static_cast<size_t>(row)].cells[static_cast<size_t>(targetOfColumn(column))];
+      const QString ms = QString::number(v, 'f', v < 0.1 ? 4 : 3);
+      return mode_ == LayerRowMode::kNodes && c.kernel_nodes > 1 ? tr("%1 (shared by %2)").arg(ms).arg(c.kernel_nodes)
+                                                                 : ms;
+    }
     case kP90: return QString::number(v, 'f', v < 0.1 ? 4 : 3);
     case kShare: return QString::number(v * 100, 'f', 1) + QStringLiteral(" %");
     case kFlops: return Q(formats::FormatSi(v));
@@ -343,7 +395,19 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       const LayerCell& c = row.cells[static_cast<size_t>(t)];
       if (!c.present) return tr("%1 has no kernel for this row").arg(targetName(t));
       QString tip = tr("%1: %2 on %3 (%4)").arg(targetName(t), c.kernel, c.device, c.implementation);
-      if (c.kernel_nodes > 1) tip += tr("\nfused kernel over %1 ONNX nodes; time split evenly").arg(c.kernel_nodes);
+      if (c.kernel_nodes > 1) {
+        tip += mode_ == LayerRowMode::kNodes
+                   ? tr("\nshared by %1 ONNX nodes: the fused kernel's whole time, shown on each of its nodes "
+                        "and counted once in any sum")
+                         .arg(c.kernel_nodes)
+                   : tr("\nfused kernel over %1 ONNX nodes").arg(c.kernel_nodes);
+      }
+      if (c.other_kernels_ms > 0) {
+        tip += tr("\nplus %1 in %n other kernel(s) that touch this node (a reorder or copy; each has its own "
+                  "kernel row)",
+                  nullptr, static_cast<int>(c.kernels.size()) - 1)
+                   .arg(Q(formats::FormatDuration(c.other_kernels_ms)));
+      }
       if (c.fallback) tip += tr("\nfallback: ran off the target's device");
       if (metricOfColumn(column) == kEnergy && !c.energy_source.isEmpty())
         tip += tr("\nenergy: %1").arg(c.energy_source);
@@ -453,8 +517,14 @@ bool LayerFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& righ
     const double a = model->number(left.row(), column), b = model->number(right.row(), column);
     // Absent values sort after every number, in both directions.
     const bool descending = sortOrder() == Qt::DescendingOrder;
-    if (!Has(a) || !Has(b)) return Has(a) != Has(b) && (Has(a) != descending);
-    return a < b;
+    if (!Has(a) || !Has(b)) {
+      if (Has(a) != Has(b)) return Has(a) != descending;
+    } else if (a != b) {
+      return a < b;
+    }
+    // Ties (the nodes of one fused kernel share its time) keep model order in both directions, so the
+    // kernel's first node leads its group however the table was sorted before.
+    return descending ? left.row() > right.row() : left.row() < right.row();
   }
   return QString::localeAwareCompare(model->text(left.row(), column), model->text(right.row(), column)) < 0;
 }

@@ -16,18 +16,26 @@
 
 namespace chipfit {
 
-// What a row is: an ONNX node (a fused kernel's time split evenly over the nodes it covers, as the
-// profile JSON's `nodes` view does, with the kernel named) or a kernel (matched across targets by its
-// first ONNX node's name; targets that fuse differently leave gaps).
+// What a row is: an ONNX node or a kernel (matched across targets by its first ONNX node's name;
+// targets that fuse differently leave gaps). The executed kernel is the unit of time: a node row shows
+// the whole time of the kernel that computes it, "shared by N nodes" when that kernel is fused, so it
+// reads the same number as the kernel's row, the charts and the graph; sums over node rows count each
+// kernel once (SumP50).
 enum class LayerRowMode { kNodes, kKernels };
 
 // One target's figures for one row. NaN: not measured (or not this target's).
 struct LayerCell {
   static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   bool present = false;
-  int layer = -1;  // index of the kernel in TargetResult::layers
-  int kernel_nodes = 0;
-  double p50_ms = kNone, p90_ms = kNone, share = kNone;  // share: of the target's Σ layer p50, 0..1
+  int layer = -1;            // index of the kernel in TargetResult::layers: the one that computes the row
+  int kernel_nodes = 0;      // ONNX nodes that kernel covers: > 1 on a node row is "shared by N nodes"
+  std::vector<int> kernels;  // every kernel that touches the row (a reorder or copy feeding it too)
+  // The computing kernel's whole p50/p90 (a kernel row whose name two kernels share: their sum);
+  // share: of the target's Σ layer p50, 0..1.
+  double p50_ms = kNone, p90_ms = kNone, share = kNone;
+  // Node rows: the p50 of the other kernels that touch the node (a reorder or copy chipfit inserted in
+  // front of it), each a kernel of its own with its own kernel row; 0 when none.
+  double other_kernels_ms = 0;
   double flops = kNone, bytes = kNone, intensity = kNone, gflops_per_s = kNone, gb_per_s = kNone;
   double sqnr_db = kNone, cosine = kNone, energy_j = kNone;
   QString kernel, device, implementation, precision, bound, energy_source;
@@ -48,6 +56,10 @@ struct LayerTable {
   std::unordered_map<std::string, int> row_of_node;  // ONNX node → row (kernels: every covered node)
 };
 LayerTable BuildLayerTable(const RunResult& run, LayerRowMode mode);
+
+// Σ p50 on table target `target` over `rows`, each kernel counted once however many of the rows it
+// covers (the nodes of a fused kernel, a reorder and its convolution). NaN when no row has a time.
+double SumP50(const LayerTable& table, int target, const std::vector<int>& rows);
 
 class LayerTableModel : public QAbstractTableModel {
   Q_OBJECT

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/recommend/recommend.h"
+#include "profilers/precision_mix.h"
 #include "views/charts/formats.h"
 
 namespace chipfit {
@@ -346,7 +347,16 @@ QVariant RecommendModel::toolTip(const Row& row, int column) const {
         .arg(row.result->accuracy->samples)
         .arg(row.result->accuracy->random_inputs ? tr(" of seeded random inputs") : QString());
   }
-  if (column == kScoreColumn && row.tie) return tr("Within 3 % of another score: ordered by p50");
+  if (column == kTargetColumn && row.result->status == "ok") {
+    // What the kernels computed in, where it is not simply the target's precision.
+    const PrecisionMix mix = ComputePrecisionMix(*row.result);
+    if (!mix.text.empty() && (row.result->target.precision != Precision::kFp32 || !mix.ran_as.empty())) {
+      return mix.ran_as.empty() ? Q(mix.text) : tr("%1: ran as %2").arg(Q(mix.text), Q(mix.ran_as));
+    }
+  }
+  if (column == kScoreColumn && row.tie) {
+    return tr("Within 3 % of another score: ordered by accuracy (task agreement, SQNR under 60 dB), then p50");
+  }
   return {};
 }
 
@@ -365,7 +375,11 @@ QVariant RecommendModel::display(const Row& row, int column) const {
   const bool ran = t.status == "ok";
   switch (column) {
     case kRankColumn: return row.rank > 0 ? QVariant(row.rank) : QVariant(QStringLiteral("—"));
-    case kTargetColumn: return Q(row.target);
+    case kTargetColumn: {
+      // Named for what its kernels ran as when that is another target ("cpu:int8 ≈ cpu:fp32").
+      const std::string ran_as = ran ? ComputePrecisionMix(t).ran_as : std::string();
+      return ran_as.empty() ? Q(row.target) : Q(row.target + " ≈ " + ran_as);
+    }
     case kP50Column: return ran ? Ms(t.latency.p50) : QString();
     case kP90Column: return ran ? Ms(t.latency.p90) : QString();
     case kP99Column: return ran ? Ms(t.latency.p99) : QString();

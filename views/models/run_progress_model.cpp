@@ -9,6 +9,7 @@
 #include "core/recommend/recommend.h"
 #include "profilers/latency/latency_stats.h"
 #include "profilers/latency/rounds.h"
+#include "profilers/precision_mix.h"
 #include "views/charts/formats.h"
 
 namespace chipfit {
@@ -32,6 +33,12 @@ QString Ms(double value) { return QString::number(value, 'f', value < 1 ? 4 : 3)
 const QColor kWarnColor(0xa0, 0x5a, 0x00);
 
 bool Unreliable(const TargetResult* r) { return r != nullptr && r->status == "ok" && r->unreliable; }
+
+// A target whose kernels ran as `base` (an int8 target left in fp32): no speed-up of its own.
+bool RanAsBaseline(const TargetResult& r, const TargetResult& base) {
+  const std::string ran_as = ComputePrecisionMix(r).ran_as;
+  return !ran_as.empty() && ran_as == base.target.ToString();
+}
 
 // "a", "a and b", "a, b and c".
 QString JoinNames(const QStringList& names) {
@@ -193,12 +200,15 @@ QString RunProgressModel::busyMachineText() const {
 
 QVariant RunProgressModel::raw(const Row& row, int column) const {
   const TargetResult* r = row.result && row.result->status == "ok" ? row.result.get() : nullptr;
+  // A target stopped after part of its timing keeps those figures (said partial in its status).
+  const TargetResult* timed =
+      row.result && (row.result->status == "ok" || row.result->partial) ? row.result.get() : nullptr;
   switch (column) {
     case kTargetColumn: return QString::fromStdString(row.target.ToString());
     case kStatusColumn: return row.status;
     case kProgressColumn: return row.progress;
-    case kP50Column: return r ? QVariant(r->latency.p50) : QVariant();
-    case kP99Column: return r ? QVariant(r->latency.p99) : QVariant();
+    case kP50Column: return timed ? QVariant(timed->latency.p50) : QVariant();
+    case kP99Column: return timed ? QVariant(timed->latency.p99) : QVariant();
     case kSpeedupColumn: {
       // Within-round pairs when both were timed in rounds (a load that came and went moved both
       // sides), else the ratio of their p50s.
@@ -219,18 +229,28 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
   const QVariant value = raw(row, column);
   const TargetResult* r = row.result.get();
   switch (column) {
-    case kStatusColumn: return Unreliable(r) ? tr("unreliable") : value;
+    case kStatusColumn:
+      if (row.result && row.result->partial) return tr("%1 (partial)").arg(value.toString());
+      return Unreliable(r) ? tr("unreliable") : value;
     case kProgressColumn: return QStringLiteral("%1 %").arg(row.progress);
     case kP50Column: return value.isValid() ? Ms(value.toDouble()) : QVariant();
     case kP99Column:
       // A p99 of fewer than 100 runs is an interpolation between the slowest few, not a tail.
       if (value.isValid() && r != nullptr && r->latency.iterations < kTailSamplesP99) return QStringLiteral("–");
       return value.isValid() ? Ms(value.toDouble()) : QVariant();
-    case kSpeedupColumn: return value.isValid() ? QStringLiteral("%1×").arg(value.toDouble(), 0, 'f', 2) : QVariant();
+    case kSpeedupColumn:
+      // Two timings of the same kernels differ by noise only: never a speed-up of its own.
+      if (value.isValid() && r != nullptr && baseline() != nullptr && RanAsBaseline(*r, *baseline())) {
+        return tr("same");
+      }
+      return value.isValid() ? QStringLiteral("%1×").arg(value.toDouble(), 0, 'f', 2) : QVariant();
     case kDriftColumn: {
       if (!value.isValid()) return {};
       const double db = value.toDouble();
-      QString text = db >= kExactSqnrDb ? tr("exact") : tr("%1 dB").arg(db, 0, 'f', 1);
+      QString text = !r->accuracy->output_invalid.empty() ? tr("not measurable")
+                     : db >= kExactSqnrDb                 ? tr("exact")
+                                                          : tr("%1 dB").arg(db, 0, 'f', 1);
+      if (r->accuracy->output_invalid.empty() && db < 0) text += tr(" (output differs more than it agrees)");
       // The worst output's task metric (top-1, CTC sequence, map IoU), as the CLI and report say it.
       if (r->accuracy->task_agreement) {
         const double percent = *r->accuracy->task_agreement * 100;
@@ -243,6 +263,9 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
         text += tr(", top-1 %1 %").arg(*r->accuracy->top1_agreement * 100, 0, 'f', 1);
       }
       if (r->accuracy->random_calibration) text += tr(" (random calibration)");
+      if (!r->accuracy->first_non_finite_layer.empty()) {
+        text += tr(", non-finite from %1").arg(QString::fromStdString(r->accuracy->first_non_finite_layer));
+      }
       return text;
     }
     case kEnergyColumn: {
@@ -264,6 +287,12 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
                       .arg(QString::fromStdString(r->unreliable_reason));
         } else if (rounds.dropped > 0) {
           text += tr(", %1 clean / %2 dropped rounds").arg(rounds.clean).arg(rounds.dropped);
+        }
+        // What the kernels computed in, where it is not simply the target's precision.
+        const PrecisionMix mix = ComputePrecisionMix(*r);
+        if (!mix.text.empty() && (r->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+          text += QStringLiteral(", ") + QString::fromStdString(mix.text);
+          if (!mix.ran_as.empty()) text += tr(" — ran as %1").arg(QString::fromStdString(mix.ran_as));
         }
         return text;
       }
@@ -289,6 +318,12 @@ QVariant RunProgressModel::data(const QModelIndex& index, int role) const {
       }
       if (index.column() == kSpeedupColumn && row.result && row.result->status == "ok") {
         const TargetResult* base = baseline();
+        if (base != nullptr && RanAsBaseline(*row.result, *base)) {
+          return tr("%1 ran as %2 (%3): the same kernels, so no speed-up of its own")
+              .arg(QString::fromStdString(row.result->target.ToString()),
+                   QString::fromStdString(base->target.ToString()),
+                   QString::fromStdString(ComputePrecisionMix(*row.result).text));
+        }
         if (base != nullptr && PairedRatio(base->rounds, row.result->rounds)) {
           return tr("%1 time over this target's, round by round (median of the rounds both timed cleanly)")
               .arg(QString::fromStdString(base->target.ToString()));

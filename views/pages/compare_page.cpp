@@ -184,10 +184,12 @@ void ComparePage::rebuild() {
   } else {
     text = tr("A side without an end-to-end latency: no verdict.");
   }
-  text += tr(" Layers beyond noise: %1 slower, %2 faster; %3 with a placement or precision change.")
+  text += tr(" Layers beyond noise: %1 slower, %2 faster; %3 with a placement or precision change; %4 ran the same "
+             "kernel on both sides within noise (\"same kernel\": neither side is faster there).")
               .arg(t.regressions)
               .arg(t.improvements)
-              .arg(t.placement_changes);
+              .arg(t.placement_changes)
+              .arg(t.same_kernel);
   if (!t.differences.isEmpty())
     text += tr("<br><b>The runs measured different things:</b> %1")
                 .arg(t.differences.join(QStringLiteral("; ")).toHtmlEscaped());

@@ -104,21 +104,20 @@ const QFont& NameFont() {
   return font;
 }
 
-// Per ONNX node on one target, as the profile JSON's node view splits it: a fused kernel's time is
-// shared evenly by its ONNX nodes; its drift (measured at the kernel's output) and bound are theirs.
-QHash<QString, GraphNodeMetrics> NodeMetricsOf(const TargetResult& target, double* total_ms) {
+// Per ONNX node on one target, from the Layers table's node rows (table target `t`): the whole time,
+// drift and bound of the kernel that computes the node.
+QHash<QString, GraphNodeMetrics> NodeMetricsOf(const LayerTable& table, int t) {
   QHash<QString, GraphNodeMetrics> metrics;
-  *total_ms = 0;
-  for (const LayerResult& layer : target.layers) {
-    *total_ms += layer.time_p50_ms;
-    if (layer.onnx_nodes.empty()) continue;  // a copy or reorder chipfit inserted: no node to colour
-    const double share = layer.time_p50_ms / static_cast<double>(layer.onnx_nodes.size());
-    for (const std::string& node : layer.onnx_nodes) {
-      GraphNodeMetrics& m = metrics[QString::fromStdString(node)];
-      m.time_ms += share;
-      if (layer.drift) m.sqnr_db = m.sqnr_db ? std::min(*m.sqnr_db, layer.drift->sqnr_db) : layer.drift->sqnr_db;
-      if (m.bound.isEmpty()) m.bound = QString::fromStdString(layer.bound);
-    }
+  for (const LayerRow& row : table.rows) {
+    const LayerCell& c = row.cells[static_cast<size_t>(t)];
+    if (!c.present) continue;
+    GraphNodeMetrics& m = metrics[row.key];
+    m.time_ms = std::isfinite(c.p50_ms) ? c.p50_ms : 0;
+    if (std::isfinite(c.sqnr_db)) m.sqnr_db = c.sqnr_db;
+    m.bound = c.bound;
+    m.kernel = c.kernel;
+    m.kernel_nodes = c.kernel_nodes;
+    m.other_kernels_ms = c.other_kernels_ms;
   }
   return metrics;
 }
@@ -132,6 +131,15 @@ QString ToolTip(const GraphNodeItem& item, const GraphNodeMetrics* metrics, cons
               .arg(metrics->time_ms, 0, 'g', 3)
               .arg(percent, 0, 'f', 1)
               .arg(target.toHtmlEscaped());
+  if (metrics->kernel_nodes > 1) {
+    text += GraphPage::tr("<br>kernel %1, shared by %2 nodes: its whole time")
+                .arg(metrics->kernel.toHtmlEscaped())
+                .arg(metrics->kernel_nodes);
+  }
+  if (metrics->other_kernels_ms > 0) {
+    text += GraphPage::tr("<br>plus %1 ms in a reorder or copy in front of it (a kernel of its own)")
+                .arg(metrics->other_kernels_ms, 0, 'g', 3);
+  }
   text += metrics->sqnr_db ? GraphPage::tr("<br>drift %1 dB SQNR").arg(*metrics->sqnr_db, 0, 'f', 1)
                            : GraphPage::tr("<br>no drift measured");
   text += GraphPage::tr("<br>bound: %1")
@@ -236,6 +244,22 @@ class GraphView : public QGraphicsView {
  private:
   std::optional<QPoint> press_;
 };
+
+GraphClusterItem::GraphClusterItem(const QRectF& rect, const QColor& fill, QStringList nodes)
+    : rect_(rect), fill_(fill), nodes_(std::move(nodes)) {
+  setZValue(0.5);  // above the edges, below the node boxes
+  setAcceptedMouseButtons(Qt::NoButton);
+}
+
+QRectF GraphClusterItem::boundingRect() const { return rect_.adjusted(-1, -1, 1, 1); }
+
+void GraphClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+  QColor wash = fill_;
+  wash.setAlphaF(0.35F);
+  painter->setPen(QPen(fill_.darker(130), 1.5, Qt::DashLine));
+  painter->setBrush(wash);
+  painter->drawRoundedRect(rect_, kCornerRadius * 2, kCornerRadius * 2);
+}
 
 GraphNodeItem::GraphNodeItem(int index, const LaidOutNode& node)
     : index_(index),
@@ -446,6 +470,7 @@ void GraphPage::startLayout() {
   items_.clear();
   item_of_node_.clear();
   highlighted_.clear();
+  clusters_.clear();  // scene_->clear() deleted them
   search_index_ = -1;
   laid_out_ = false;
   awaiting_first_paint_ = false;
@@ -559,6 +584,7 @@ void GraphPage::onViewportPainted() {
 
 void GraphPage::setRun(std::shared_ptr<const RunResult> run) {
   run_ = std::move(run);
+  table_ = run_ ? BuildLayerTable(*run_, LayerRowMode::kNodes) : LayerTable{};
   fillTargets();
   recolour();
 }
@@ -580,6 +606,13 @@ void GraphPage::fillTargets() {
 void GraphPage::recolour() {
   const QString target_name = currentTarget();
   const TargetResult* target = run_ && !target_name.isEmpty() ? run_->FindTarget(target_name.toStdString()) : nullptr;
+  int table_target = -1;
+  for (size_t i = 0; target != nullptr && i < table_.targets.size(); ++i) {
+    if (table_.targets[i].get() == target) table_target = static_cast<int>(i);
+  }
+  if (table_target < 0) target = nullptr;
+  for (GraphClusterItem* cluster : clusters_) delete cluster;
+  clusters_.clear();
   if (target == nullptr) {
     for (GraphNodeItem* item : items_) {
       item->setFill(kNeutralFill);
@@ -591,7 +624,8 @@ void GraphPage::recolour() {
     return;
   }
   double total_ms = 0;
-  const QHash<QString, GraphNodeMetrics> metrics = NodeMetricsOf(*target, &total_ms);
+  for (const LayerResult& layer : target->layers) total_ms += std::isfinite(layer.time_p50_ms) ? layer.time_p50_ms : 0;
+  const QHash<QString, GraphNodeMetrics> metrics = NodeMetricsOf(table_, table_target);
   double largest_ms = 0;
   for (const GraphNodeMetrics& m : metrics) largest_ms = std::max(largest_ms, m.time_ms);
   for (GraphNodeItem* item : items_) {
@@ -608,13 +642,14 @@ void GraphPage::recolour() {
     item->setFill(fill);
     item->setToolTip(ToolTip(*item, m, target_name, total_ms));
   }
+  redrawClusters(*target, table_target);
   const QString grey = Swatch(kUnprofiledFill, tr("not profiled on %1").arg(target_name));
   const QString name = target_name.toHtmlEscaped();
   switch (mode_) {
     case ColourMode::kTimeShare:
       legend_label_->setText(
-          tr("Time share of %1's per-layer total, %2 ms p50 (a fused kernel's time split evenly over its nodes): "
-             "%3 → %4 → %5 %6")
+          tr("Time share of %1's per-layer total, %2 ms p50, by the kernel that computes each node (a fused "
+             "kernel's nodes share one box and its whole time): %3 → %4 → %5 %6")
               .arg(name)
               .arg(total_ms, 0, 'g', 4)
               .arg(Swatch(kTimeLowFill, QStringLiteral("0 %")), Swatch(kTimeMidFill, QString()),
@@ -638,6 +673,40 @@ void GraphPage::recolour() {
                                       Swatch(kComputeBoundFill, tr("compute")),
                                       Swatch(kUnknownBoundFill, tr("unknown: no measured ceilings")), grey));
       break;
+  }
+}
+
+void GraphPage::redrawClusters(const TargetResult& target, int table_target) {
+  constexpr double kClusterMargin = 7.0;  // points around the member boxes
+  for (size_t k = 0; k < target.layers.size(); ++k) {
+    const LayerResult& layer = target.layers[k];
+    if (layer.onnx_nodes.size() < 2) continue;
+    QRectF rect;
+    QStringList members;
+    for (const std::string& node : layer.onnx_nodes) {
+      const QString name = QString::fromStdString(node);
+      const GraphNodeItem* item = itemFor(name);
+      if (item == nullptr) continue;  // a node not drawn (a hidden Constant)
+      rect = rect.united(item->mapRectToScene(item->boundingRect()));
+      members << name;
+    }
+    if (members.size() < 2) continue;
+    // The cluster takes the colour of the kernel's nodes: of the node the kernel computes.
+    const int row = table_.row_of_node.contains(layer.name) ? table_.row_of_node.at(layer.name) : -1;
+    const GraphNodeItem* named = itemFor(QString::fromStdString(layer.name));
+    const QColor fill = named != nullptr ? named->fill() : itemFor(members.front())->fill();
+    auto* cluster = new GraphClusterItem(
+        rect.adjusted(-kClusterMargin, -kClusterMargin, kClusterMargin, kClusterMargin), fill, members);
+    const LayerCell* cell =
+        row >= 0 ? &table_.rows[static_cast<size_t>(row)].cells[static_cast<size_t>(table_target)] : nullptr;
+    cluster->setToolTip(
+        tr("<b>%1 %2</b>: one kernel over %3 ONNX nodes (%4), p50 %5 ms")
+            .arg(QString::fromStdString(layer.op).toHtmlEscaped(), QString::fromStdString(layer.name).toHtmlEscaped())
+            .arg(members.size())
+            .arg(members.join(QStringLiteral(", ")).toHtmlEscaped())
+            .arg(cell != nullptr ? cell->p50_ms : layer.time_p50_ms, 0, 'g', 3));
+    scene_->addItem(cluster);
+    clusters_.push_back(cluster);
   }
 }
 

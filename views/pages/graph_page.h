@@ -17,6 +17,7 @@
 #include "profilers/session/model_analysis.h"
 #include "views/models/graph_layout.h"
 #include "views/models/layer_selection.h"
+#include "views/models/layer_table_model.h"
 
 class QCheckBox;
 class QComboBox;
@@ -69,11 +70,35 @@ struct GraphLayoutOutcome {
   qint64 layout_ms = 0;  // node list + Graphviz, on the pool thread
 };
 
-// How one ONNX node did on the chosen target: its share of the fused kernels that cover it.
+// How one ONNX node did on the chosen target: the figures of the kernel that computes it, as the
+// Layers table's node rows show them (the executed kernel is the unit of time: a fused kernel's whole
+// time on each of its nodes, never a share).
 struct GraphNodeMetrics {
-  double time_ms = 0;  // p50, a kernel's time split evenly over its ONNX nodes
+  double time_ms = 0;  // the computing kernel's p50
   std::optional<double> sqnr_db{};
-  QString bound{};  // "memory", "compute" or "" when no ceilings were known
+  QString bound{};   // "memory", "compute" or "" when no ceilings were known
+  QString kernel{};  // "FusedConv conv1"
+  int kernel_nodes = 1;
+  double other_kernels_ms = 0;  // reorders or copies in front of the node, kernels of their own
+};
+
+// A fused kernel's nodes drawn as one cluster: a box behind them in the kernel's colour.
+class GraphClusterItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 2 };
+
+  GraphClusterItem(const QRectF& rect, const QColor& fill, QStringList nodes);
+
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  const QStringList& nodes() const { return nodes_; }
+  QColor fill() const { return fill_; }
+
+ private:
+  QRectF rect_;
+  QColor fill_;
+  QStringList nodes_;
 };
 
 class GraphPage : public QWidget {
@@ -100,6 +125,8 @@ class GraphPage : public QWidget {
 
   // The item drawing `node`, or nullptr; for tests and for a window that wants to point at one.
   GraphNodeItem* itemFor(const QString& node) const;
+  // The fused-kernel clusters drawn for the current target (each a kernel over several drawn nodes).
+  const std::vector<GraphClusterItem*>& clusters() const { return clusters_; }
   void setColourMode(ColourMode mode);
   ColourMode colourMode() const { return mode_; }
   // The target the colours come from ("cpu:fp32"), empty without a run.
@@ -131,6 +158,7 @@ class GraphPage : public QWidget {
   void showMessage(const QString& text, bool error);
   void fillTargets();
   void recolour();
+  void redrawClusters(const TargetResult& target, int table_target);
   void onSelectionChanged(const QStringList& nodes, QObject* origin);
   void highlight(const QStringList& nodes, bool centre);
   void onNodeClicked(const QString& node);
@@ -140,6 +168,7 @@ class GraphPage : public QWidget {
   LayerSelection* selection_;
   std::shared_ptr<const ModelAnalysis> analysis_;
   std::shared_ptr<const RunResult> run_;
+  LayerTable table_;  // the run's node rows: the attribution the Layers table shows
   ColourMode mode_ = ColourMode::kTimeShare;
 
   quint64 generation_ = 0;
@@ -153,7 +182,8 @@ class GraphPage : public QWidget {
   std::vector<GraphNodeItem*> items_;  // owned by the scene, in layout order
   QHash<QString, GraphNodeItem*> item_of_node_;
   QVector<GraphNodeItem*> highlighted_;
-  int search_index_ = -1;  // the item the last search landed on
+  std::vector<GraphClusterItem*> clusters_;  // owned by the scene
+  int search_index_ = -1;                    // the item the last search landed on
 
   QLabel* status_label_;
   QStackedWidget* stack_;

@@ -171,8 +171,9 @@ void LayersPage::buildFilters(QWidget* bar) {
   mode_->setObjectName(QStringLiteral("rowMode"));
   mode_->addItems({tr("Rows: ONNX nodes"), tr("Rows: kernels")});
   mode_->setToolTip(
-      tr("ONNX nodes: a fused kernel's time split evenly among its nodes, the kernel named. Kernels: "
-         "one row per kernel, matched across targets by its first node."));
+      tr("ONNX nodes: each node shows the whole time of the kernel that computes it; the nodes of a fused "
+         "kernel read \"shared by N\" and any sum counts the kernel once. Kernels: one row per kernel, "
+         "matched across targets by its first node."));
   search_ = new QLineEdit(bar);
   search_->setObjectName(QStringLiteral("layerSearch"));
   search_->setPlaceholderText(tr("Filter by name, op or kernel (Ctrl+F)"));
@@ -258,7 +259,19 @@ void LayersPage::applyFilters() {
   proxy_->setDriftBelow(drift_on_->isChecked() ? drift_target_->currentIndex() : -1, drift_db_->value());
   proxy_->setSlowerThan(slower_on_->isChecked() ? slower_a_->currentIndex() : -1,
                         slower_on_->isChecked() ? slower_b_->currentIndex() : -1, slower_factor_->value());
-  summary_->setText(run_text_ + tr("%1 of %2 rows shown").arg(proxy_->rowCount()).arg(model_->rowCount()) + run_notes_);
+  QString shown = tr("%1 of %2 rows shown").arg(proxy_->rowCount()).arg(model_->rowCount());
+  if (model_->targetCount() > 0 && proxy_->rowCount() > 0) {
+    // What the shown rows cost on the first target: each kernel once, however many node rows it covers.
+    std::vector<int> rows;
+    rows.reserve(static_cast<size_t>(proxy_->rowCount()));
+    for (int r = 0; r < proxy_->rowCount(); ++r) rows.push_back(proxy_->mapToSource(proxy_->index(r, 0)).row());
+    const double sum = SumP50(model_->table(), 0, rows);
+    if (std::isfinite(sum)) {
+      shown += tr(", Σ p50 on %1 %2 (each kernel once)")
+                   .arg(model_->targetName(0).toHtmlEscaped(), Q(formats::FormatDuration(sum)));
+    }
+  }
+  summary_->setText(run_text_ + shown + run_notes_);
 }
 
 void LayersPage::fillTargetCombos() {
@@ -306,6 +319,9 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
   const int p50 = model_->targetCount() > 0 ? LayerTableModel::column(0, LayerTableModel::kP50) : 0;
   table_->sortByColumn(p50, Qt::DescendingOrder);
   table_->setColumnWidth(LayerTableModel::kNameColumn, 200);
+  // Wide enough for "0.0080 (shared by 3)" on the nodes of a fused kernel.
+  for (int t = 0; t < model_->targetCount(); ++t)
+    table_->resizeColumnToContents(LayerTableModel::column(t, LayerTableModel::kP50));
   run_text_.clear();
   run_notes_.clear();
   if (const auto& r = this->run()) {
@@ -531,7 +547,7 @@ void LayersPage::updateDetails() {
                 "<td>%1%2</td><td>%3 / %4%5</td><td>%6</td><td>%7 / %8 / %9</td><td>%10 · %11</td>"
                 "<td>%12</td><td>%13</td><td>%14</td></tr>")
                 .arg(c.kernel.toHtmlEscaped(),
-                     c.kernel_nodes > 1 ? tr(" (fused, %1 nodes)").arg(c.kernel_nodes) : QString(),
+                     c.kernel_nodes > 1 ? tr(" (fused: shared by %1 nodes)").arg(c.kernel_nodes) : QString(),
                      c.device.toHtmlEscaped(), c.implementation.toHtmlEscaped(), reason, c.precision,
                      Q(formats::FormatDuration(l.time_p50_ms)), Q(formats::FormatDuration(l.time_p90_ms)), observed)
                 .arg(Q(formats::FormatSi(static_cast<double>(l.flops))),
@@ -544,8 +560,9 @@ void LayersPage::updateDetails() {
                               : QStringLiteral("—"));
   }
   html += QStringLiteral("</table><p><small>") +
-          tr("Times are the kernel's over the observed per-layer runs (p50, p90) and one observed run; a node of a "
-             "fused kernel shares its time evenly in the table.") +
+          tr("Times are the kernel's over the observed per-layer runs (p50, p90) and one observed run: the whole "
+             "kernel's, also for a node of a fused kernel (the table marks it \"shared by N\"). A reorder or copy "
+             "in front of a node is a kernel of its own (Rows: kernels).") +
           QStringLiteral("</small></p>");
   details_->setHtml(html);
 }

@@ -57,6 +57,9 @@ RunPage::RunPage(ProfileSession::Discover discover, QWidget* parent)
       banner_label_(new QLabel(banner_)),
       rerun_button_(new QPushButton(tr("Re-run when idle"), banner_)),
       cancel_wait_button_(new QPushButton(tr("Cancel"), banner_)),
+      accuracy_fix_button_(new QPushButton(tr("Re-profile int8 with percentile calibration, fp32 where it breaks the "
+                                              "answer"),
+                                           this)),
       idle_timer_(new QTimer(this)) {
   title_label_->setObjectName(QStringLiteral("runTitle"));
   title_label_->setWordWrap(true);
@@ -138,6 +141,15 @@ RunPage::RunPage(ProfileSession::Discover discover, QWidget* parent)
   layout->addWidget(status_label_);
   layout->addWidget(threads_label_);
   layout->addWidget(recommendation_label_);
+  // The accuracy guard's advice as an action: the calibration settings that fix int8 before turning
+  // the guard off.
+  accuracy_fix_button_->setObjectName(QStringLiteral("accuracyFix"));
+  accuracy_fix_button_->setToolTip(
+      tr("Profiles the same model and targets again with --calibration percentile and --auto-fp32-agreement 99: "
+         "int8 ranges from the 99.99th percentile, and the layers that change the answer kept in fp32"));
+  accuracy_fix_button_->hide();
+  connect(accuracy_fix_button_, &QPushButton::clicked, this, &RunPage::rerunWithAccuracyFix);
+  layout->addWidget(accuracy_fix_button_, 0, Qt::AlignLeft);
 
   connect(runner_, &ProfileRunner::message, this, &RunPage::setStatus);
   connect(runner_, &ProfileRunner::runStarted, this, &RunPage::onRunStarted);
@@ -179,6 +191,7 @@ bool RunPage::start(const QString& model_path, const ProfileOptions& options) {
   model_->startRun(options.targets);
   overall_->setValue(0);
   recommendation_label_->hide();
+  accuracy_fix_button_->hide();
   threads_label_->hide();
   title_label_->setText(tr("Profiling %1 on %n target(s)…", nullptr, static_cast<int>(options.targets.size()))
                             .arg(QFileInfo(model_path).fileName()));
@@ -255,6 +268,7 @@ void RunPage::onRunFinished(std::shared_ptr<const RunResult> run) {
         tr("<b>Recommendation:</b> %1").arg(QString::fromStdString(rec["summary"].get<std::string>()).toHtmlEscaped()));
     recommendation_label_->show();
   }
+  accuracy_fix_button_->setVisible(isAccuracyFixOffered());
   emit runningChanged(false);
   emit runFinished(run);
 }
@@ -347,6 +361,31 @@ void RunPage::onIdlePoll() {
   stopIdleWait();
   // The same path as the first run: the same model and options, stored as a new run.
   if (!start(model_path_, last_options_)) updateBanner();
+}
+
+bool RunPage::isAccuracyFixOffered() const {
+  if (!last_run_ || !has_options_) return false;
+  if (last_options_.calibration == CalibrationMethod::kPercentile && last_options_.auto_fp32_agreement >= 99) {
+    return false;  // already tried: the advice has nothing more to offer
+  }
+  const nlohmann::json& rec = last_run_->recommendation;
+  if (!rec.is_object() || !rec.contains("rejected") || !rec["rejected"].is_array()) return false;
+  for (const nlohmann::json& r : rec["rejected"]) {
+    const std::string target = r.value("target", std::string());
+    if (r.value("limit", std::string()) == "accuracy_guard" && target.size() > 5 &&
+        target.compare(target.size() - 5, 5, ":int8") == 0 && !r.value("projected", false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RunPage::rerunWithAccuracyFix() {
+  if (runner_->isRunning() || !isAccuracyFixOffered()) return false;
+  ProfileOptions options = last_options_;
+  options.calibration = CalibrationMethod::kPercentile;
+  options.auto_fp32_agreement = 99;
+  return start(model_path_, options);
 }
 
 }  // namespace chipfit

@@ -58,6 +58,12 @@ class RunPage : public QWidget {
   bool rerunWhenIdle();
   void cancelIdleWait();
   bool isWaitingForIdle() const { return waiting_for_idle_; }
+  // The accuracy guard rejected an int8 target of the last run: profile it again with the calibration
+  // that fixes most such cases (percentile ranges, and fp32 kept where int8 breaks the answer, until
+  // the outputs agree on 99 %), the rest of the options unchanged. False when there is nothing to fix
+  // (no such rejection, or those settings were already used) or a run is in progress.
+  bool rerunWithAccuracyFix();
+  bool isAccuracyFixOffered() const;
   // The busy-machine banner above the table (empty and hidden when every target was timed cleanly).
   QString bannerText() const;
   bool isBannerVisible() const;
@@ -91,6 +97,7 @@ class RunPage : public QWidget {
   QLabel* banner_label_;
   QPushButton* rerun_button_;
   QPushButton* cancel_wait_button_;
+  QPushButton* accuracy_fix_button_;
   QTimer* idle_timer_;
   CpuShareProbe idle_probe_;
   CpuShareMeter idle_meter_;  // the default probe's window

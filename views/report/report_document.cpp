@@ -12,6 +12,7 @@
 #include "core/recommend/recommend.h"
 #include "profilers/latency/rounds.h"
 #include "profilers/memory/ceilings.h"
+#include "profilers/precision_mix.h"
 #include "profilers/profile_json.h"
 #include "views/charts/formats.h"
 
@@ -691,8 +692,10 @@ void AddLayers(const RunResult& run, Document& doc) {
   doc.blocks.push_back(Heading(2, "Layers", "layers"));
   doc.blocks.push_back(Paragraph(
       "One row per kernel as the target compiled it (a fused kernel covers several ONNX nodes), in execution "
-      "order. Times are device times of the observed runs, in the unit each table's header names; % is the share "
-      "of the sum of layer p50s. A device or precision in orange differs from the target's: a fall-back, or a "
+      "order. The kernel is the unit of time: a fused kernel's time is its whole time, never split over its nodes, "
+      "as in every view of chipfit. Times are device times of the observed runs, in the unit each table's header "
+      "names; % is the share of the sum of layer p50s. A device or precision in orange differs from the target's: a "
+      "fall-back, or a "
       "layer kept in another precision.",
       Tone::kMuted));
   for (const auto& target : run.targets) {
@@ -713,6 +716,19 @@ void AddLayers(const RunResult& run, Document& doc) {
                                  name + ": " + std::to_string(layers.size()) + " layers, Σ p50 " +
                                      FormatDuration(total) + (t.device_name.empty() ? "" : " on " + t.device_name),
                                  anchor));
+    // The slowest kernel, named as the GUI's table, charts and graph name it.
+    const auto slowest = std::max_element(layers.begin(), layers.end(), [](const LayerResult& a, const LayerResult& b) {
+      return Finite(a.time_p50_ms).value_or(0) < Finite(b.time_p50_ms).value_or(0);
+    });
+    if (const auto p50 = Finite(slowest->time_p50_ms); p50 && total > 0) {
+      const std::string covers = slowest->onnx_nodes.size() > 1
+                                     ? ", shared by its " + std::to_string(slowest->onnx_nodes.size()) +
+                                           " ONNX nodes " + Join(slowest->onnx_nodes, ", ")
+                                     : std::string();
+      doc.blocks.push_back(Paragraph("Slowest layer: " + slowest->op + " " + slowest->name + ", " +
+                                     FormatDuration(*p50) + " p50 (" + Percent(*p50 / total) + " of Σ p50)" + covers +
+                                     "."));
+    }
     const std::string device = t.target.DeviceId();
     const std::string precision(PrecisionName(t.target.precision));
     // Small models run in microseconds: columns in µs then, so no cell reads 0.0000755.
@@ -903,6 +919,18 @@ void AddNotes(const RunResult& run, Document& doc) {
     if (t->accuracy && !t->accuracy->first_layer_below_threshold.empty()) {
       add(name, "first layer below 30 dB drift SQNR: " + t->accuracy->first_layer_below_threshold);
     }
+    if (t->accuracy && !t->accuracy->first_non_finite_layer.empty()) {
+      add(name, "non-finite values from layer " + t->accuracy->first_non_finite_layer +
+                    (t->accuracy->non_finite.empty() ? std::string() : " (" + t->accuracy->non_finite + ")"));
+    }
+    // What the kernels computed in, where it is not simply the target's precision.
+    if (const PrecisionMix mix = ComputePrecisionMix(*t);
+        !mix.text.empty() && (t->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+      add(name, "precision: " + mix.text +
+                    (mix.ran_as.empty() ? std::string()
+                                        : "; ran as " + mix.ran_as + ", so it is reported and ranked as that"));
+    }
+    if (t->partial) add(name, "stopped before it finished: its figures are partial (" + t->error + ")");
   }
   for (const auto& [note, targets] : target_notes) items.push_back(Join(targets, ", ") + ": " + note);
   const EnergySensorsInfo& sensors = run.energy_sensors;
