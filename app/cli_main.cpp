@@ -1091,9 +1091,16 @@ void PrintProfileSummary(const RunResult& run) {
     }
     if (r.attribution) {
       const TimeAttribution& a = *r.attribution;
-      fmt::print(
-          "  {:<14} Σ layers {:.3g} ms, between kernels {:.3g} ms, unexplained {:.3g} ms of {:.3g} ms end to end\n",
-          "time:", a.attributed_ms, a.between_ms, a.unexplained_ms, a.end_to_end_ms);
+      if (a.unexplained_ms < 0) {  // each layer's time carries its timer's cost: an excess, not a negative rest
+        fmt::print(
+            "  {:<14} Σ layers {:.3g} ms, above the {:.3g} ms end to end by {:.3g} ms (per-layer timing's own "
+            "cost)\n",
+            "time:", a.attributed_ms, a.end_to_end_ms, -a.unexplained_ms);
+      } else {
+        fmt::print(
+            "  {:<14} Σ layers {:.3g} ms, between kernels {:.3g} ms, unexplained {:.3g} ms of {:.3g} ms end to end\n",
+            "time:", a.attributed_ms, a.between_ms, a.unexplained_ms, a.end_to_end_ms);
+      }
       if (!a.explanation.empty()) fmt::print("  {:<14} {}\n", "", a.explanation);
     }
   }

@@ -202,6 +202,17 @@ TEST(LayersPage, SaysWhereTheEndToEndTimeGoes) {
       << text.toStdString();
   // The explanation in the warning tone, the bare ratio gone.
   EXPECT_TRUE(text.contains(QStringLiteral("color:#a05a00\">⚠ Σ layers is 0.14× end to end"))) << text.toStdString();
+  // Σ layers above end to end (each layer's time carries its timer): an excess, never a negative rest.
+  auto over = std::make_shared<TargetResult>(*fp32);
+  over->attribution =
+      TimeAttribution{.end_to_end_ms = 0.64, .attributed_ms = 0.7285, .between_ms = 0, .unexplained_ms = -0.0885};
+  run->targets[0] = over;
+  page.setRun(run);
+  const QString excess = summary->text();
+  EXPECT_TRUE(excess.contains(QStringLiteral(
+      "cpu:fp32: Σ layers 728 µs · above the 640 µs end to end by 88.5 µs (per-layer timing's own cost)")))
+      << excess.toStdString();
+  EXPECT_FALSE(excess.contains(QStringLiteral("unexplained -"))) << excess.toStdString();
   EXPECT_FALSE(text.contains(QStringLiteral("overhead"))) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("cpu:bf16 is unreliable</b>: only 2 of 10 timing rounds")))
       << text.toStdString();

@@ -108,6 +108,12 @@ std::string FormatRounds(const std::vector<TimingRound>& rounds) {
 }
 
 std::string FormatAttribution(const TimeAttribution& a) {
+  // Σ layers above end to end: each layer's time carries its timer's cost (and each median its own
+  // slow runs), so the rest is an excess to name, not a negative time.
+  if (a.unexplained_ms < 0) {
+    return "Σ layers " + FormatDuration(a.attributed_ms) + " · above the " + FormatDuration(a.end_to_end_ms) +
+           " end to end by " + FormatDuration(-a.unexplained_ms) + " (per-layer timing's own cost)";
+  }
   return "Σ layers " + FormatDuration(a.attributed_ms) + " · between kernels " + FormatDuration(a.between_ms) +
          " · unexplained " + FormatDuration(a.unexplained_ms) + " of " + FormatDuration(a.end_to_end_ms) +
          " end to end";
