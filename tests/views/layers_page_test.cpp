@@ -213,6 +213,17 @@ TEST(LayersPage, SaysWhereTheEndToEndTimeGoes) {
       "cpu:fp32: Σ layers 728 µs · above the 640 µs end to end by 88.5 µs (per-layer timing's own cost)")))
       << excess.toStdString();
   EXPECT_FALSE(excess.contains(QStringLiteral("unexplained -"))) << excess.toStdString();
+  // An int8 column whose kernels ran in fp32 says so above the table.
+  auto int8 = std::make_shared<TargetResult>(*run->targets[2]);
+  int8->target = {DeviceKind::kCpu, 0, Precision::kInt8};
+  for (LayerResult& l : int8->layers) {
+    l.precision = "fp32";
+    l.device = "cpu";
+  }
+  run->targets[2] = int8;
+  page.setRun(run);
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("<b>cpu:int8 ran as cpu:fp32</b>: int8 0 of ")))
+      << summary->text().toStdString();
   EXPECT_FALSE(text.contains(QStringLiteral("overhead"))) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("cpu:bf16 is unreliable</b>: only 2 of 10 timing rounds")))
       << text.toStdString();

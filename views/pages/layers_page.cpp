@@ -26,6 +26,7 @@
 #include <cmath>
 #include <set>
 
+#include "profilers/precision_mix.h"
 #include "views/charts/formats.h"
 #include "views/charts/run_charts.h"
 
@@ -354,6 +355,19 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
                "slowed (timers, or a busy machine); compare its layers with each other, not with the latency.")
                 .arg(name)
                 .arg(t->instrumentation_overhead, 0, 'f', 1);
+      }
+      // What the kernels computed in, where it is not simply the target's precision: the column of a
+      // "cpu:int8" that ran as cpu:fp32 holds fp32 kernels, and says so.
+      if (const PrecisionMix mix = ComputePrecisionMix(*t);
+          !mix.text.empty() && (t->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+        run_notes_ += mix.ran_as.empty()
+                          ? tr("<br>%1: %2").arg(name, Q(mix.text).toHtmlEscaped())
+                          : tr("<br><span style=\"color:%1\"><b>%2 ran as %3</b>: %4</span>")
+                                .arg(kWarnHtml, name, Q(mix.ran_as).toHtmlEscaped(), Q(mix.text).toHtmlEscaped());
+      }
+      if (t->accuracy && !t->accuracy->first_non_finite_layer.empty()) {
+        run_notes_ += tr("<br><span style=\"color:%1\"><b>%2 produced non-finite values</b> from layer %3</span>")
+                          .arg(kWarnHtml, name, Q(t->accuracy->first_non_finite_layer).toHtmlEscaped());
       }
     }
   }
