@@ -34,18 +34,6 @@ std::unordered_map<std::string, LayerCell> CellsOf(const CompareSide& side, std:
   return cells;
 }
 
-// What ran for a layer on one side, for the same-kernel rule.
-LayerKernelTiming KernelOf(const LayerCell& c) {
-  LayerKernelTiming k;
-  k.implementation = c.implementation.toStdString();
-  k.precision = c.precision.toStdString();
-  k.device = c.device.toStdString();
-  k.nodes = c.kernel_nodes;
-  k.p50_ms = c.p50_ms;
-  k.p90_ms = c.p90_ms;
-  return k;
-}
-
 }  // namespace
 
 QString CompareSide::label(bool same_run) const {

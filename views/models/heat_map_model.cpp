@@ -43,22 +43,6 @@ double HeatMapModel::value(int row, int target) const {
   return v / bv;
 }
 
-namespace {
-
-// What ran for a layer on one target, for the same-kernel rule.
-LayerKernelTiming KernelOf(const LayerCell& c) {
-  LayerKernelTiming k;
-  k.implementation = c.implementation.toStdString();
-  k.precision = c.precision.toStdString();
-  k.device = c.device.toStdString();
-  k.nodes = c.kernel_nodes;
-  k.p50_ms = c.p50_ms;
-  k.p90_ms = c.p90_ms;
-  return k;
-}
-
-}  // namespace
-
 LayerJudgement HeatMapModel::judgement(int row, int target) const {
   const auto& rows = layers_->table().rows;
   const int base = baseline();

@@ -529,4 +529,16 @@ bool LayerFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& righ
   return QString::localeAwareCompare(model->text(left.row(), column), model->text(right.row(), column)) < 0;
 }
 
+// What ran for a layer on one side, for the same-kernel rule.
+LayerKernelTiming KernelOf(const LayerCell& c) {
+  LayerKernelTiming k;
+  k.implementation = c.implementation.toStdString();
+  k.precision = c.precision.toStdString();
+  k.device = c.device.toStdString();
+  k.nodes = c.kernel_nodes;
+  k.p50_ms = c.p50_ms;
+  k.p90_ms = c.p90_ms;
+  return k;
+}
+
 }  // namespace chipfit

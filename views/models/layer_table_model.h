@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/store/layer_verdict.h"
 #include "profilers/run_result.h"
 
 namespace chipfit {
@@ -41,6 +42,10 @@ struct LayerCell {
   QString kernel, device, implementation, precision, bound, energy_source;
   bool fallback = false;  // the node ran off the target's device (its reason in TargetResult::fallbacks)
 };
+
+// What ran for a layer on one side (implementation, precision, device, nodes, times), for the
+// same-kernel rule of core/store/layer_verdict.h that Compare and the heat map apply.
+LayerKernelTiming KernelOf(const LayerCell& c);
 
 struct LayerRow {
   QString key;  // ONNX node name (nodes) or kernel name (kernels): what the selection holds
