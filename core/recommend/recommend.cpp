@@ -19,7 +19,7 @@ using nlohmann::json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // The `bound` a "precision" rejection reports: the share of compute time a target's own precision
 // needs to be ranked under its name (profilers/precision_mix.h's kMinOwnPrecisionShare).
-constexpr double kMinOwnPrecisionShareForRank = 0.5;
+constexpr double kMinOwnPrecisionShareForRank = 0.1;
 
 struct Candidate {
   std::string target, status, error, kind, device_name;

@@ -53,9 +53,15 @@ TEST(PrecisionMixTest, NothingToSayWithoutPrecisionsOrARun) {
   EXPECT_TRUE(ComputePrecisionMix(failed).shares.empty());
   // No layer with FLOPs (a model of reshapes): every kernel's time is the compute time.
   const PrecisionMix moves =
-      ComputePrecisionMix(Target("cpu:int8", {Layer("cpu", "int8", 1, 0), Layer("cpu", "fp32", 3, 0)}));
-  EXPECT_NEAR(moves.own_time_share, 0.25, 1e-12);
+      ComputePrecisionMix(Target("cpu:int8", {Layer("cpu", "int8", 1, 0), Layer("cpu", "fp32", 19, 0)}));
+  EXPECT_NEAR(moves.own_time_share, 0.05, 1e-12);
   EXPECT_EQ(moves.ran_as, "cpu:fp32");
+  // 38 % of the compute time in int8 (the sample CNN on a loaded machine): a real int8 share, said by
+  // the mix, and no "ran as".
+  const PrecisionMix part =
+      ComputePrecisionMix(Target("cpu:int8", {Layer("cpu", "int8", 0.38, 10), Layer("cpu", "fp32", 0.62, 10)}));
+  EXPECT_TRUE(part.ran_as.empty());
+  EXPECT_EQ(part.text, "int8 1 of 2 kernels, 38 % of compute time");
 }
 
 }  // namespace
