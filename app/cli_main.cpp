@@ -1406,6 +1406,8 @@ std::string RestsOnText(const nlohmann::json& t, const std::vector<int64_t>& con
 // one run of B.
 std::vector<std::string> TargetsToConfirm(const nlohmann::json& diff) {
   std::vector<std::string> out;
+  // No comparable baseline (every earlier run measured something else): nothing to confirm.
+  if (!diff.is_object() || !diff.contains("targets") || !diff["targets"].is_array()) return out;
   for (const auto& t : diff["targets"]) {
     // A latency change seen in one run of B may be that run's load, not the build: it is measured
     // again like an inconclusive one (one run has no between-run spread to tell them apart).
