@@ -1084,7 +1084,7 @@ void PrintProfileSummary(const RunResult& run) {
                r.unreliable ? "unreliable" : r.status, r.latency.p50, p99, spread, speed_up, r.layers.size(),
                r.fallbacks.size(), rounds, drift, energy, flags);
     if (r.unreliable) fmt::print("  {:<14} {}\n", "unreliable:", r.unreliable_reason);
-    if (!mix.text.empty() && (r.target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+    if (MixWorthSaying(mix, r.target)) {
       fmt::print("  {:<14} {}{}\n", "precision:", mix.text,
                  mix.ran_as.empty() ? std::string()
                                     : fmt::format(" — ran as {}: reported and ranked as what it is", mix.ran_as));

@@ -40,6 +40,12 @@ struct PrecisionMix {
   std::string text;
 };
 
+// Whether a target's mix says more than its name: any non-fp32 target, or an fp32 one whose compute
+// time was not all on its device in fp32. Where the summary, pages and report print the mix.
+inline bool MixWorthSaying(const PrecisionMix& mix, const Target& target) {
+  return !mix.text.empty() && (target.precision != Precision::kFp32 || mix.own_time_share < 0.995);
+}
+
 // From the target's layers; a target that did not run, or whose layers predate the precision field,
 // gives an empty mix (no shares, no text).
 PrecisionMix ComputePrecisionMix(const TargetResult& result);

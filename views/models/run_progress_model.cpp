@@ -290,7 +290,7 @@ QVariant RunProgressModel::display(const Row& row, int column) const {
         }
         // What the kernels computed in, where it is not simply the target's precision.
         const PrecisionMix mix = ComputePrecisionMix(*r);
-        if (!mix.text.empty() && (r->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+        if (MixWorthSaying(mix, r->target)) {
           text += QStringLiteral(", ") + QString::fromStdString(mix.text);
           if (!mix.ran_as.empty()) text += tr(" — ran as %1").arg(QString::fromStdString(mix.ran_as));
         }

@@ -358,8 +358,7 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
       }
       // What the kernels computed in, where it is not simply the target's precision: the column of a
       // "cpu:int8" that ran as cpu:fp32 holds fp32 kernels, and says so.
-      if (const PrecisionMix mix = ComputePrecisionMix(*t);
-          !mix.text.empty() && (t->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+      if (const PrecisionMix mix = ComputePrecisionMix(*t); MixWorthSaying(mix, t->target)) {
         run_notes_ += mix.ran_as.empty()
                           ? tr("<br>%1: %2").arg(name, Q(mix.text).toHtmlEscaped())
                           : tr("<br><span style=\"color:%1\"><b>%2 ran as %3</b>: %4</span>")

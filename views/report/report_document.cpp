@@ -924,8 +924,7 @@ void AddNotes(const RunResult& run, Document& doc) {
                     (t->accuracy->non_finite.empty() ? std::string() : " (" + t->accuracy->non_finite + ")"));
     }
     // What the kernels computed in, where it is not simply the target's precision.
-    if (const PrecisionMix mix = ComputePrecisionMix(*t);
-        !mix.text.empty() && (t->target.precision != Precision::kFp32 || mix.own_time_share < 0.995)) {
+    if (const PrecisionMix mix = ComputePrecisionMix(*t); MixWorthSaying(mix, t->target)) {
       add(name, "precision: " + mix.text +
                     (mix.ran_as.empty() ? std::string()
                                         : "; ran as " + mix.ran_as + ", so it is reported and ranked as that"));
