@@ -73,6 +73,16 @@ int FactorResidualScale(Graph& graph);
 // covers the Pad. Returns the number of Pads folded.
 int FoldPadIntoConv(Graph& graph);
 
+// Rewrites MatMul(A, W) [→ Add(·, bias)] [→ activation] into one com.chipfit FusedMatMul node:
+//   Y = activation(MatMul(A, W) + bias)
+// where W is a float32 2-D initializer, bias a float32 [N] initializer, and the activation (attribute
+// `activation`) Relu, Gelu (0.5·x·(1 + Erf(x/√2)), as exporters decompose it, the division also as a
+// Mul by 1/√2) or GeluTanh (0.5·x·(1 + Tanh(√(2/π)·(x + 0.044715·x³))) with Pow(x, 3)). Every
+// intermediate value must have no reader outside the pattern. A MatMul with neither bias nor
+// activation stays as it is. The node keeps the MatMul's name and covers the merged nodes. Returns
+// the number of rewrites.
+int FuseMatMulBiasActivation(Graph& graph);
+
 // Rewrites Conv [→ Add(conv, Z)] [→ activation] into one com.chipfit FusedConv node:
 //   Y = activation(Conv(X, W, B) + Z)
 // with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for

@@ -265,6 +265,72 @@ Status RunGemm(KernelContext& ctx) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------------------------
+// FusedMatMul (com.chipfit, written by FuseMatMulBiasActivation):
+//   Y = activation(MatMul(A, B) + bias),  bias [N] (optional), activation "", Relu, Gelu (the erf
+//   form) or GeluTanh (the tanh approximation).
+
+namespace {
+
+enum class MatMulActivation { kNone, kRelu, kGelu, kGeluTanh };
+
+Result<MatMulActivation> ReadMatMulActivation(const Node& node) {
+  const std::string name = node.GetString("activation", "");
+  if (name.empty()) return MatMulActivation::kNone;
+  if (name == "Relu") return MatMulActivation::kRelu;
+  if (name == "Gelu") return MatMulActivation::kGelu;
+  if (name == "GeluTanh") return MatMulActivation::kGeluTanh;
+  return InvalidArgument(node.Describe() + ": activation '" + name + "' is not one of Relu, Gelu, GeluTanh");
+}
+
+// The formulas of the ops the pattern replaced (in double: fusing changes only the rounding).
+double ActivateMatMul(MatMulActivation act, double x) {
+  switch (act) {
+    case MatMulActivation::kNone: return x;
+    case MatMulActivation::kRelu: return x < 0 ? 0.0 : x;
+    case MatMulActivation::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case MatMulActivation::kGeluTanh: {
+      const double c = std::sqrt(2.0 / std::acos(-1.0));
+      return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+Status InferFusedMatMul(InferContext& ctx) {
+  RETURN_IF_ERROR(InferMatMul(ctx));
+  RETURN_IF_ERROR(ReadMatMulActivation(ctx.node()).status());
+  if (ctx.input(0)->dtype != DType::kF32) return ctx.Error("A must be float32");
+  const ValueInfo* bias = ctx.input(2);
+  if (bias == nullptr) return Status::Ok();
+  const Shape& out = ctx.outputs()[0].shape;
+  const int64_t n = out.empty() ? 1 : out.back();
+  if (bias->dtype != DType::kF32 || bias->shape.size() != 1 || (n >= 0 && bias->shape[0] >= 0 && bias->shape[0] != n)) {
+    return ctx.Error("bias must be float32 [" + std::to_string(n) + "], got " + ShapeToString(bias->shape));
+  }
+  return Status::Ok();
+}
+
+Status RunFusedMatMul(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(const MatMulActivation act, ReadMatMulActivation(ctx.node()));
+  const Tensor& a = *ctx.input(0);
+  const Tensor& b = *ctx.input(1);
+  ASSIGN_OR_RETURN(MatMulGeometry g, ReadMatMul(ctx.node(), a.shape(), b.shape()));
+  std::vector<double> y = MatMulCore(g, ToDoubles(a), ToDoubles(b));
+  if (const Tensor* bias = ctx.input(2)) {
+    const std::vector<double> bs = ToDoubles(*bias);
+    if (bs.empty()) return ctx.Error("empty bias");
+    for (size_t i = 0; i < y.size(); ++i) y[i] += bs[i % bs.size()];
+  }
+  if (act != MatMulActivation::kNone) {
+    for (double& v : y) v = ActivateMatMul(act, v);
+  }
+  StoreDoubles(y, ctx.output(0));
+  return Status::Ok();
+}
+
 std::vector<OpEntry> MatMulOps() {
   return {
       {"MatMul", InferMatMul, RunMatMul},

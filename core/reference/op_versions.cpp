@@ -223,6 +223,7 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"OptionalGetElement", "", 18, 18, ""},
       // com.chipfit ops written by chipfit's own passes: versioned with chipfit, not ONNX.
       {"FusedConv", "com.chipfit", 1, 1, ""},
+      {"FusedMatMul", "com.chipfit", 1, 1, ""},
       {"QLinearGemm", "com.chipfit", 1, 1, ""},
   };
   return table;

@@ -31,5 +31,7 @@ std::vector<OpEntry> SequenceOps();       // sequence_ops.cpp: Sequence*, SplitT
 // com.chipfit ops that graph passes create (core/graph/passes.h), one row each in the table.
 Status InferFusedConv(InferContext& ctx);  // conv.cpp: activation(Conv(X, W, B) + Z)
 Status RunFusedConv(KernelContext& ctx);
+Status InferFusedMatMul(InferContext& ctx);  // matmul.cpp: activation(MatMul(A, B) + bias)
+Status RunFusedMatMul(KernelContext& ctx);
 
 }  // namespace chipfit

@@ -18,6 +18,7 @@ const std::vector<OpEntry>& ReferenceOps() {
       for (OpEntry& entry : family()) all.push_back(entry);
     }
     all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});
+    all.push_back({"FusedMatMul", InferFusedMatMul, RunFusedMatMul, kChipfitDomain});
     return all;
   }();
   return table;

@@ -11,6 +11,7 @@
 #include "core/runtime/kernel_table.h"
 #include "core/runtime/node_runner.h"
 #include "core/runtime/rank_rules.h"
+#include "core/runtime/run_time_kernel.h"
 
 namespace chipfit::compile {
 namespace {
@@ -421,6 +422,13 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
       (!options.kernels->Find("FusedConv", kChipfitDomain, target.kind, target.precision).empty() ||
        !options.kernels->Find("FusedConv", kChipfitDomain, target.kind, Precision::kFp32).empty());
   if (options.fuse && device_fuses) stats.fused = FuseConvActivations(graph);
+  // Linear layers (MatMul + bias Add [+ Relu / GELU]) as one kernel with the bias and activation as
+  // post-ops, where the device has that kernel.
+  const bool device_fuses_matmul =
+      options.kernels != nullptr &&
+      (!options.kernels->Find("FusedMatMul", kChipfitDomain, target.kind, target.precision).empty() ||
+       !options.kernels->Find("FusedMatMul", kChipfitDomain, target.kind, Precision::kFp32).empty());
+  if (options.fuse && device_fuses_matmul) stats.fused += FuseMatMulBiasActivation(graph);
   return Status();
 }
 
@@ -521,11 +529,14 @@ Status Place(CompileState& state, NodeStep& lowered) {
     // Kernels are chosen for a rank; a body input without a declared shape has none yet. A value
     // without an element type is a sequence or an optional (or comes from one).
     const Program::Slot& slot = state.program.slot(state.program.ids.at(unknown));
-    const bool typed = slot.dtype != DType::kUndefined && !slot.sequence_or_optional;
-    info.fallback_reason = typed ? "input '" + unknown + "' has a rank known only at run time"
-                                 : "input '" + unknown +
-                                       "' is a sequence or optional value, or its type is known only at run time "
-                                       "(these stay on the host, on the reference kernels)";
+    if (!slot.sequence_or_optional && PlaceForRunTimeShapes(state, lowered)) return Status();
+    info.fallback_reason = slot.sequence_or_optional
+                               ? "input '" + unknown +
+                                     "' is a sequence or optional value (these stay on the host, on the reference "
+                                     "kernels)"
+                           : slot.dtype != DType::kUndefined
+                               ? "input '" + unknown + "' has a rank known only at run time"
+                               : "input '" + unknown + "' has an element type and rank known only at run time";
     state.fallbacks.push_back({node.name, node.op_type, info.fallback_reason});
     return Status();
   }
@@ -550,7 +561,36 @@ Status Place(CompileState& state, NodeStep& lowered) {
     }
   }
   if (lowered.step.kernel != nullptr) return Status();
+  if (lowered.step.dynamic && PlaceForRunTimeShapes(state, lowered)) return Status();
   return FallBack(state, lowered, values, refusals);
+}
+
+// A node whose input shapes are known only when the model runs, on a device that computes in host
+// memory: its device kernel is built for the shapes each run meets (RunTimeShapedKernel), with the
+// reference kernel only for shapes every implementation refuses (the kernel's info then says so).
+bool PlaceForRunTimeShapes(CompileState& state, NodeStep& lowered) {
+  const Program::Step& step = lowered.step;
+  const Target& target = state.target;
+  const CompileOptions& options = state.options;
+  if (options.device != nullptr || options.kernels == nullptr || step.op->self_allocating) return false;
+  const Node& node = *step.node;
+  std::vector<RunTimeShapedKernel::Candidate> candidates;
+  for (Precision precision : {lowered.precision, Precision::kFp32}) {
+    for (const KernelImpl& impl : options.kernels->Find(node.op_type, node.domain, target.kind, precision)) {
+      candidates.push_back({impl, precision});
+    }
+    if (lowered.precision == Precision::kFp32) break;
+  }
+  if (candidates.empty()) return false;
+  std::vector<const Tensor*> constants;
+  for (int id : step.in) constants.push_back(id < 0 ? nullptr : state.program.slot(id).constant);
+  lowered.step.kernel = std::make_unique<RunTimeShapedKernel>(
+      node, state.graph->opset, std::move(candidates), std::move(constants), options.quant,
+      options.allow_fallback ? step.op->run : nullptr, target.DeviceId());
+  lowered.info.device = target.DeviceId();
+  lowered.info.implementation = "built per shape at run time";
+  lowered.info.precision = PrecisionName(lowered.precision);
+  return true;
 }
 
 // Device memory holds plain order only: a device input is reordered to plain on the host first.

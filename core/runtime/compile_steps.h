@@ -178,6 +178,9 @@ void AssignPrecision(const CompileState& state, NodeStep& lowered);
 // assigned precision, then (host devices) fp32; else the CPU fallback kernels, else the reference
 // kernel, with every refusal recorded as the fallback's reason.
 Status Place(CompileState& state, NodeStep& lowered);
+// A step with shapes known only at run time on a host-memory device: a RunTimeShapedKernel over
+// the device's implementations. false when the device has none for the node (or its own memory).
+bool PlaceForRunTimeShapes(CompileState& state, NodeStep& lowered);
 
 // Points the step's inputs at slots where (host or device) and in the order its kernel reads them,
 // inserting the reorder and copy steps that make them, or reusing those an earlier reader made.

@@ -197,6 +197,40 @@ Status ShowOutputs(const compile::Program& program, const compile::Program::Step
   return Status();
 }
 
+// A kernel built per shape at run time: the step's info shows what ran last (device or the
+// reference, and why), and a reference run is listed with the fallbacks once.
+void NoteRunTimeChoice(const IKernel& kernel, KernelInfo& info, std::vector<Fallback>& fallbacks) {
+  const RunTimeChoice* choice = kernel.LastChoice();
+  if (choice == nullptr || (info.implementation == choice->implementation && info.device == choice->device &&
+                            info.fallback_reason == choice->fallback_reason)) {
+    return;
+  }
+  info.device = choice->device;
+  info.implementation = choice->implementation;
+  info.precision = choice->precision;
+  info.fallback_reason = choice->fallback_reason;
+  std::erase_if(fallbacks, [&](const Fallback& f) { return f.node == info.name; });
+  if (!choice->fallback_reason.empty()) fallbacks.push_back({info.name, info.op_type, choice->fallback_reason});
+}
+
+// FLOPs from the op formulas and bytes at the executed dtypes, for the shapes one run met.
+KernelCost RunTimeCost(const Node& node, const TensorInfos& inputs, const std::vector<ValueInfo>& outputs) {
+  KernelCost cost = EstimateCost(node, inputs.pointers(), outputs);
+  cost.bytes_read = 0;
+  cost.bytes_written = 0;
+  for (const ValueInfo* in : inputs.pointers()) {
+    if (in != nullptr && in->value != nullptr) cost.bytes_read += static_cast<int64_t>(in->value->nbytes());
+  }
+  for (const ValueInfo& out : outputs) {
+    if (out.dtype != DType::kUndefined) {
+      cost.bytes_written += NumElements(out.shape) * static_cast<int64_t>(DTypeSize(out.dtype));
+    }
+  }
+  if (!outputs.empty()) cost.output_shape = outputs[0].shape;
+  cost.known = true;
+  return cost;
+}
+
 }  // namespace
 
 Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tensor>& inputs, RunObserver* observer,
@@ -255,6 +289,8 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
         const ValueInfo& out = ctx.outputs()[k];
         values[static_cast<size_t>(step.out[k])] = Tensor(out.dtype, out.shape);
       }
+      // The cost at the shapes this run met (the profile's FLOPs and bytes for the kernel).
+      if (i < costs_.size()) costs_[i] = RunTimeCost(node, infos, ctx.outputs());
     }
     for (int id : step.out) {
       if (id < 0) {
@@ -297,10 +333,12 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     if (observer == nullptr) {
       RETURN_IF_ERROR(execute());
       if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
+      if (step.kernel != nullptr) NoteRunTimeChoice(*step.kernel, kernel_infos_[i], fallbacks_);
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
       ASSIGN_OR_RETURN(const double elapsed_ms, TimedExecute(im, step, execute));
+      if (step.kernel != nullptr) NoteRunTimeChoice(*step.kernel, kernel_infos_[i], fallbacks_);
       observer->KernelEnd(i, info, elapsed_ms);
       if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
       if (observer->WantsOutputs(i)) RETURN_IF_ERROR(ShowOutputs(im, step, out_ptrs, i, info, *observer));

@@ -97,6 +97,11 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   } else if ((op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" || op == "QLinearGemm") && x &&
              !x->shape.empty()) {
     cost.flops = 2 * y * x->shape.back();
+  } else if (op == "FusedMatMul" && x && !x->shape.empty()) {
+    // The product, plus one op per output element for the bias and one for the activation, as
+    // FusedConv counts its activation (a decomposed GELU's five elementwise ops count as one).
+    const bool bias = inputs.size() > 2 && inputs[2];
+    cost.flops = 2 * y * x->shape.back() + (bias ? y : 0) + (node.GetString("activation", "").empty() ? 0 : y);
   } else if (op == "Gemm" && x && x->shape.size() == 2) {
     const int64_t k = node.GetInt("transA", 0) ? x->shape[0] : x->shape[1];
     cost.flops = 2 * y * k + (inputs.size() > 2 && inputs[2] ? y : 0);

@@ -140,6 +140,15 @@ class KernelContext {
   std::vector<DeviceBuffer> device_outputs_;
 };
 
+// What a kernel chosen per run (RunTimeShapedKernel) used the last time it ran: the step's
+// KernelInfo shows it instead of what placement knew at compile time.
+struct RunTimeChoice {
+  std::string device;           // "cpu", or "ref" when every device implementation refused
+  std::string implementation;   // "onednn:matmul", or "reference"
+  std::string precision;        // "fp32" …
+  std::string fallback_reason;  // why the reference ran (empty on the device)
+};
+
 // A device kernel bound to one node: it may hold primitives, reordered weights, compiled programs.
 class IKernel {
  public:
@@ -162,6 +171,8 @@ class IKernel {
   // then hands it empty Tensors instead of running the op's shape function first (which, for such an
   // op, computes the whole result once more). Host outputs only.
   virtual bool AllocatesOutputs() const { return false; }
+  // Kernels built at run time for the shapes met: what the last Run used (nullptr: fixed at compile time).
+  virtual const RunTimeChoice* LastChoice() const { return nullptr; }
 };
 
 // What an implementation's Init sees: the node, its inputs (dtype, shape with dims < 0 when known

@@ -72,6 +72,9 @@ KernelTable BuildTable() {
   t.Add("MatMul", "", kCpu, kFp32, {"onednn:matmul", cpu::CreateMatMulF32});
   t.Add("MatMul", "", kCpu, kInt8, {"onednn:matmul:int8", cpu::CreateMatMulInt8});
   t.Add("MatMul", "", kCpu, Precision::kBf16, {"onednn:matmul:bf16", cpu::CreateMatMulBf16});
+  t.Add("FusedMatMul", kFused, kCpu, kFp32, {"onednn:matmul", cpu::CreateMatMulF32});
+  t.Add("FusedMatMul", kFused, kCpu, kInt8, {"onednn:matmul:int8", cpu::CreateMatMulInt8});
+  t.Add("FusedMatMul", kFused, kCpu, Precision::kBf16, {"onednn:matmul:bf16", cpu::CreateMatMulBf16});
   t.Add("Gemm", "", kCpu, kFp32, {"onednn:gemm", cpu::CreateGemmF32});
   t.Add("Gemm", "", kCpu, Precision::kBf16, {"onednn:gemm:bf16", cpu::CreateGemmBf16});
   t.Add("Gemm", "", kCpu, kInt8, {"onednn:gemm:int8", cpu::CreateGemmInt8});

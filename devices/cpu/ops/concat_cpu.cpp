@@ -1,4 +1,5 @@
-// Concat on oneDNN concat (fp32, any axis); channels-last inputs stay channels-last.
+// Concat on oneDNN concat (any axis): float32 values (channels-last inputs stay channels-last), any
+// other element type as its bits.
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,14 +19,33 @@ class ConcatKernel final : public IKernel {
   static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
     const Node& node = init.node;
     if (init.inputs.empty()) return Unsupported("Concat without inputs");
-    for (size_t i = 0; i < init.inputs.size(); ++i) RETURN_IF_ERROR(RequireStaticF32(init, {i}));
+    // float32 is concatenated as values (channels-last stays so); any other element type as bits:
+    // 32-bit words or bytes, with one extra innermost dim for wider elements (int64 shapes and
+    // indices in detectors).
+    const DType dtype = init.inputs[0]->dtype;
+    const bool bits = dtype != DType::kF32;
+    for (size_t i = 0; i < init.inputs.size(); ++i) {
+      if (!bits) {
+        RETURN_IF_ERROR(RequireStaticF32(init, {i}));
+        continue;
+      }
+      const ValueInfo* in = init.inputs[i];
+      if (in == nullptr || in->dtype != dtype) return Unsupported("inputs of different element types");
+      for (int64_t d : in->shape) {
+        if (d <= 0) return Unsupported(d < 0 ? "shapes known only at run time" : "an empty input");
+      }
+    }
+    const size_t size = DTypeSize(dtype);
+    if (bits && size == 0) return Unsupported(std::string(DTypeName(dtype)) + " input");
+    const dt type = !bits ? dt::f32 : size % 4 == 0 ? dt::s32 : dt::u8;
+    const auto parts = static_cast<int64_t>(!bits ? 1 : size % 4 == 0 ? size / 4 : size);
     const Shape& first = init.inputs[0]->shape;
     const auto rank = static_cast<int64_t>(first.size());
     if (rank == 0) return InvalidArgument(node.Describe() + ": cannot concatenate scalars");
     ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(node.GetInt("axis", 0), rank, node));
     Shape out = first;
     out[static_cast<size_t>(axis)] = 0;
-    bool all_channels_last = rank == 4;
+    bool all_channels_last = rank == 4 && !bits;
     for (const ValueInfo* in : init.inputs) {
       if (in->shape.size() != first.size()) return InvalidArgument(node.Describe() + ": inputs differ in rank");
       for (size_t d = 0; d < first.size(); ++d) {
@@ -41,9 +61,13 @@ class ConcatKernel final : public IKernel {
     // the output, which the next convolution wants channels-last); any other mix runs plain.
     auto kernel = std::unique_ptr<ConcatKernel>(new ConcatKernel());
     kernel->layout_ = all_channels_last ? Layout::kChannelsLast : Layout::kPlain;
+    auto with_parts = [parts](Shape shape) {
+      if (parts > 1) shape.push_back(parts);
+      return shape;
+    };
     std::vector<memory::desc> srcs;
-    for (const ValueInfo* in : init.inputs) srcs.push_back(Describe(in->shape, dt::f32, kernel->layout_));
-    const memory::desc dst_md = Describe(out, dt::f32, kernel->layout_);
+    for (const ValueInfo* in : init.inputs) srcs.push_back(Describe(with_parts(in->shape), type, kernel->layout_));
+    const memory::desc dst_md = Describe(with_parts(out), type, kernel->layout_);
     dnnl::concat::primitive_desc pd;
     RETURN_IF_ERROR(Guard(node, "concat",
                           [&] { pd = dnnl::concat::primitive_desc(dst_md, static_cast<int>(axis), srcs, Engine()); }));

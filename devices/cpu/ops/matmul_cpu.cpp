@@ -1,4 +1,5 @@
-// MatMul (numpy batch broadcasting) and Gemm on oneDNN matmul / inner_product: fp32; bf16 (inputs and
+// MatMul (numpy batch broadcasting), chipfit's FusedMatMul (bias and activation as post-ops) and Gemm
+// on oneDNN matmul / inner_product: fp32; bf16 (inputs and
 // weights rounded to bf16, f32 accumulation and output); int8 with a calibrated activation scale and
 // per-column weight scales when B is a constant.
 #include <algorithm>
@@ -25,8 +26,9 @@ struct GemmSpec {
   int64_t m = 1, k = 1, n = 1;
   const Tensor* b_value = nullptr;  // constant B, else nullptr
   float alpha = 1.0f, beta = 1.0f;
-  const ValueInfo* c = nullptr;  // Gemm's C (absent: nullptr)
+  const ValueInfo* c = nullptr;  // Gemm's C, FusedMatMul's bias (absent: nullptr)
   bool trans_a = false;
+  dnnl::algorithm activation = dnnl::algorithm::undef;  // FusedMatMul's, as an eltwise post-op
 };
 
 memory::dims RowMajorStrides(const memory::dims& dims) {
@@ -66,9 +68,21 @@ Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
   s.d_dims[rank - 1] = s.n;
   s.a_dims = ad;
   s.b_dims = bd;
-  s.a_strides = RowMajorStrides(ad);
-  s.b_strides = RowMajorStrides(bd);
   s.b_value = init.inputs[1]->value;
+  // A B without batch dims (2-D, or all of them 1) is one weight matrix for every row of A: the
+  // leading dims of A fold into M, so [L, 1, E] x [E, 3E] is one [L, E] x [E, 3E] product instead
+  // of L products with M = 1 (oneDNN's batched kernels are far slower there), and the weights are
+  // packed once for a 2-D product. A is row-major, so [..., M, K] is [prod(...) * M, K] as it stands.
+  const bool b_unbatched = std::all_of(bd.begin(), bd.end() - 2, [](memory::dim d) { return d == 1; });
+  if (rank > 2 && b_unbatched) {
+    const int64_t rows = NumElements(Shape(s.d_dims.begin(), s.d_dims.end() - 1));
+    s.m = rows;
+    s.a_dims = {rows, s.k};
+    s.b_dims = {s.k, s.n};
+    s.d_dims = {rows, s.n};
+  }
+  s.a_strides = RowMajorStrides(s.a_dims);
+  s.b_strides = RowMajorStrides(s.b_dims);
   return s;
 }
 
@@ -164,9 +178,10 @@ class GemmKernel final : public IKernel {
     }
     dnnl::primitive_attr attr;
     if (scale_mask != 0 || s.alpha != 1.0f) attr.set_output_scales(scale_mask, out_scales);
-    if (kernel->prefill_) {
+    if (kernel->prefill_ || s.activation != dnnl::algorithm::undef) {
       dnnl::post_ops ops;
-      ops.append_sum(s.beta);
+      if (kernel->prefill_) ops.append_sum(s.beta);
+      if (s.activation != dnnl::algorithm::undef) ops.append_eltwise(1.0f, s.activation, 0.0f, 0.0f);
       attr.set_post_ops(ops);
     }
 
@@ -340,9 +355,31 @@ class GemmKernel final : public IKernel {
   bool prefill_ = false;
 };
 
+// FusedMatMul's bias (a constant [N]) and activation, on top of its MatMul.
+Status ReadFusedMatMul(const KernelInit& init, GemmSpec& s) {
+  const Node& node = init.node;
+  if (init.inputs.size() > 2 && init.inputs[2] != nullptr) {
+    s.c = init.inputs[2];
+    s.beta = 1.0f;
+    if (!CIsColumnBias(s) || NumElements(s.c->shape) != s.n) return Unsupported("bias is not a constant float32 [N]");
+  }
+  const std::string activation = node.GetString("activation", "");
+  if (activation == "Relu") {
+    s.activation = dnnl::algorithm::eltwise_relu;
+  } else if (activation == "Gelu") {
+    s.activation = dnnl::algorithm::eltwise_gelu_erf;
+  } else if (activation == "GeluTanh") {
+    s.activation = dnnl::algorithm::eltwise_gelu_tanh;
+  } else if (!activation.empty()) {
+    return Unsupported("activation '" + activation + "'");
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<IKernel>> CreateMatMul(const KernelInit& init, GemmMode mode) {
   RETURN_IF_ERROR(RequireStaticF32(init, {0, 1}));
   ASSIGN_OR_RETURN(GemmSpec spec, ReadMatMulSpec(init));
+  if (init.node.op_type == "FusedMatMul") RETURN_IF_ERROR(ReadFusedMatMul(init, spec));
   return GemmKernel::Create(init, spec, mode, false);
 }
 

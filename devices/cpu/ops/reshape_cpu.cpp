@@ -1,5 +1,5 @@
 // Data movement on the CPU: Reshape-like ops (a copy in plain order) and Transpose (a oneDNN
-// reorder with permuted strides).
+// reorder with permuted strides, of the elements' bits: any element type).
 #include <cstring>
 
 #include "devices/cpu/onednn_util.h"
@@ -64,19 +64,32 @@ Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init) {
 Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init) {
   const ValueInfo* in = init.inputs.empty() ? nullptr : init.inputs[0];
   if (in == nullptr) return Unsupported("input 0 is missing");
-  const dnnl::memory::data_type type = ToDnnl(in->dtype);
-  if (type == dnnl::memory::data_type::undef) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
-  const Shape& shape = in->shape;
+  // Data movement copies bits: an element is moved as 32-bit words (int64, double: two; float,
+  // int32: one) or as bytes (16-bit and 8-bit types), one extra innermost dim that stays in place.
+  const size_t size = DTypeSize(in->dtype);
+  if (size == 0) return Unsupported(std::string(DTypeName(in->dtype)) + " input");
+  const bool words = size % 4 == 0;
+  const dnnl::memory::data_type type = words ? dnnl::memory::data_type::s32 : dnnl::memory::data_type::u8;
+  const auto parts = static_cast<int64_t>(words ? size / 4 : size);
+  Shape shape = in->shape;
+  bool empty = false;
   for (int64_t d : shape) {
-    if (d <= 0) return Unsupported(d < 0 ? "shapes known only at run time" : "empty tensor");
+    if (d < 0) return Unsupported("shapes known only at run time");
+    empty |= d == 0;
   }
-  const size_t rank = shape.size();
-  if (rank == 0 || rank > 6) return Unsupported("rank " + std::to_string(rank));
+  if (empty) return std::unique_ptr<IKernel>(new CopyKernel());  // nothing to move
+  const size_t in_rank = shape.size();
+  if (in_rank == 0 || in_rank > 6) return Unsupported("rank " + std::to_string(in_rank));
   std::vector<int64_t> perm = init.node.GetInts("perm");
   if (perm.empty()) {
-    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+    for (size_t i = 0; i < in_rank; ++i) perm.push_back(static_cast<int64_t>(in_rank - 1 - i));
   }
-  if (perm.size() != rank) return Unsupported("perm has " + std::to_string(perm.size()) + " entries");
+  if (perm.size() != in_rank) return Unsupported("perm has " + std::to_string(perm.size()) + " entries");
+  if (parts > 1) {
+    shape.push_back(parts);
+    perm.push_back(static_cast<int64_t>(in_rank));
+  }
+  const size_t rank = shape.size();
   // Source described with the input's dims and strides; destination in plain order, with the
   // source dims placed where perm sends them: dst dim i = src dim perm[i].
   using Strides_t = std::vector<int64_t>;
@@ -90,7 +103,7 @@ Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init) {
   int64_t stride = 1;
   for (size_t i = rank; i-- > 0;) {
     const auto src_axis = static_cast<size_t>(perm[i]);
-    if (src_axis >= rank) return Unsupported("perm entry out of range");
+    if (perm[i] < 0 || src_axis >= rank) return Unsupported("perm entry out of range");
     dst_strides[src_axis] = stride;
     stride *= shape[src_axis];
   }

@@ -24,6 +24,12 @@ const std::vector<MatMulSpec> kMatMuls = {
     {{1, 9}, {9, 1}},
     {{2, 17, 33}, {2, 33, 19}, false},
     {{3, 4, 64}, {64, 40}},
+    // Leading dims of A folded into M (B without batch dims): attention's [L, 1, E] x [E, 3E], a B
+    // with batch dims of 1, a run-time B, and a bias-free 1-D B.
+    {{7, 1, 16}, {16, 48}},
+    {{1, 4, 8}, {1, 8, 6}},
+    {{2, 3, 5, 8}, {1, 1, 8, 6}, false},
+    {{2, 6, 12}, {12}},
 };
 
 KernelCase MakeMatMul(const MatMulSpec& s, uint64_t seed) {

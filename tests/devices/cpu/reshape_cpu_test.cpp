@@ -1,6 +1,8 @@
 // Reshape-like copies and Transpose on the CPU against the reference.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
 #include "tests/devices/cpu/cpu_kernel_test_util.h"
@@ -40,6 +42,33 @@ TEST(ReshapeCpuTest, TransposeMatchesReference) {
     const auto ref = RunReference(c);
     EXPECT_EQ((*out)[0].shape(), ref[0].shape());
     EXPECT_EQ(MaxRelError((*out)[0], ref[0]), 0.0) << ShapeToString(shape);
+  }
+}
+
+// Transpose moves bits, whatever the element type: int64 (shapes and indices in detectors), double,
+// float16, uint8 and bool give the reference's bytes exactly.
+TEST(ReshapeCpuTest, TransposeOfEveryElementSizeMatchesReferenceBitForBit) {
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{2, 3, 4}, {2, 0, 1}}, {{3, 5}, {}}, {{2, 1, 3, 2, 2, 3}, {5, 3, 1, 0, 2, 4}}};
+  for (DType dtype : {DType::kI64, DType::kF64, DType::kF16, DType::kU8, DType::kBool, DType::kI32}) {
+    for (const auto& [shape, perm] : cases) {
+      std::map<std::string, Attribute> attrs;
+      if (!perm.empty()) attrs["perm"] = IntsAttr(perm);
+      KernelCase c{.node = MakeNode("Transpose", 1, 1, attrs)};
+      Tensor x(dtype, shape);
+      auto* bytes = static_cast<uint8_t*>(x.raw_data());
+      for (size_t i = 0; i < x.nbytes(); ++i) {
+        bytes[i] = dtype == DType::kBool ? static_cast<uint8_t>(i % 3 == 0) : static_cast<uint8_t>((i * 37 + 11) % 251);
+      }
+      c.inputs = {x};
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + ShapeToString(shape));
+      auto out = RunCpuKernel(cpu::CreateTranspose, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto ref = RunReference(c);
+      ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+      ASSERT_EQ((*out)[0].dtype(), dtype);
+      EXPECT_EQ(std::memcmp((*out)[0].raw_data(), ref[0].raw_data(), ref[0].nbytes()), 0);
+    }
   }
 }
 

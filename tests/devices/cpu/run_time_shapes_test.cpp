@@ -103,6 +103,106 @@ TEST(RunTimeShapesTest, NodesAfterRunTimeShapesGetCpuKernels) {
   }
 }
 
+// x (f32 [4, 8]) reshaped to run-time dims: r = Reshape(x, shape) (rank 3, dims from the run) into
+// y = MatMul(r, W[8, 6]) (a kernel that needs its shapes: built per shape at run time), and
+// r2 = Reshape(x, shape2) into g = Gemm(r2, W2, C) and z = Gemm(r2, W2, alpha = 0) (every CPU Gemm
+// refuses alpha 0: the reference runs it, and says why).
+onnx::ModelProto ReshapedProductsModel() {
+  onnx::ModelProto m = testing::NewModel("run_time_products", 13);
+  auto* g = m.mutable_graph();
+  AddTypedValue(g->mutable_input(), "x", kF32, {4, 8});
+  AddTypedValue(g->mutable_input(), "shape", kI64, {3});
+  AddTypedValue(g->mutable_input(), "shape2", kI64, {2});
+  testing::AddInitializer(g, "w", {8, 6}, [](int64_t i) { return 0.05 * static_cast<double>((i * 7) % 13) - 0.3; });
+  testing::AddInitializer(g, "w2", {8, 5}, [](int64_t i) { return 0.1 * static_cast<double>((i * 3) % 7) - 0.2; });
+  testing::AddInitializer(g, "c", {5}, [](int64_t i) { return static_cast<double>(i) * 0.5; });
+  AddNode(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
+  AddNode(g, "MatMul", {"r", "w"}, {"y"}, "matmul");
+  AddNode(g, "Reshape", {"x", "shape2"}, {"r2"}, "reshape2");
+  AddNode(g, "Gemm", {"r2", "w2", "c"}, {"g"}, "gemm");
+  auto* zero = AddNode(g, "Gemm", {"r2", "w2"}, {"z"}, "gemm_alpha0");
+  auto* alpha = zero->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.0f);
+  for (const char* out : {"y", "g", "z"}) AddTypedValue(g->mutable_output(), out, kF32, {}, false);
+  return m;
+}
+
+Tensor I64s(const std::vector<int64_t>& v) {
+  Tensor t(DType::kI64, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];
+  return t;
+}
+
+const KernelInfo& KernelNamed(const CompiledModel& model, const std::string& name) {
+  for (const KernelInfo& k : model.kernels()) {
+    if (k.name == name) return k;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  static const KernelInfo kNone;
+  return kNone;
+}
+
+TEST(RunTimeShapesTest, KernelsThatNeedShapesAreBuiltPerShapeAtRunTime) {
+  const Graph graph = Import(ReshapedProductsModel());
+  auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  auto ref = CompileForTarget(graph, Target{});
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(KernelNamed(**cpu, "matmul").implementation, "built per shape at run time");
+  EXPECT_EQ(KernelNamed(**cpu, "matmul").device, "cpu");
+  EXPECT_TRUE((*cpu)->fallbacks().empty());
+
+  Tensor x(DType::kF32, {4, 8});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 5) % 11) * 0.1f - 0.4f;
+  // The same compiled model with batch dims that change from run to run (and back: a cached kernel).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 2, 8}, {4, 1, 8}, {1, 4, 8}, {2, 2, 8}}) {
+    const std::map<std::string, Tensor> inputs = {{"x", x}, {"shape", I64s(shape)}, {"shape2", I64s({4, 8})}};
+    auto got = (*cpu)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    auto want = (*ref)->Run(inputs);
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i) {
+      ASSERT_EQ((*got)[i].shape(), (*want)[i].shape()) << "output " << i;
+      for (int64_t e = 0; e < (*got)[i].numel(); ++e) {
+        ASSERT_NEAR((*got)[i].GetAsDouble(e), (*want)[i].GetAsDouble(e), 1e-5)
+            << "output " << i << "[" << e << "], shape " << ShapeToString(shape);
+      }
+    }
+  }
+  // After a run the kernels say what ran, and the cost is the run's.
+  const KernelInfo& matmul = KernelNamed(**cpu, "matmul");
+  EXPECT_EQ(matmul.device, "cpu");
+  EXPECT_NE(matmul.implementation.find("matmul"), std::string::npos) << matmul.implementation;
+  EXPECT_TRUE(matmul.fallback_reason.empty()) << matmul.fallback_reason;
+  const KernelInfo& refused = KernelNamed(**cpu, "gemm_alpha0");
+  EXPECT_EQ(refused.device, "ref");
+  EXPECT_NE(refused.fallback_reason.find("alpha 0"), std::string::npos) << refused.fallback_reason;
+  EXPECT_NE(refused.fallback_reason.find("run time"), std::string::npos) << refused.fallback_reason;
+  ASSERT_EQ((*cpu)->fallbacks().size(), 1u);
+  EXPECT_EQ((*cpu)->fallbacks()[0].node, "gemm_alpha0");
+  for (size_t i = 0; i < (*cpu)->kernels().size(); ++i) {
+    if ((*cpu)->kernels()[i].name != "matmul") continue;
+    EXPECT_TRUE((*cpu)->costs()[i].known);
+    EXPECT_EQ((*cpu)->costs()[i].flops, 2 * 4 * 8 * 6);
+  }
+}
+
+TEST(RunTimeShapesTest, WithoutFallbackARefusedRunTimeShapeIsAnErrorNamingTheNode) {
+  const Graph graph = Import(ReshapedProductsModel());
+  CompileOptions options;
+  options.allow_fallback = false;
+  auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32}, options);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  Tensor x(DType::kF32, {4, 8});
+  auto got = (*cpu)->Run({{"x", x}, {"shape", I64s({2, 2, 8})}, {"shape2", I64s({4, 8})}});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("gemm_alpha0"), std::string::npos) << got.status().ToString();
+  EXPECT_NE(got.status().message().find("fallback disabled"), std::string::npos) << got.status().ToString();
+}
+
 // The rules by op family: what a node's output is when only the inputs' ranks are known.
 TEST(RunTimeShapesTest, OutputRanksByOpFamily) {
   using compile::OutputRanks;

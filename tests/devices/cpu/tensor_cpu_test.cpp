@@ -3,6 +3,8 @@
 // output_shape and groups of ConvTranspose.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/reference/conv_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
@@ -71,6 +73,32 @@ TEST(ConcatCpuTest, MatchesReferenceInEveryInputOrder) {
       ExpectClose(cpu::CreateConcatF32, c, 0.0);  // a copy: exact
       const bool all_nhwc = spec.inputs[0].size() == 4 && order == 1;
       EXPECT_EQ(OutputLayoutFor(cpu::CreateConcatF32, c), all_nhwc ? Layout::kChannelsLast : Layout::kPlain);
+    }
+  }
+}
+
+// Other element types are concatenated as bits: int64 (a detector's shapes and box indices),
+// float16, uint8 and bool give the reference's bytes exactly.
+TEST(ConcatCpuTest, EveryElementTypeMatchesReferenceBitForBit) {
+  for (DType dtype : {DType::kI64, DType::kF16, DType::kU8, DType::kBool, DType::kI32, DType::kF64}) {
+    for (const ConcatSpec& spec : kConcats) {
+      KernelCase c{.node = MakeNode("Concat", spec.inputs.size(), 1, {{"axis", IntAttr(spec.axis)}})};
+      for (size_t i = 0; i < spec.inputs.size(); ++i) {
+        Tensor x(dtype, spec.inputs[i]);
+        auto* bytes = static_cast<uint8_t*>(x.raw_data());
+        for (size_t b = 0; b < x.nbytes(); ++b) {
+          bytes[b] =
+              dtype == DType::kBool ? static_cast<uint8_t>((b + i) % 2) : static_cast<uint8_t>((b * 29 + i) % 253);
+        }
+        c.inputs.push_back(x);
+      }
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + ShapeToString(spec.inputs[0]) + " axis " +
+                   std::to_string(spec.axis));
+      auto out = RunCpuKernel(cpu::CreateConcatF32, c);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto ref = RunReference(c);
+      ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+      EXPECT_EQ(std::memcmp((*out)[0].raw_data(), ref[0].raw_data(), ref[0].nbytes()), 0);
     }
   }
 }

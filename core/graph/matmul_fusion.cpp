@@ -1,0 +1,280 @@
+// FuseMatMulBiasActivation: MatMul (constant 2-D weights) [+ Add bias] [+ Relu / GELU] rewritten into
+// com.chipfit FusedMatMul nodes, the form every transformer's Linear layer exports as.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/graph_index.h"
+#include "core/graph/passes.h"
+
+namespace chipfit {
+namespace {
+
+bool IsOnnxOp(const Node& node, const char* op_type) {
+  return node.op_type == op_type && (node.domain.empty() || node.domain == "ai.onnx");
+}
+
+// Exporters write constants such as 1/sqrt(2) as float32: compare with a tolerance above that rounding.
+bool Near(double value, double target) { return std::fabs(value - target) <= 1e-5 * std::max(1.0, std::fabs(target)); }
+
+struct Pattern {
+  size_t matmul = 0;
+  std::vector<size_t> rest{};  // the other merged nodes
+  std::string bias{};          // "" when there is none
+  std::string activation{};    // "", "Relu", "Gelu", "GeluTanh"
+  std::string output{};
+};
+
+class MatMulFuser : GraphIndex {
+ public:
+  explicit MatMulFuser(Graph& graph) : GraphIndex(graph) {}
+
+  int Run() {
+    std::vector<Pattern> patterns;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      if (claimed_.contains(i)) continue;
+      if (std::optional<Pattern> p = Match(i)) {
+        claimed_.insert(p->matmul);
+        claimed_.insert(p->rest.begin(), p->rest.end());
+        patterns.push_back(std::move(*p));
+      }
+    }
+    if (!patterns.empty()) Rewrite(patterns);
+    return static_cast<int>(patterns.size());
+  }
+
+ private:
+  // The only main-graph node reading `value`, when it is read exactly once (no graph output, no body).
+  std::optional<size_t> Sole(const std::string& value) const {
+    auto it = consumers_.find(value);
+    auto reads = readers_.find(value);
+    if (it == consumers_.end() || it->second.size() != 1 || reads == readers_.end() || reads->second != 1) {
+      return std::nullopt;
+    }
+    if (claimed_.contains(it->second[0])) return std::nullopt;
+    return it->second[0];
+  }
+
+  int Reads(const std::string& value) const {
+    auto it = readers_.find(value);
+    return it == readers_.end() ? 0 : it->second;
+  }
+
+  // A float initializer of one element and rank <= 1.
+  std::optional<double> Scalar(const std::string& value) const {
+    auto it = graph_.initializers.find(value);
+    if (it == graph_.initializers.end() || !IsFloatingDType(it->second.dtype())) return std::nullopt;
+    if (it->second.numel() != 1 || it->second.rank() > 1) return std::nullopt;
+    return it->second.GetAsDouble(0);
+  }
+
+  // Binary `op` reading `value` and a constant near `c` (either order, or only value first).
+  bool OpWithConstant(size_t node, const char* op, const std::string& value, double c, bool any_order = true) const {
+    const Node& n = graph_.nodes[node];
+    if (!IsOnnxOp(n, op) || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+    auto near = [&](const std::string& name) {
+      const std::optional<double> v = Scalar(name);
+      return v && Near(*v, c);
+    };
+    return (n.inputs[0] == value && near(n.inputs[1])) || (any_order && n.inputs[1] == value && near(n.inputs[0]));
+  }
+
+  // Mul(a, b) in either order.
+  bool IsProduct(size_t node, const std::string& a, const std::string& b) const {
+    const Node& n = graph_.nodes[node];
+    return IsOnnxOp(n, "Mul") && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+           ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
+  }
+
+  // x · one_plus · 0.5 written as Mul(Mul(x, one_plus), 0.5) or Mul(Mul(x, 0.5), one_plus); `x_reader`
+  // is the reader of x that starts it. Appends the two Muls and returns the output.
+  std::optional<std::string> HalfProduct(size_t x_reader, const std::string& x, const std::string& one_plus,
+                                         std::vector<size_t>& nodes) const {
+    const std::string& first = graph_.nodes[x_reader].outputs[0];
+    std::optional<size_t> second = Sole(first);
+    if (!second) return std::nullopt;
+    const bool times_half_last = IsProduct(x_reader, x, one_plus) && OpWithConstant(*second, "Mul", first, 0.5);
+    const bool half_first =
+        OpWithConstant(x_reader, "Mul", x, 0.5) && IsProduct(*second, first, one_plus) && Sole(one_plus) == second;
+    if (!times_half_last && !half_first) return std::nullopt;
+    if (times_half_last && Sole(one_plus) != x_reader) return std::nullopt;
+    nodes.push_back(x_reader);
+    nodes.push_back(*second);
+    return graph_.nodes[*second].outputs[0];
+  }
+
+  // GELU, erf form (torch's exporter): 0.5 · x · (1 + Erf(x / √2)), the division also as Mul(x, 1/√2).
+  std::optional<std::pair<std::vector<size_t>, std::string>> MatchGelu(const std::string& x) const {
+    auto it = consumers_.find(x);
+    if (it == consumers_.end() || it->second.size() != 2 || Reads(x) != 2) return std::nullopt;
+    for (int pick = 0; pick < 2; ++pick) {
+      const size_t scale = it->second[pick], other = it->second[1 - pick];
+      if (claimed_.contains(scale) || claimed_.contains(other)) return std::nullopt;
+      if (!OpWithConstant(scale, "Div", x, std::sqrt(2.0), false) && !OpWithConstant(scale, "Mul", x, std::sqrt(0.5))) {
+        continue;
+      }
+      std::optional<size_t> erf = Sole(graph_.nodes[scale].outputs[0]);
+      if (!erf || !IsOnnxOp(graph_.nodes[*erf], "Erf") || graph_.nodes[*erf].outputs.size() != 1) continue;
+      std::optional<size_t> plus = Sole(graph_.nodes[*erf].outputs[0]);
+      if (!plus || !OpWithConstant(*plus, "Add", graph_.nodes[*erf].outputs[0], 1.0)) continue;
+      std::vector<size_t> nodes = {scale, *erf, *plus};
+      std::optional<std::string> out = HalfProduct(other, x, graph_.nodes[*plus].outputs[0], nodes);
+      if (out) return std::make_pair(std::move(nodes), *out);
+    }
+    return std::nullopt;
+  }
+
+  // GELU, tanh form (GPT-2's): 0.5 · x · (1 + Tanh(√(2/π) · (x + 0.044715 · Pow(x, 3)))).
+  std::optional<std::pair<std::vector<size_t>, std::string>> MatchGeluTanh(const std::string& x) const {
+    auto it = consumers_.find(x);
+    if (it == consumers_.end() || it->second.size() != 3 || Reads(x) != 3) return std::nullopt;
+    std::optional<size_t> pow, sum;
+    for (size_t c : it->second) {
+      if (claimed_.contains(c)) return std::nullopt;
+      const Node& n = graph_.nodes[c];
+      if (OpWithConstant(c, "Pow", x, 3.0, false)) pow = c;
+      if (IsOnnxOp(n, "Add") && n.inputs.size() == 2) sum = c;
+    }
+    if (!pow || !sum) return std::nullopt;
+    std::optional<size_t> cube = Sole(graph_.nodes[*pow].outputs[0]);
+    if (!cube || !OpWithConstant(*cube, "Mul", graph_.nodes[*pow].outputs[0], 0.044715)) return std::nullopt;
+    const std::string& cubed = graph_.nodes[*cube].outputs[0];
+    const Node& s = graph_.nodes[*sum];
+    if (Sole(cubed) != sum ||
+        !((s.inputs[0] == x && s.inputs[1] == cubed) || (s.inputs[1] == x && s.inputs[0] == cubed))) {
+      return std::nullopt;
+    }
+    std::optional<size_t> scale = Sole(s.outputs[0]);
+    if (!scale || !OpWithConstant(*scale, "Mul", s.outputs[0], std::sqrt(2.0 / std::acos(-1.0)))) return std::nullopt;
+    std::optional<size_t> tanh = Sole(graph_.nodes[*scale].outputs[0]);
+    if (!tanh || !IsOnnxOp(graph_.nodes[*tanh], "Tanh") || graph_.nodes[*tanh].outputs.size() != 1) return std::nullopt;
+    std::optional<size_t> plus = Sole(graph_.nodes[*tanh].outputs[0]);
+    if (!plus || !OpWithConstant(*plus, "Add", graph_.nodes[*tanh].outputs[0], 1.0)) return std::nullopt;
+    for (size_t c : it->second) {
+      if (c == *pow || c == *sum) continue;
+      std::vector<size_t> nodes = {*pow, *cube, *sum, *scale, *tanh, *plus};
+      std::optional<std::string> out = HalfProduct(c, x, graph_.nodes[*plus].outputs[0], nodes);
+      if (out) return std::make_pair(std::move(nodes), *out);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Pattern> Match(size_t i) const {
+    const Node& mm = graph_.nodes[i];
+    if (!IsOnnxOp(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1 || mm.outputs[0].empty()) {
+      return std::nullopt;
+    }
+    auto w = graph_.initializers.find(mm.inputs[1]);
+    if (w == graph_.initializers.end() || w->second.dtype() != DType::kF32 || w->second.rank() != 2)
+      return std::nullopt;
+    const int64_t n = w->second.shape()[1];
+    Pattern p{.matmul = i};
+    std::string cur = mm.outputs[0];
+    if (std::optional<size_t> add = Sole(cur)) {
+      const Node& a = graph_.nodes[*add];
+      if (IsOnnxOp(a, "Add") && a.inputs.size() == 2 && a.outputs.size() == 1) {
+        const std::string& other = a.inputs[0] == cur ? a.inputs[1] : a.inputs[0];
+        auto c = graph_.initializers.find(other);
+        if (other != cur && c != graph_.initializers.end() && c->second.dtype() == DType::kF32 &&
+            c->second.rank() == 1 && c->second.numel() == n) {
+          p.bias = other;
+          p.rest.push_back(*add);
+          cur = a.outputs[0];
+        }
+      }
+    }
+    if (std::optional<size_t> relu = Sole(cur); relu && IsOnnxOp(graph_.nodes[*relu], "Relu")) {
+      p.activation = "Relu";
+      p.rest.push_back(*relu);
+      cur = graph_.nodes[*relu].outputs[0];
+    } else if (auto gelu = MatchGelu(cur)) {
+      p.activation = "Gelu";
+      p.rest.insert(p.rest.end(), gelu->first.begin(), gelu->first.end());
+      cur = gelu->second;
+    } else if (auto gelu_tanh = MatchGeluTanh(cur)) {
+      p.activation = "GeluTanh";
+      p.rest.insert(p.rest.end(), gelu_tanh->first.begin(), gelu_tanh->first.end());
+      cur = gelu_tanh->second;
+    }
+    if (p.rest.empty()) return std::nullopt;
+    p.output = cur;
+    return p;
+  }
+
+  Node FusedNode(const Pattern& p) const {
+    const Node& mm = graph_.nodes[p.matmul];
+    Node fused;
+    fused.name = mm.name;
+    fused.op_type = "FusedMatMul";
+    fused.domain = kChipfitDomain;
+    fused.inputs = mm.inputs;
+    if (!p.bias.empty()) fused.inputs.push_back(p.bias);
+    fused.outputs = {p.output};
+    if (!p.activation.empty()) {
+      Attribute activation;
+      activation.kind = Attribute::Kind::kString;
+      activation.s = p.activation;
+      fused.attributes["activation"] = std::move(activation);
+    }
+    fused.covers = mm.covers.empty() ? std::vector<std::string>{mm.name} : mm.covers;
+    std::vector<size_t> rest = p.rest;
+    std::sort(rest.begin(), rest.end());
+    for (size_t i : rest) {
+      const Node& node = graph_.nodes[i];
+      if (node.covers.empty()) {
+        fused.covers.push_back(node.name);
+      } else {
+        fused.covers.insert(fused.covers.end(), node.covers.begin(), node.covers.end());
+      }
+    }
+    return fused;
+  }
+
+  void Rewrite(const std::vector<Pattern>& patterns) {
+    // The fused node takes the place of the pattern's last node: its inputs (A, constants) are
+    // computed before the MatMul, every reader of its output comes after the last node.
+    std::map<size_t, Node> fused_at;
+    std::set<std::string> removed_values, maybe_unused;
+    for (const Pattern& p : patterns) {
+      fused_at.emplace(*std::max_element(p.rest.begin(), p.rest.end()), FusedNode(p));
+      std::vector<size_t> nodes = p.rest;
+      nodes.push_back(p.matmul);
+      for (size_t i : nodes) {
+        for (const std::string& out : graph_.nodes[i].outputs) {
+          if (out != p.output) removed_values.insert(out);
+        }
+        for (const std::string& in : graph_.nodes[i].inputs) {
+          if (graph_.initializers.contains(in)) maybe_unused.insert(in);
+        }
+      }
+    }
+    std::vector<Node> kept;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      if (auto it = fused_at.find(i); it != fused_at.end()) {
+        kept.push_back(std::move(it->second));
+      } else if (!claimed_.contains(i)) {
+        kept.push_back(std::move(graph_.nodes[i]));
+      }
+    }
+    graph_.nodes = std::move(kept);
+    for (const std::string& value : removed_values) graph_.value_info.erase(value);
+    // GELU's constants (√2, 1, 0.5 …) are now read by nobody.
+    const std::map<std::string, int> now_read = CountValueReaders(graph_);
+    for (const std::string& name : maybe_unused) {
+      if (!now_read.contains(name)) graph_.initializers.erase(name);
+    }
+  }
+
+  std::set<size_t> claimed_;
+};
+
+}  // namespace
+
+int FuseMatMulBiasActivation(Graph& graph) { return MatMulFuser(graph).Run(); }
+
+}  // namespace chipfit
