@@ -1,7 +1,8 @@
 // chipfit-bench-ort: end-to-end latency of chipfit's compiled CPU targets against ONNX Runtime
-// (onnxruntime-node, a long-lived worker process), on the same seeded input, in alternating rounds.
-// Usage: chipfit-bench-ort [--models cls,oww,cnn,det,rec] [--model FILE --shape NAME=DxD...] [--targets cpu:fp32,...]
-//                          [--kernels] [--json FILE]
+// (onnxruntime-node, a long-lived worker process), on the same inputs, in alternating rounds.
+// Usage: chipfit-bench-ort [--models cls,oww,cnn,det,rec | --model FILE [--shape NAME=DxD,...] | --set DIR [--only
+// A,B]]
+//                          [--data DIR] [--targets cpu:fp32,...] [--kernels] [--json FILE]
 #include <fcntl.h>
 #include <omp.h>
 #include <spawn.h>
@@ -10,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,11 +31,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "chipfit/version.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
+#include "core/quant/calibration_data.h"
 #include "core/quant/input_data.h"
 #include "core/quant/preprocess.h"
 #include "core/runtime/compiled_model.h"
@@ -258,12 +263,18 @@ class OrtWorker {
 // ---------------------------------------------------------------------------------------------
 // Models and targets
 
+struct BenchInput {
+  std::string name;
+  Shape shape;
+};
+
 struct BenchModel {
-  std::string key;  // --models name
+  std::string key;  // --models name, or the file name without .onnx
   std::string label;
   fs::path path;
-  std::string input;
-  Shape shape;
+  std::vector<BenchInput> inputs;  // every graph input that is not an initializer, at a static shape
+  // --data, or a --set model's NAME.data: its first sample is the timing input, all its samples calibrate int8.
+  std::string data_dir;
 };
 
 struct TargetRun {
@@ -278,6 +289,7 @@ struct TargetRun {
   int fallbacks = 0;           // nodes the device did not take (reference kernels)
   int precision_fallback = 0;  // kernels computing in another precision than the target's
   std::optional<double> rel_error;
+  std::string worst_output;                 // of several outputs, the one farthest from ORT's
   std::optional<std::pair<int, int>> top1;  // agreeing inputs, inputs
   std::string quant_note;                   // int8: what CompileForTarget's calibration did
 };
@@ -288,28 +300,48 @@ std::string ShapeText(const Shape& shape) {
   return text;
 }
 
-Result<Graph> LoadGraph(const fs::path& path, const std::string& input, const Shape& shape) {
+// "input_ids 1x128, attention_mask 1x128"
+std::string InputsText(const std::vector<BenchInput>& inputs) {
+  std::string text;
+  for (const BenchInput& in : inputs) text += (text.empty() ? "" : ", ") + in.name + " " + ShapeText(in.shape);
+  return text;
+}
+
+Result<Graph> LoadGraph(const fs::path& path, const std::vector<BenchInput>& inputs) {
   OnnxLoadOptions options;
-  options.input_shapes[input] = shape;
+  for (const BenchInput& in : inputs) options.input_shapes[in.name] = in.shape;
   auto loaded = LoadOnnxModel(path, options);
   if (!loaded.ok()) return loaded.status();
   return ImportModel(*loaded);
 }
 
-// Max |a−b| over all elements of all outputs, relative to max |reference|.
-Result<double> RelativeError(const std::vector<Tensor>& actual, const std::vector<Tensor>& reference) {
+// Max |a−b| over all elements of all outputs, relative to max |reference|; *worst is the output whose own
+// max |a−b| / max |reference| is largest (a detector's boxes, say, where near-equal scores swap two rows).
+Result<double> RelativeError(const std::vector<Tensor>& actual, const std::vector<Tensor>& reference, size_t* worst) {
   if (actual.size() != reference.size())
     return Internal(fmt::format("{} outputs vs {} from ONNX Runtime", actual.size(), reference.size()));
-  double max_ref = 0, max_err = 0;
+  double max_ref = 0, max_err = 0, worst_rel = -1;
   for (size_t o = 0; o < actual.size(); ++o) {
+    double output_ref = 0, output_err = 0;
     if (actual[o].shape() != reference[o].shape())
       return Internal(fmt::format("output {}: shape {} vs {} from ONNX Runtime", o, ShapeText(actual[o].shape()),
                                   ShapeText(reference[o].shape())));
     for (int64_t i = 0; i < reference[o].numel(); ++i) {
-      const double r = reference[o].GetAsDouble(i);
-      max_ref = std::max(max_ref, std::fabs(r));
-      max_err = std::max(max_err, std::fabs(actual[o].GetAsDouble(i) - r));
+      const double r = reference[o].GetAsDouble(i), a = actual[o].GetAsDouble(i);
+      if (!std::isfinite(r) || !std::isfinite(a)) {
+        // std::max would drop a NaN silently; equal infinities agree, anything else is a total mismatch.
+        if (a != r) output_err = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      output_ref = std::max(output_ref, std::fabs(r));
+      output_err = std::max(output_err, std::fabs(a - r));
     }
+    if (const double rel = output_ref > 0 ? output_err / output_ref : output_err; rel > worst_rel) {
+      worst_rel = rel;
+      *worst = o;
+    }
+    max_ref = std::max(max_ref, output_ref);
+    max_err = std::max(max_err, output_err);
   }
   return max_ref > 0 ? max_err / max_ref : max_err;
 }
@@ -319,6 +351,40 @@ int64_t ArgMax(const Tensor& t) {
   for (int64_t i = 1; i < t.numel(); ++i)
     if (t.GetAsDouble(i) > t.GetAsDouble(best)) best = i;
   return best;
+}
+
+Tensor Filled(DType dtype, const Shape& shape, int value) {
+  Tensor t(dtype, shape);
+  VisitDType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T>) std::fill_n(t.data<T>(), t.numel(), static_cast<T>(value));
+  });
+  return t;
+}
+
+// The timing input without --data: per input SeededTensor(seed + index × 7919), as RandomCalibrationData
+// seeds them, so floats are uniform in [-1, 1) and integers in [0, 10) (token ids any vocabulary holds).
+// An integer or bool input named like a mask is all ones (attend everywhere) and one named like token-type
+// ids all zeros, as a tokenizer makes them: random 0..9 there would be out of range or a broken mask.
+std::map<std::string, Tensor> SeededInputs(const std::vector<ValueDesc>& inputs, uint64_t seed) {
+  std::map<std::string, Tensor> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueDesc& in = inputs[i];
+    const DType dtype = in.dtype == DType::kUndefined ? DType::kF32 : in.dtype;
+    Shape shape = in.has_shape ? in.shape : Shape{};
+    for (int64_t& d : shape) d = d < 0 ? 1 : d;
+    std::string name = in.name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool integer = dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kF16 && dtype != DType::kBF16;
+    if (integer && name.find("mask") != std::string::npos) {
+      tensors.emplace(in.name, Filled(dtype, shape, 1));
+    } else if (integer && (name.find("token_type") != std::string::npos || name.find("segment") != std::string::npos)) {
+      tensors.emplace(in.name, Filled(dtype, shape, 0));
+    } else {
+      tensors.emplace(in.name, SeededTensor(dtype, shape, seed + static_cast<uint64_t>(i) * 7919u));
+    }
+  }
+  return tensors;
 }
 
 Result<std::vector<double>> TimeChipfit(CompiledModel& model, const std::map<std::string, Tensor>& inputs,
@@ -469,15 +535,13 @@ Floor MeasureFloor(OrtWorker& worker, const fs::path& work, int iterations, int 
   if (!WriteNpy(work / "identity_x.npy", x).ok()) return floor;
   auto loaded = worker.Call({{"cmd", "load"},
                              {"model", file->string()},
-                             {"input", "x"},
-                             {"shape", {1}},
-                             {"threads", threads},
-                             {"data", (work / "identity_x.npy").string()}});
+                             {"inputs", {{"x", (work / "identity_x.npy").string()}}},
+                             {"threads", threads}});
   if (loaded.ok() && worker.Time(iterations).ok()) {  // the first batch warms up
     auto times = worker.Time(iterations);
     if (times.ok()) floor.ort = Summarize(*times);
   }
-  auto graph = LoadGraph(*file, "x", {1});
+  auto graph = LoadGraph(*file, {{"x", {1}}});
   if (!graph.ok()) return floor;
   auto model = CompileForTarget(*graph, Target{DeviceKind::kCpu, 0, Precision::kFp32});
   if (!model.ok()) return floor;
@@ -493,8 +557,10 @@ Floor MeasureFloor(OrtWorker& worker, const fs::path& work, int iterations, int 
 
 struct Settings {
   std::vector<std::string> models = {"cls", "oww", "cnn"};
-  std::string model_file;  // --model: any single-input model, benchmarked the same way
-  std::string shape;       // --shape NAME=DxD...: its input's shape (needed where a dim is dynamic)
+  std::string model_file;           // --model: any model, benchmarked the same way
+  std::vector<std::string> shapes;  // --shape NAME=DxD...: its inputs' shapes (needed where a dim is dynamic)
+  std::string set_dir;              // --set: every NAME.onnx of a folder, each with its NAME.data
+  std::vector<std::string> only;    // --only: of the set, these names
   std::vector<std::string> targets = {"cpu:fp32", "cpu:int8", "cpu:bf16"};
   int rounds = 10;
   int iterations = 50;
@@ -502,8 +568,8 @@ struct Settings {
   int threads = 0;
   bool kernels = false;
   std::string json_file;
-  // int8 as `chipfit profile` takes it: calibration inputs (--data with --preprocess), method, the
-  // accuracy search's task-agreement target, and --int8-all-layers.
+  // The inputs (--data with --preprocess: the timing input and int8's calibration inputs) and int8 as
+  // `chipfit profile` takes it: calibration method, the accuracy search's target, and --int8-all-layers.
   std::string data_dir;
   std::string preprocess;
   std::string calibration = "minmax";
@@ -541,100 +607,275 @@ std::string ReadOrtVersion(const fs::path& node_modules) {
   return package.is_object() && package.contains("version") ? package["version"].get<std::string>() : "unknown";
 }
 
-// --model FILE [--shape NAME=DxD...]: a single-input model; its input's shape is the one given, else the
-// one it declares (which must then be static).
-Result<BenchModel> UserModel(const std::string& file, const std::string& shape_text) {
+// The folder of DIR's first .npy sample, ordered as LoadCalibrationData orders them: DIR itself when it
+// holds loose .npy files, else its first sub-folder by name; empty when there is none.
+fs::path FirstNpySample(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> folders;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec) && it->path().extension() == ".npy") return dir;
+    if (it->is_directory(type_ec) && !it->path().filename().string().starts_with(".")) folders.push_back(it->path());
+  }
+  if (folders.empty()) return {};
+  return *std::min_element(folders.begin(), folders.end(), [](const fs::path& a, const fs::path& b) {
+    return a.filename().string() < b.filename().string();
+  });
+}
+
+// --model FILE or a --set member: each input's shape is the one --shape gives, else that of its .npy in the
+// data folder's first sample, else the one the model declares (which must then be static).
+Result<BenchModel> ModelFromFile(const fs::path& file, const std::vector<std::string>& shape_texts,
+                                 const std::string& data_dir) {
   auto loaded = LoadOnnxModel(file, {.run_checker = false, .infer_shapes = false});
   if (!loaded.ok()) return loaded.status();
+  std::map<std::string, Shape> given;
+  for (const std::string& text : shape_texts) {
+    ASSIGN_OR_RETURN(auto binding, ParseShapeBinding(text));
+    given[binding.first] = binding.second;
+  }
   std::set<std::string> initializers;
   for (const auto& init : loaded->proto.graph().initializer()) initializers.insert(init.name());
-  std::vector<const onnx::ValueInfoProto*> inputs;
+  BenchModel model{
+      .key = file.stem().string(), .label = file.filename().string(), .path = file, .inputs = {}, .data_dir = data_dir};
+  const fs::path sample = data_dir.empty() ? fs::path() : FirstNpySample(data_dir);
+  std::string names;
   for (const auto& in : loaded->proto.graph().input()) {
-    if (!initializers.contains(in.name())) inputs.push_back(&in);
-  }
-  if (inputs.size() != 1) {
-    return Unsupported(fmt::format("has {} inputs; this benchmark feeds exactly one", inputs.size()));
-  }
-  BenchModel model{.key = fs::path(file).stem().string(),
-                   .label = fs::path(file).filename().string(),
-                   .path = file,
-                   .input = inputs[0]->name(),
-                   .shape = {}};
-  if (!shape_text.empty()) {
-    ASSIGN_OR_RETURN(auto binding, ParseShapeBinding(shape_text));
-    if (binding.first != model.input) {
-      return InvalidArgument(fmt::format("--shape names '{}'; the model's input is '{}'", binding.first, model.input));
+    if (initializers.contains(in.name())) continue;
+    names += (names.empty() ? "'" : ", '") + in.name() + "'";
+    BenchInput& input = model.inputs.emplace_back(BenchInput{in.name(), {}});
+    if (auto it = given.find(in.name()); it != given.end()) {
+      input.shape = it->second;
+      given.erase(it);
+      continue;
     }
-    model.shape = binding.second;
-    return model;
+    if (const fs::path npy = sample / CalibrationFileName(in.name()); !sample.empty() && fs::is_regular_file(npy)) {
+      ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(npy));
+      input.shape = tensor.shape();
+      continue;
+    }
+    const ValueDesc desc = ValueDescFromOnnx(in);
+    if (!desc.has_shape || std::any_of(desc.shape.begin(), desc.shape.end(), [](int64_t d) { return d < 0; })) {
+      return InvalidArgument(fmt::format("input '{}' is {}; give --shape {}=DxD... or its .npy in --data", in.name(),
+                                         DescribeValueType(desc), in.name()));
+    }
+    input.shape = desc.shape;
   }
-  const ValueDesc desc = ValueDescFromOnnx(*inputs[0]);
-  if (!desc.has_shape || std::any_of(desc.shape.begin(), desc.shape.end(), [](int64_t d) { return d < 0; })) {
-    return InvalidArgument(
-        fmt::format("input '{}' is {}; give --shape {}=DxD...", model.input, DescribeValueType(desc), model.input));
+  if (model.inputs.empty()) return InvalidArgument("the model has no input to feed");
+  if (!given.empty()) {
+    return InvalidArgument(fmt::format("--shape names '{}'; the model's inputs are {}", given.begin()->first, names));
   }
-  model.shape = desc.shape;
   return model;
 }
 
-// Benchmarks one model; returns false when something failed that is not a target's known limit.
-bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, const Settings& settings,
-                   const DeviceInfo& cpu, OrtWorker& worker, const std::optional<Stats>& ort_floor,
-                   const fs::path& work, json& out) {
-  out = {{"model", bm.key}, {"path", bm.path.string()}, {"input", bm.input}, {"shape", bm.shape}};
-  fmt::print("\n== {} ({}, input {} {})\n", bm.label, bm.path.filename().string(), bm.input, ShapeText(bm.shape));
-  const auto load_start = Clock::now();
-  auto graph = LoadGraph(bm.path, bm.input, bm.shape);
-  const double load_ms = MsSince(load_start);
-  if (!graph.ok()) {
-    fmt::print("  cannot load: {}\n", graph.status().ToString());
-    out["error"] = graph.status().ToString();
-    return false;
-  }
-  if (graph->inputs.size() != 1) {
-    fmt::print("  has {} inputs; this benchmark feeds exactly one\n", graph->inputs.size());
-    out["error"] = "more than one input";
-    return false;
-  }
-  const Tensor input = SeededTensor(graph->inputs[0].dtype, bm.shape, 1);
-  const std::map<std::string, Tensor> inputs = {{bm.input, input}};
-  std::vector<std::map<std::string, Tensor>> samples;  // int8 calibration: --data, else seeded random
-  if (!settings.data_dir.empty()) {
+// One model's line in the closing table of a multi-model run.
+struct TargetSummary {
+  std::string target;
+  std::string status;
+  double ratio = 0;                   // p50 / ORT p50
+  double ratio_lo = 0, ratio_hi = 0;  // over the rounds: this round's p50 / the same round's ORT p50
+  double drift = 0;
+  std::optional<double> rel_error;
+  std::string worst_output;
+  int fallbacks = 0;
+};
+
+struct ModelSummary {
+  std::string key;
+  std::string error;  // why the model was not measured at all
+  double ort_p50 = 0, ort_drift = 0;
+  double foreign = -1;
+  std::vector<TargetSummary> targets;
+};
+
+struct ModelInputs {
+  std::map<std::string, Tensor> timing;                // fed to both runtimes, timed and compared
+  std::vector<std::map<std::string, Tensor>> samples;  // int8 calibration: the data folder's, else none (seeded)
+  std::string source;                                  // where `timing` comes from, for the output
+};
+
+// The data folder's samples (the first one times), else SeededInputs; written as .npy for the ORT worker.
+Result<ModelInputs> PrepareInputs(const BenchModel& bm, const Graph& graph, const Settings& settings,
+                                  const fs::path& work, json& files) {
+  ModelInputs result;
+  if (bm.data_dir.empty()) {
+    result.timing = SeededInputs(graph.inputs, 1);
+    result.source = "seeded";
+  } else {
     InputDataOptions data_options;
     auto preprocess = ParsePreprocess(settings.preprocess);
-    if (!preprocess.ok()) {
-      fmt::print("  --preprocess: {}\n", preprocess.status().message());
-      return false;
-    }
+    if (!preprocess.ok()) return InvalidArgument("--preprocess: " + preprocess.status().message());
     data_options.preprocess = *preprocess;
-    auto data = LoadInputData(settings.data_dir, graph->inputs, data_options);
-    if (!data.ok()) {
-      fmt::print("  --data: {}\n", data.status().message());
-      out["error"] = data.status().ToString();
-      return false;
+    auto data = LoadInputData(bm.data_dir, graph.inputs, data_options);
+    if (!data.ok()) return InvalidArgument("--data: " + data.status().message());
+    result.samples = std::move(data->samples);
+    result.timing = result.samples.front();
+    result.source = fmt::format("first of {} sample(s) in {} ({}), all of them int8's calibration inputs",
+                                result.samples.size(), bm.data_dir, data->kind);
+  }
+  files = json::object();
+  for (const auto& [name, tensor] : result.timing) {
+    const fs::path file = work / (bm.key + "_" + CalibrationFileName(name));
+    RETURN_IF_ERROR(WriteNpy(file, tensor));
+    files[name] = file.string();
+  }
+  return result;
+}
+
+struct OrtTimes {
+  Stats stats;
+  std::vector<double> round_p50s;
+  double create_ms = 0;
+};
+
+// min and max over the rounds of (this round's p50 / the same round's ORT p50); nullopt unless every round ran.
+std::optional<std::pair<double, double>> RoundRatioRange(const std::vector<double>& round_p50s,
+                                                         const std::vector<double>& ort_round_p50s) {
+  if (round_p50s.empty() || round_p50s.size() != ort_round_p50s.size()) return std::nullopt;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (size_t r = 0; r < round_p50s.size(); ++r) {
+    const double ratio = ort_round_p50s[r] > 0 ? round_p50s[r] / ort_round_p50s[r] : 0;
+    lo = std::min(lo, ratio);
+    hi = std::max(hi, ratio);
+  }
+  return std::make_pair(lo, hi);
+}
+
+// "12x TopK (reason), 3x NonZero (reason)": the nodes left on reference kernels, grouped, most frequent first.
+std::string FallbackText(const std::vector<Fallback>& fallbacks) {
+  std::map<std::pair<std::string, std::string>, int> groups;
+  for (const Fallback& f : fallbacks) ++groups[{f.op, f.reason}];
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [key, count] : groups) sorted.emplace_back(count, key.first + " (" + Shorten(key.second, 90) + ")");
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text;
+  for (size_t i = 0; i < sorted.size() && i < 3; ++i)
+    text += fmt::format("{}{}x {}", i ? ", " : "", sorted[i].first, sorted[i].second);
+  if (sorted.size() > 3) text += fmt::format(", {} more kinds", sorted.size() - 3);
+  return text;
+}
+
+// One model's table, its JSON and its line of the closing summary.
+void ReportModel(const std::vector<TargetRun>& runs, const OrtTimes& ort_times, const std::optional<Stats>& ort_floor,
+                 double load_ms, double foreign, json& out, ModelSummary& summary) {
+  const Stats& ort = ort_times.stats;
+  summary.ort_p50 = ort.p50;
+  summary.ort_drift = RoundSpread(ort_times.round_p50s, ort.p50);
+  summary.foreign = foreign;
+  fmt::print("  chipfit load+import {:.1f} ms; ORT session create {:.1f} ms\n", load_ms, ort_times.create_ms);
+  fmt::print("  {:<18} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>13} {:>10}  {}\n", "runtime/target", "compile ms",
+             "p50 ms", "p90 ms", "min ms", "p50/ORT", "drift", "round ratio", "err vs ORT", "notes");
+  fmt::print("  {:<18} {:>10} {:>9.3f} {:>9.3f} {:>9.3f} {:>8} {:>7} {:>13} {:>10}  {}\n", "onnxruntime:fp32", "-",
+             ort.p50, ort.p90, ort.min, "1.00x", PercentText(summary.ort_drift), "-", "-",
+             ort_floor ? fmt::format("p50 - per-call floor = {:.3f} ms", ort.p50 - ort_floor->p50) : std::string());
+  json target_json = json::array();
+  for (const TargetRun& run : runs) {
+    json tj = {{"target", run.target.ToString()}, {"status", run.status}};
+    TargetSummary& ts = summary.targets.emplace_back();
+    ts.target = run.target.ToString();
+    ts.status = run.status;
+    if (!run.reason.empty()) tj["reason"] = run.reason;
+    if (run.compile_ms > 0) tj["compile_ms"] = run.compile_ms;
+    if (run.status != "ok") {
+      fmt::print("  {:<18} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>13} {:>10}  {}: {}\n", run.target.ToString(),
+                 run.compile_ms > 0 ? fmt::format("{:.1f}", run.compile_ms) : "-", "-", "-", "-", "-", "-", "-", "-",
+                 run.status, run.reason);
+      target_json.push_back(tj);
+      continue;
     }
-    samples = std::move(data->samples);
-    fmt::print("  int8 calibrates on {} sample(s) from {} ({})\n", samples.size(), settings.data_dir, data->kind);
-  }
-  const fs::path input_file = work / (bm.key + "_input.npy");
-  if (Status s = WriteNpy(input_file, input); !s.ok()) {
-    fmt::print("  cannot write the input: {}\n", s.ToString());
-    return false;
+    ts.ratio = ort.p50 > 0 ? run.stats.p50 / ort.p50 : 0;
+    ts.drift = RoundSpread(run.round_p50s, run.stats.p50);
+    ts.rel_error = run.rel_error;
+    ts.worst_output = run.worst_output;
+    ts.fallbacks = run.fallbacks;
+    const auto range = RoundRatioRange(run.round_p50s, ort_times.round_p50s);
+    if (range) std::tie(ts.ratio_lo, ts.ratio_hi) = *range;
+    std::string notes = fmt::format("{} kernels", run.model->kernels().size());
+    if (run.rel_error && *run.rel_error > 1e-4 && !run.worst_output.empty())
+      notes += fmt::format(", err mostly in output '{}'", run.worst_output);
+    if (run.fallbacks > 0) {
+      notes += fmt::format(", {} nodes on reference kernels: {}", run.fallbacks, FallbackText(run.model->fallbacks()));
+    }
+    if (run.precision_fallback > 0)
+      notes += fmt::format(", {} kernels not in {}", run.precision_fallback, PrecisionName(run.target.precision));
+    if (run.top1) notes += fmt::format(", top-1 vs cpu:fp32 {}/{} seeded inputs", run.top1->first, run.top1->second);
+    if (!run.quant_note.empty()) notes += "; " + run.quant_note;
+    fmt::print("  {:<18} {:>10.1f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.2f}x {:>7} {:>13} {:>10}  {}\n",
+               run.target.ToString(), run.compile_ms, run.stats.p50, run.stats.p90, run.stats.min, ts.ratio,
+               PercentText(ts.drift), range ? fmt::format("{:.2f}-{:.2f}", range->first, range->second) : "-",
+               run.rel_error ? fmt::format("{:.2e}", *run.rel_error) : "-", notes);
+    tj["latency_ms"] = StatsJson(run.stats);
+    tj["round_p50s_ms"] = run.round_p50s;
+    tj["ratio_p50_vs_ort"] = ts.ratio;
+    if (range) tj["round_ratio_vs_ort"] = {{"min", range->first}, {"max", range->second}};
+    tj["kernels"] = run.model->kernels().size();
+    tj["fallback_nodes"] = run.fallbacks;
+    tj["fallbacks"] = json::array();
+    for (const Fallback& f : run.model->fallbacks())
+      tj["fallbacks"].push_back({{"node", f.node}, {"op", f.op}, {"reason", f.reason}});
+    tj["precision_fallback_kernels"] = run.precision_fallback;
+    if (run.rel_error) tj["max_abs_error_rel_to_ort"] = *run.rel_error;
+    if (!run.worst_output.empty()) tj["worst_output_vs_ort"] = run.worst_output;
+    if (!run.quant_note.empty()) tj["quantization"] = run.quant_note;
+    if (run.top1) tj["top1_agreement_vs_fp32"] = {{"agree", run.top1->first}, {"inputs", run.top1->second}};
+    target_json.push_back(tj);
   }
 
-  auto ort_load = worker.Call({{"cmd", "load"},
-                               {"model", bm.path.string()},
-                               {"input", bm.input},
-                               {"shape", bm.shape},
-                               {"threads", settings.threads},
-                               {"data", input_file.string()}});
-  if (!ort_load.ok()) {
-    fmt::print("  {}\n", ort_load.status().message());
-    out["error"] = ort_load.status().ToString();
-    return false;
+  if (foreign >= 0) {
+    out["foreign_cpu_share"] = foreign;
+    fmt::print("  other processes used {:.0f}% of the CPUs' time during these rounds (/proc/stat){}\n", foreign * 100,
+               foreign > 0.1 ? " — WARNING: contended machine, timings are unreliable; multi-threaded ones most (an "
+                               "OpenMP barrier waits for every descheduled thread)"
+                             : "");
   }
-  const double ort_create_ms = (*ort_load)["create_ms"].get<double>();
+  out["load_import_ms"] = load_ms;
+  out["onnxruntime"] = {{"session_create_ms", ort_times.create_ms},
+                        {"latency_ms", StatsJson(ort)},
+                        {"round_p50s_ms", ort_times.round_p50s}};
+  out["targets"] = target_json;
+}
 
+// The closing table of a multi-model run: one line per model, p50 / ORT p50 per target with the range of the
+// per-round ratios, then what each model's rows could not show.
+void PrintSummary(const std::vector<ModelSummary>& models, const std::vector<Target>& targets) {
+  fmt::print(
+      "\n== summary: chipfit p50 / ORT p50 [min-max of the per-round ratios]; drift = spread of ORT's "
+      "per-round p50s / p50\n");
+  fmt::print("  {:<14} {:>11} {:>7}", "model", "ORT p50 ms", "drift");
+  for (const Target& t : targets) fmt::print("  {:<24}", t.ToString());
+  fmt::print("\n");
+  for (const ModelSummary& m : models) {
+    if (!m.error.empty()) {
+      fmt::print("  {:<14} not measured: {}\n", m.key, Shorten(m.error, 160));
+      continue;
+    }
+    fmt::print("  {:<14} {:>11.3f} {:>7}", m.key, m.ort_p50, PercentText(m.ort_drift));
+    std::vector<std::string> notes;
+    for (const TargetSummary& t : m.targets) {
+      std::string cell = t.status;
+      if (t.status == "ok") {
+        cell = fmt::format("{:.2f}x", t.ratio);
+        if (t.ratio_hi > 0) cell += fmt::format(" [{:.2f}-{:.2f}]", t.ratio_lo, t.ratio_hi);
+        std::string note;
+        if (t.rel_error) note += fmt::format("err {:.1e}", *t.rel_error);
+        if (t.rel_error && *t.rel_error > 1e-4 && !t.worst_output.empty()) note += " (" + t.worst_output + ")";
+        if (t.fallbacks > 0) note += fmt::format("{}{} nodes on reference", note.empty() ? "" : ", ", t.fallbacks);
+        if (!note.empty()) notes.push_back(t.target + " " + note);
+      }
+      fmt::print("  {:<24}", cell);
+    }
+    if (m.foreign > 0.1) notes.push_back(fmt::format("others used {:.0f}% of the CPUs", m.foreign * 100));
+    std::string joined;
+    for (const std::string& n : notes) joined += (joined.empty() ? "" : "; ") + n;
+    fmt::print("  {}\n", joined);
+  }
+}
+
+// Each target compiled as `chipfit profile` compiles it; a target the CPU or the compiler refuses stays in the
+// list with its reason.
+std::vector<TargetRun> CompileTargets(const Graph& graph, const std::vector<Target>& targets, const Settings& settings,
+                                      const DeviceInfo& cpu,
+                                      const std::vector<std::map<std::string, Tensor>>& samples) {
   std::vector<TargetRun> runs;
   for (const Target& target : targets) {
     TargetRun& run = runs.emplace_back();
@@ -654,7 +895,7 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     int8.target_agreement = settings.auto_fp32_agreement / 100;
     int8.agreement = OutputAgreementFn(TaskOptions{});
     const auto start = Clock::now();
-    auto compiled = CompileForTarget(*graph, target, {}, int8, &quant);
+    auto compiled = CompileForTarget(graph, target, {}, int8, &quant);
     run.compile_ms = MsSince(start);
     if (target.precision == Precision::kInt8 && compiled.ok()) {
       run.quant_note = fmt::format(
@@ -682,6 +923,42 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     for (const KernelInfo& k : run.model->kernels())
       if (k.precision != PrecisionName(target.precision)) ++run.precision_fallback;
   }
+  return runs;
+}
+
+// Benchmarks one model; returns false when something failed that is not a target's known limit.
+bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, const Settings& settings,
+                   const DeviceInfo& cpu, OrtWorker& worker, const std::optional<Stats>& ort_floor,
+                   const fs::path& work, json& out, ModelSummary& summary) {
+  json inputs_json = json::array();
+  for (const BenchInput& in : bm.inputs) inputs_json.push_back({{"name", in.name}, {"shape", in.shape}});
+  out = {{"model", bm.key}, {"path", bm.path.string()}, {"inputs", inputs_json}};
+  summary.key = bm.key;
+  auto fail_model = [&](const std::string& what) {
+    fmt::print("  {}\n", what);
+    out["error"] = what;
+    summary.error = what;
+    return false;
+  };
+  fmt::print("\n== {} ({}, {})\n", bm.label, bm.path.filename().string(), InputsText(bm.inputs));
+  const auto load_start = Clock::now();
+  auto graph = LoadGraph(bm.path, bm.inputs);
+  const double load_ms = MsSince(load_start);
+  if (!graph.ok()) return fail_model("cannot load: " + graph.status().ToString());
+  json input_files;
+  auto prepared = PrepareInputs(bm, *graph, settings, work, input_files);
+  if (!prepared.ok()) return fail_model(prepared.status().ToString());
+  const std::map<std::string, Tensor>& inputs = prepared->timing;
+  const std::vector<std::map<std::string, Tensor>>& samples = prepared->samples;
+  fmt::print("  inputs: {}\n", prepared->source);
+  if (!bm.data_dir.empty()) out["data"] = bm.data_dir;
+
+  auto ort_load = worker.Call(
+      {{"cmd", "load"}, {"model", bm.path.string()}, {"inputs", input_files}, {"threads", settings.threads}});
+  if (!ort_load.ok()) return fail_model(std::string(ort_load.status().message()));
+  const double ort_create_ms = (*ort_load)["create_ms"].get<double>();
+
+  std::vector<TargetRun> runs = CompileTargets(*graph, targets, settings, cpu, samples);
   auto alive = [](const TargetRun& run) { return run.status == "ok"; };
   auto fail = [](TargetRun& run, const Status& s) {
     run.status = "failed";
@@ -691,27 +968,20 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
 
   // Warm-up: caches, oneDNN primitive JIT, ORT's arena, both thread pools.
   auto ort_warm = worker.Time(settings.warmup);
-  if (!ort_warm.ok()) {
-    fmt::print("  {}\n", ort_warm.status().message());
-    out["error"] = ort_warm.status().ToString();
-    return false;
-  }
+  if (!ort_warm.ok()) return fail_model(ort_warm.status().ToString());
   for (TargetRun& run : runs) {
     if (!alive(run)) continue;
     if (auto warm = TimeChipfit(*run.model, inputs, settings.warmup); !warm.ok()) fail(run, warm.status());
   }
 
-  // Alternating rounds: load drift on the machine lands on both sides alike.
+  // Alternating rounds: load drift on the machine lands on both sides alike, and each round's chipfit/ORT
+  // ratio compares blocks a second or so apart.
   std::vector<double> ort_times, ort_round_p50s;
   const CpuSnapshot rounds_start = TakeCpuSnapshot(worker.pid());
   for (int round = 0; round < settings.rounds; ++round) {
     std::this_thread::sleep_for(kBlockGap);
     auto times = worker.Time(settings.iterations);
-    if (!times.ok()) {
-      fmt::print("  {}\n", times.status().message());
-      out["error"] = times.status().ToString();
-      return false;
-    }
+    if (!times.ok()) return fail_model(times.status().ToString());
     ort_round_p50s.push_back(Percentile(*times, 0.5));
     ort_times.insert(ort_times.end(), times->begin(), times->end());
     for (TargetRun& run : runs) {
@@ -761,9 +1031,11 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
       fail(run, outs.status());
       continue;
     }
-    auto err = RelativeError(*outs, ort_outputs);
+    size_t worst = 0;
+    auto err = RelativeError(*outs, ort_outputs, &worst);
     if (err.ok()) {
       run.rel_error = *err;
+      if (ort_outputs.size() > 1) run.worst_output = graph->outputs[worst].name;
     } else {
       fmt::print("  {} vs ONNX Runtime: {}\n", run.target.ToString(), err.status().message());
     }
@@ -778,7 +1050,7 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
       if (!alive(run) || &run == fp32) continue;
       int agree = 0, total = 0;
       for (uint64_t seed = 100; seed < 100 + kTop1Inputs; ++seed) {
-        const std::map<std::string, Tensor> sample = {{bm.input, SeededTensor(input.dtype(), bm.shape, seed)}};
+        const std::map<std::string, Tensor> sample = SeededInputs(graph->inputs, seed);
         auto a = fp32->model->Run(sample);
         auto b = run.model->Run(sample);
         if (!a.ok() || !b.ok()) break;
@@ -789,67 +1061,57 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     }
   }
 
-  // The table.
-  fmt::print("  chipfit load+import {:.1f} ms; ORT session create {:.1f} ms\n", load_ms, ort_create_ms);
-  fmt::print("  {:<18} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>10}  {}\n", "runtime/target", "compile ms", "p50 ms",
-             "p90 ms", "min ms", "p50/ORT", "drift", "err vs ORT", "notes");
-  fmt::print("  {:<18} {:>10} {:>9.3f} {:>9.3f} {:>9.3f} {:>8} {:>7} {:>10}  {}\n", "onnxruntime:fp32", "-", ort.p50,
-             ort.p90, ort.min, "1.00x", PercentText(RoundSpread(ort_round_p50s, ort.p50)), "-",
-             ort_floor ? fmt::format("p50 - per-call floor = {:.3f} ms", ort.p50 - ort_floor->p50) : std::string());
-  json target_json = json::array();
-  for (TargetRun& run : runs) {
-    json tj = {{"target", run.target.ToString()}, {"status", run.status}};
-    if (!run.reason.empty()) tj["reason"] = run.reason;
-    if (run.compile_ms > 0) tj["compile_ms"] = run.compile_ms;
-    if (!alive(run)) {
-      fmt::print("  {:<18} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>10}  {}: {}\n", run.target.ToString(),
-                 run.compile_ms > 0 ? fmt::format("{:.1f}", run.compile_ms) : "-", "-", "-", "-", "-", "-", "-",
-                 run.status, run.reason);
-      if (run.status == "failed") ok = false;
-      target_json.push_back(tj);
-      continue;
-    }
-    std::string notes = fmt::format("{} kernels", run.model->kernels().size());
-    if (run.fallbacks > 0) notes += fmt::format(", {} nodes on reference kernels", run.fallbacks);
-    if (run.precision_fallback > 0)
-      notes += fmt::format(", {} kernels not in {}", run.precision_fallback, PrecisionName(run.target.precision));
-    if (run.top1) notes += fmt::format(", top-1 vs cpu:fp32 {}/{} seeded inputs", run.top1->first, run.top1->second);
-    if (!run.quant_note.empty()) notes += "; " + run.quant_note;
-    fmt::print("  {:<18} {:>10.1f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.2f}x {:>7} {:>10}  {}\n", run.target.ToString(),
-               run.compile_ms, run.stats.p50, run.stats.p90, run.stats.min, ort.p50 > 0 ? run.stats.p50 / ort.p50 : 0,
-               PercentText(RoundSpread(run.round_p50s, run.stats.p50)),
-               run.rel_error ? fmt::format("{:.2e}", *run.rel_error) : "-", notes);
-    tj["latency_ms"] = StatsJson(run.stats);
-    tj["round_p50s_ms"] = run.round_p50s;
-    tj["ratio_p50_vs_ort"] = ort.p50 > 0 ? run.stats.p50 / ort.p50 : 0;
-    tj["kernels"] = run.model->kernels().size();
-    tj["fallback_nodes"] = run.fallbacks;
-    tj["precision_fallback_kernels"] = run.precision_fallback;
-    if (run.rel_error) tj["max_abs_error_rel_to_ort"] = *run.rel_error;
-    if (!run.quant_note.empty()) tj["quantization"] = run.quant_note;
-    if (run.top1) tj["top1_agreement_vs_fp32"] = {{"agree", run.top1->first}, {"inputs", run.top1->second}};
-    target_json.push_back(tj);
-  }
-
-  if (foreign >= 0) {
-    out["foreign_cpu_share"] = foreign;
-    fmt::print("  other processes used {:.0f}% of the CPUs' time during these rounds (/proc/stat){}\n", foreign * 100,
-               foreign > 0.1 ? " — WARNING: contended machine, timings are unreliable; multi-threaded ones most (an "
-                               "OpenMP barrier waits for every descheduled thread)"
-                             : "");
-  }
+  // Kernels built at run time for the shapes met may have added fallbacks since the compile.
+  for (TargetRun& run : runs)
+    if (alive(run)) run.fallbacks = static_cast<int>(run.model->fallbacks().size());
+  ReportModel(runs, {ort, ort_round_p50s, ort_create_ms}, ort_floor, load_ms, foreign, out, summary);
   if (settings.kernels) {
     for (size_t i = 0; i < runs.size(); ++i) {
       if (!alive(runs[i])) continue;
       json profile = ProfileKernels(runs[i], inputs);
-      if (!profile.is_null()) target_json[i]["kernel_profile"] = profile;
+      if (!profile.is_null()) out["targets"][i]["kernel_profile"] = profile;
     }
   }
-  out["load_import_ms"] = load_ms;
-  out["onnxruntime"] = {
-      {"session_create_ms", ort_create_ms}, {"latency_ms", StatsJson(ort)}, {"round_p50s_ms", ort_round_p50s}};
-  out["targets"] = target_json;
+  for (const TargetRun& run : runs) ok = ok && run.status != "failed";
   return ok;
+}
+
+// The models to run: --model FILE, every NAME.onnx of --set (less those --only leaves out), else --models.
+Result<std::vector<BenchModel>> SelectModels(const Settings& settings, const std::vector<BenchModel>& builtin) {
+  std::vector<BenchModel> models;
+  if (!settings.model_file.empty()) {
+    auto model = ModelFromFile(settings.model_file, settings.shapes, settings.data_dir);
+    if (!model.ok()) return InvalidArgument("--model " + settings.model_file + ": " + model.status().message());
+    models.push_back(std::move(model).value());
+    return models;
+  }
+  if (!settings.set_dir.empty()) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(settings.set_dir)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".onnx") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    const std::set<std::string> only(settings.only.begin(), settings.only.end());
+    std::set<std::string> wanted = only;  // what --only names and the folder has not shown yet
+    for (const fs::path& file : files) {
+      if (!only.empty() && !only.contains(file.stem().string())) continue;
+      wanted.erase(file.stem().string());
+      const fs::path data = fs::path(file).replace_extension(".data");
+      auto model = ModelFromFile(file, {}, fs::is_directory(data) ? data.string() : std::string());
+      if (!model.ok()) return InvalidArgument(file.string() + ": " + model.status().message());
+      models.push_back(std::move(model).value());
+    }
+    if (!wanted.empty()) return InvalidArgument("--only: no " + *wanted.begin() + ".onnx in " + settings.set_dir);
+    if (models.empty()) {
+      return NotFound("no .onnx in " + settings.set_dir + ": run bench/make-model-set.py " + settings.set_dir);
+    }
+    return models;
+  }
+  for (const std::string& key : settings.models) {
+    for (const BenchModel& m : builtin)
+      if (m.key == key) models.push_back(m);
+  }
+  return models;
 }
 
 int Main(int argc, char** argv) {
@@ -861,12 +1123,22 @@ int Main(int argc, char** argv) {
                      "1x3x640x640), rec (PP-OCRv4 rec 1x3x48x320)")
           ->delimiter(',')
           ->check(CLI::IsMember({"cls", "oww", "cnn", "det", "rec"}));
-  auto* model_option =
-      app.add_option("--model", settings.model_file, "any single-input ONNX model file instead of --models")
-          ->check(CLI::ExistingFile)
-          ->excludes(models_option);
-  app.add_option("--shape", settings.shape, "the --model input's shape, NAME=DxDx... (required for dynamic dims)")
+  auto* model_option = app.add_option("--model", settings.model_file, "any ONNX model file instead of --models")
+                           ->check(CLI::ExistingFile)
+                           ->excludes(models_option);
+  app.add_option("--shape", settings.shapes,
+                 "the --model inputs' shapes, NAME=DxDx...,NAME=... (for dynamic dims not given by --data)")
+      ->delimiter(',')
       ->needs(model_option);
+  auto* set_option = app.add_option("--set", settings.set_dir,
+                                    "every NAME.onnx of a folder made by bench/make-model-set.py, each fed its "
+                                    "NAME.data folder, with one summary table at the end")
+                         ->check(CLI::ExistingDirectory)
+                         ->excludes(models_option)
+                         ->excludes(model_option);
+  app.add_option("--only", settings.only, "with --set: only these models (file names without .onnx)")
+      ->delimiter(',')
+      ->needs(set_option);
   app.add_option("--targets", settings.targets, "chipfit targets, comma-separated")->delimiter(',');
   app.add_option("--rounds", settings.rounds, "alternating rounds")->check(CLI::PositiveNumber);
   app.add_option("--iterations", settings.iterations, "timed runs per side per round")->check(CLI::PositiveNumber);
@@ -876,7 +1148,10 @@ int Main(int argc, char** argv) {
   app.add_flag("--kernels", settings.kernels, "per-kernel profile of each chipfit target after the timing");
   app.add_option("--json", settings.json_file, "also write the results as JSON");
   app.add_option("--data", settings.data_dir,
-                 "int8 calibration inputs (.npy, images or .wav, as chipfit profile --data); default: seeded random");
+                 "inputs (.npy per input name, images or .wav, as chipfit profile --data): the first sample is the "
+                 "timing input of both runtimes, all of them calibrate int8; default: seeded")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(set_option);
   app.add_option("--preprocess", settings.preprocess, "images in --data, as chipfit profile --preprocess");
   app.add_option("--calibration", settings.calibration, "int8 calibration: minmax, entropy or percentile")
       ->check(CLI::IsMember({"minmax", "entropy", "percentile"}));
@@ -913,26 +1188,26 @@ int Main(int argc, char** argv) {
   const fs::path cache = EnvPath("CHIPFIT_MODEL_CACHE", root / ".cache/models");
   const fs::path node_modules = EnvPath("CHIPFIT_PEER_DIR", root / ".cache/peer") / "node_modules";
   const std::vector<BenchModel> all = {
-      {"cls", "PP-OCR mobile v2 text-direction classifier", cache / "ppocr_mobile_v2_cls.onnx", "x", {1, 3, 48, 192}},
-      {"oww", "openWakeWord embedding", cache / "openwakeword_embedding.onnx", "input_1", {1, 76, 32, 1}},
-      {"cnn", "chipfit sample CNN", root / "resources/models/cnn.onnx", "input", {1, 3, 32, 32}},
-      {"det", "PP-OCRv4 text detection", cache / "ppocrv4_det.onnx", "x", {1, 3, 640, 640}},
-      {"rec", "PP-OCRv4 text recognition", cache / "ppocrv4_rec.onnx", "x", {1, 3, 48, 320}},
+      {"cls",
+       "PP-OCR mobile v2 text-direction classifier",
+       cache / "ppocr_mobile_v2_cls.onnx",
+       {{"x", {1, 3, 48, 192}}},
+       settings.data_dir},
+      {"oww",
+       "openWakeWord embedding",
+       cache / "openwakeword_embedding.onnx",
+       {{"input_1", {1, 76, 32, 1}}},
+       settings.data_dir},
+      {"cnn", "chipfit sample CNN", root / "resources/models/cnn.onnx", {{"input", {1, 3, 32, 32}}}, settings.data_dir},
+      {"det", "PP-OCRv4 text detection", cache / "ppocrv4_det.onnx", {{"x", {1, 3, 640, 640}}}, settings.data_dir},
+      {"rec", "PP-OCRv4 text recognition", cache / "ppocrv4_rec.onnx", {{"x", {1, 3, 48, 320}}}, settings.data_dir},
   };
-  std::vector<BenchModel> models;
-  if (!settings.model_file.empty()) {
-    auto model = UserModel(settings.model_file, settings.shape);
-    if (!model.ok()) {
-      fmt::print(stderr, "chipfit-bench-ort: --model {}: {}\n", settings.model_file, model.status().message());
-      return 2;
-    }
-    models.push_back(std::move(model).value());
+  auto models = SelectModels(settings, all);
+  if (!models.ok()) {
+    fmt::print(stderr, "chipfit-bench-ort: {}\n", models.status().message());
+    return 2;
   }
-  for (const std::string& key : settings.model_file.empty() ? settings.models : std::vector<std::string>{}) {
-    for (const BenchModel& m : all)
-      if (m.key == key) models.push_back(m);
-  }
-  for (const BenchModel& m : models) {
+  for (const BenchModel& m : *models) {
     if (!fs::exists(m.path)) {
       fmt::print(stderr, "chipfit-bench-ort: {} is missing: run scripts/fetch-models.sh\n", m.path.string());
       return 2;
@@ -992,8 +1267,10 @@ int Main(int argc, char** argv) {
       "compile ms: wall time of CompileForTarget after load+import; ORT's comparable cost is session create "
       "(parse + optimise)\n");
   fmt::print(
-      "input: SeededTensor(seed 1), uniform [-1, 1), written as .npy and fed to both; err vs ORT = "
-      "max |chipfit - ORT| / max |ORT| over the outputs\n");
+      "inputs: the first sample of --data (--set: the model's NAME.data), else seeded (floats uniform [-1, 1), "
+      "integers [0, 10),\n        integer *mask* inputs 1, *token_type* 0), written as .npy and fed to both; "
+      "err vs ORT = max |chipfit - ORT| / max |ORT|\n        over the outputs; round ratio = min-max over the rounds "
+      "of the round's p50 / the same round's ORT p50\n");
 
   json result = {{"schema", "chipfit.bench-ort/1"},
                  {"chipfit_version", CHIPFIT_VERSION},
@@ -1019,11 +1296,15 @@ int Main(int argc, char** argv) {
 
   bool all_ok = true;
   result["models"] = json::array();
-  for (const BenchModel& m : models) {
+  std::vector<ModelSummary> summaries;
+  for (const BenchModel& m : *models) {
     json model_json;
-    all_ok = BenchModelRun(m, targets, settings, cpu, **worker, floor.ort, work, model_json) && all_ok;
+    all_ok =
+        BenchModelRun(m, targets, settings, cpu, **worker, floor.ort, work, model_json, summaries.emplace_back()) &&
+        all_ok;
     result["models"].push_back(model_json);
   }
+  if (summaries.size() > 1) PrintSummary(summaries, targets);
   worker->reset();
   std::error_code ec;
   fs::remove_all(work, ec);

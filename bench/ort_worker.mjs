@@ -1,7 +1,8 @@
 // ONNX Runtime side of chipfit-bench-ort: a long-lived process that loads one model at a time and
 // times session.run on request, so session creation and Node start-up stay out of the timings.
 // Protocol: one JSON command per stdin line, one JSON reply per stdout line (errors: {"error": ...}).
-//   {"cmd":"load","model":PATH,"input":NAME,"shape":[..],"threads":N,"data":"FILE.npy"}  -> {"ok":true,"create_ms":x}
+//   {"cmd":"load","model":PATH,"inputs":{"<input>":"FILE.npy",...},"threads":N}  -> {"ok":true,"create_ms":x}
+//     every model input must have its .npy: its dtype and shape are fed as they are (int64 ids and masks too)
 //   {"cmd":"run","iterations":K}                         -> {"times_ms":[...]}  (hrtime around each await run)
 //   {"cmd":"outputs","dir":DIR}                          -> {"files":{"<output>":"DIR/<n>.npy"}}  (one run)
 // Usage: NODE_PATH=.cache/peer/node_modules node bench/ort_worker.mjs
@@ -12,14 +13,20 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-// numpy descr <-> ORT tensor type and the typed array that holds it.
+// numpy descr <-> ORT tensor type and the typed array that holds it (float16 as raw bits, as ORT takes it).
 const kDescr = {
   '<f4': ['float32', Float32Array],
   '<f8': ['float64', Float64Array],
+  '<f2': ['float16', Uint16Array],
+  '<i2': ['int16', Int16Array],
+  '<u2': ['uint16', Uint16Array],
   '<i4': ['int32', Int32Array],
+  '<u4': ['uint32', Uint32Array],
   '<i8': ['int64', BigInt64Array],
+  '<u8': ['uint64', BigUint64Array],
   '|i1': ['int8', Int8Array],
   '|u1': ['uint8', Uint8Array],
+  '|b1': ['bool', Uint8Array],
 };
 
 function parseNpy(file) {
@@ -81,19 +88,17 @@ async function load(cmd) {
   const start = process.hrtime.bigint();
   session = await ort.InferenceSession.create(cmd.model, options);
   const createMs = Number(process.hrtime.bigint() - start) / 1e6;
-  let tensor;
-  if (cmd.data) {
-    const npy = parseNpy(cmd.data);
-    if (cmd.shape && cmd.shape.join('x') !== npy.dims.join('x')) {
-      throw new Error(`${cmd.data}: shape ${npy.dims.join('x')}, expected ${cmd.shape.join('x')}`);
-    }
-    tensor = new ort.Tensor(npy.type, npy.data, npy.dims);
-  } else {
-    // No data file: zeros of the given shape (chipfit-bench-ort always passes its seeded input).
-    const count = cmd.shape.reduce((a, b) => a * b, 1);
-    tensor = new ort.Tensor('float32', new Float32Array(count), cmd.shape);
+  // The very tensors chipfit runs on: no default, no conversion, so both sides see the same bytes.
+  const files = cmd.inputs ?? {};
+  const missing = session.inputNames.filter((name) => !(name in files));
+  if (missing.length > 0) throw new Error(`no data for input(s) ${missing.join(', ')}`);
+  const unknown = Object.keys(files).filter((name) => !session.inputNames.includes(name));
+  if (unknown.length > 0) throw new Error(`the model has no input(s) ${unknown.join(', ')}`);
+  feeds = {};
+  for (const name of session.inputNames) {
+    const npy = parseNpy(files[name]);
+    feeds[name] = new ort.Tensor(npy.type, npy.data, npy.dims);
   }
-  feeds = { [cmd.input]: tensor };
   return { ok: true, create_ms: createMs };
 }
 
