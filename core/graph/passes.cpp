@@ -233,10 +233,22 @@ int PromoteConstantNodes(Graph& graph) {
   for (Node& node : graph.nodes) {
     const bool constant = node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
     // Graph outputs stay produced by nodes, so the output list keeps naming computed values only.
-    if (constant && node.outputs.size() == 1 && !node.outputs[0].empty() && !graph_outputs.contains(node.outputs[0]) &&
-        !graph.initializers.contains(node.outputs[0])) {
+    const bool promotable = node.outputs.size() == 1 && !node.outputs[0].empty() &&
+                            !graph_outputs.contains(node.outputs[0]) && !graph.initializers.contains(node.outputs[0]);
+    if (constant && promotable) {
       if (std::optional<Tensor> value = ConstantNodeValue(node)) {
         graph.initializers[node.outputs[0]] = std::move(*value);
+        ++promoted;
+        continue;
+      }
+    }
+    // torch.onnx.export writes a parameter equal to another (the zero biases of a model's Linear
+    // layers, tied weights) as Identity(the first one): the same tensor under the second name.
+    const bool identity = node.op_type == "Identity" && (node.domain.empty() || node.domain == "ai.onnx");
+    if (identity && promotable && node.inputs.size() == 1) {
+      if (auto it = graph.initializers.find(node.inputs[0]); it != graph.initializers.end()) {
+        const Tensor shared = it->second;  // shares the data
+        graph.initializers[node.outputs[0]] = shared;
         ++promoted;
         continue;
       }

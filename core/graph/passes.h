@@ -34,8 +34,10 @@ int EliminateDeadNodes(Graph& graph);
 // Moves the tensor of each main-graph Constant node (attribute value, value_float(s) or
 // value_int(s)) into graph.initializers under the node's output name and drops the node, so passes
 // that need initializer weights (FoldBatchNorm, FuseConvActivations) also work on exporters that
-// keep weights in Constant nodes (paddle2onnx). A Constant whose output is a graph output stays a
-// node; nested subgraphs are not touched. Returns how many nodes were promoted.
+// keep weights in Constant nodes (paddle2onnx). An Identity of an initializer (torch.onnx.export's
+// form of a parameter equal to another: zero biases, tied weights) becomes an initializer sharing
+// its data too. A Constant or Identity whose output is a graph output stays a node; nested
+// subgraphs are not touched. Returns how many nodes were promoted.
 int PromoteConstantNodes(Graph& graph);
 
 // Folds BatchNormalization (inference form, constant statistics) into the Conv or Gemm that feeds

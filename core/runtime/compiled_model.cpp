@@ -114,7 +114,7 @@ class BodyObserver final : public RunObserver {
 // Runs a control-flow step's body: its own inputs, then the outer-scope values it reads.
 Result<std::vector<Tensor>> RunBody(const compile::Program::Step& step, const Graph& graph,
                                     const std::vector<Tensor>& inputs, const std::function<const Tensor*(int)>& get,
-                                    RunObserver* observer, const std::vector<KernelInfo>& infos,
+                                    RunObserver* observer, std::vector<KernelInfo>& infos,
                                     const std::stop_token& stop) {
   const compile::Program::Step::Body* body = nullptr;
   for (const auto& b : step.bodies) {
@@ -132,9 +132,30 @@ Result<std::vector<Tensor>> RunBody(const compile::Program::Step& step, const Gr
     if (t == nullptr || !t->defined()) return Internal(step.node->Describe() + ": outer value '" + name + "' is gone");
     named[name] = *t;
   }
-  if (observer == nullptr) return body->model->Run(named, nullptr, stop);
+  // The body's kernels built per shape at run time: their copies in this model's list show what ran.
+  auto refresh = [&] {
+    const std::vector<KernelInfo>& ran = body->model->kernels();
+    for (size_t j = 0; j < ran.size() && body->kernel_offset + j < infos.size(); ++j) {
+      KernelInfo& copy = infos[body->kernel_offset + j];
+      if (copy.implementation == ran[j].implementation && copy.device == ran[j].device &&
+          copy.fallback_reason == ran[j].fallback_reason) {
+        continue;  // (most: fixed at compile time; compared, not copied, on every iteration of a Loop)
+      }
+      copy.device = ran[j].device;
+      copy.implementation = ran[j].implementation;
+      copy.precision = ran[j].precision;
+      copy.fallback_reason = ran[j].fallback_reason;
+    }
+  };
+  if (observer == nullptr) {
+    auto outputs = body->model->Run(named, nullptr, stop);
+    refresh();
+    return outputs;
+  }
   BodyObserver renumbered(*observer, body->kernel_offset, infos);
-  return body->model->Run(named, &renumbered, stop);
+  auto outputs = body->model->Run(named, &renumbered, stop);
+  refresh();
+  return outputs;
 }
 
 // A kernel that allocates its outputs (If, Loop, Scan) must make the shapes the steps after it were

@@ -413,6 +413,31 @@ TEST(PromoteConstantNodesTest, ScalarFormsArePromotedAndGraphOutputsStayNodes) {
   ExpectSameResults(original, graph);
 }
 
+// torch.onnx.export's deduplicated parameters: Identity(an initializer) is that tensor under a
+// second name (so passes see the zero bias of every Linear layer as a constant); an Identity
+// writing a graph output stays a node.
+TEST(PromoteConstantNodesTest, IdentityOfAnInitializerSharesItsTensor) {
+  onnx::ModelProto m = testing::NewModel("dedup", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {4});
+  AddValue(g->mutable_output(), "y", {4});
+  AddValue(g->mutable_output(), "out_alias", {4});
+  AddInitializer(g, "bias", {4}, [](int64_t i) { return 0.25 * static_cast<double>(i); });
+  AddNode(g, "Identity", {"bias"}, {"bias_again"}, "dedup");
+  AddNode(g, "Identity", {"bias"}, {"out_alias"}, "output_identity");
+  AddNode(g, "Add", {"x", "bias_again"}, {"y"}, "add");
+  const Graph original = ImportOrDie(m);
+  Graph graph = original;
+  EXPECT_EQ(PromoteConstantNodes(graph), 1);
+  ASSERT_TRUE(graph.initializers.contains("bias_again"));
+  EXPECT_EQ(graph.initializers.at("bias_again").raw_data(), graph.initializers.at("bias").raw_data());
+  EXPECT_FALSE(graph.initializers.contains("out_alias"));
+  std::vector<std::string> names;
+  for (const Node& n : graph.nodes) names.push_back(n.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"output_identity", "add"}));
+  ExpectSameResults(original, graph);
+}
+
 struct SingleActivationCase {
   std::string op;
   int64_t opset;

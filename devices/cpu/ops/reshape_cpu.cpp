@@ -17,9 +17,14 @@ class CopyKernel final : public IKernel {
     Tensor* out = ctx.output(0);
     if (in->nbytes() != out->nbytes())
       return ctx.Error("copy of " + DescribeTensor(*in) + " into " + DescribeTensor(*out));
-    if (out->raw_data() != in->raw_data()) std::memcpy(out->raw_data(), in->raw_data(), in->nbytes());
+    // (An empty tensor may have no buffer at all: nothing to copy.)
+    if (in->nbytes() > 0 && out->raw_data() != in->raw_data()) {
+      std::memcpy(out->raw_data(), in->raw_data(), in->nbytes());
+    }
     // Dropout's optional mask output: all true in inference.
-    if (Tensor* mask = ctx.output(1); mask != nullptr) std::memset(mask->raw_data(), 1, mask->nbytes());
+    if (Tensor* mask = ctx.output(1); mask != nullptr && mask->nbytes() > 0) {
+      std::memset(mask->raw_data(), 1, mask->nbytes());
+    }
     return Status();
   }
 };

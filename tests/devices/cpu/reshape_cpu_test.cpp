@@ -72,6 +72,16 @@ TEST(ReshapeCpuTest, TransposeOfEveryElementSizeMatchesReferenceBitForBit) {
   }
 }
 
+// An empty tensor (no boxes left after NMS) transposes to an empty tensor of the permuted shape.
+TEST(ReshapeCpuTest, TransposeOfAnEmptyTensorIsEmpty) {
+  KernelCase c{.node = MakeNode("Transpose", 1, 1, {{"perm", IntsAttr({1, 0, 2})}})};
+  c.inputs = {Tensor(DType::kI64, {0, 4, 2})};
+  auto out = RunCpuKernel(cpu::CreateTranspose, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].shape(), (Shape{4, 0, 2}));
+  EXPECT_EQ((*out)[0].numel(), 0);
+}
+
 TEST(ReshapeCpuTest, DynamicShapesAreRefused) {
   KernelCase c{.node = MakeNode("Transpose", 1)};
   c.inputs = {RandomF32({2, 3}, 1)};
