@@ -8,6 +8,7 @@
 #include "core/reference/ref_util.h"
 #include "devices/cpu/onednn_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
+#include "devices/cpu/ops/parallel_chunks.h"
 
 namespace chipfit::cpu {
 namespace {
@@ -299,7 +300,8 @@ class OnednnBinaryKernel final : public IKernel {
   size_t first_ = 0;  // the input oneDNN reads as its full-shape source 0
 };
 
-// Pow by a constant scalar exponent: oneDNN eltwise pow (1 · x^e), blind to the memory order.
+// Pow by a constant scalar exponent: oneDNN eltwise pow (1 · x^e), or products for e = 2 and 3;
+// blind to the memory order.
 class PowScalarKernel final : public IKernel {
  public:
   static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init, const Operands& ops) {
@@ -308,6 +310,15 @@ class PowScalarKernel final : public IKernel {
     auto kernel = std::unique_ptr<PowScalarKernel>(new PowScalarKernel());
     // The output keeps X's order when it has X's shape (a rank-4 exponent can only add leading 1s).
     kernel->layout_ = ops.a == ops.out ? init.inputs[0]->layout : Layout::kPlain;
+    // x² and x³ (GPT-2's GELU cubes every activation) are products: oneDNN's pow goes through
+    // exp(e·log|x|), ~20x slower per value here.
+    const double exponent_value = e.value->GetAsDouble(0);
+    if (exponent_value == 2.0 || exponent_value == 3.0) {
+      kernel->cube_ = exponent_value == 3.0;
+      kernel->n_ = n;
+      kernel->own_ = true;
+      return std::unique_ptr<IKernel>(std::move(kernel));
+    }
     const memory::desc md({n}, memory::data_type::f32, memory::format_tag::a);
     dnnl::eltwise_forward::primitive_desc pd;
     RETURN_IF_ERROR(Guard(init.node, "eltwise pow", [&] {
@@ -321,7 +332,16 @@ class PowScalarKernel final : public IKernel {
   }
 
   Status Run(KernelContext& ctx) override {
-    call_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
+    if (!own_) {
+      call_.Run(ctx.input(0)->raw_data(), ctx.output(0)->raw_data());
+      return Status();
+    }
+    const float* x = ctx.input(0)->data<float>();
+    float* y = ctx.output(0)->data<float>();
+    const bool cube = cube_;
+    ForChunks(n_, n_, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = cube ? x[i] * x[i] * x[i] : x[i] * x[i];
+    });
     return Status();
   }
   Layout InputLayout(size_t i) const override { return i == 0 ? layout_ : Layout::kPlain; }
@@ -331,6 +351,9 @@ class PowScalarKernel final : public IKernel {
   PowScalarKernel() = default;
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
+  int64_t n_ = 0;
+  bool own_ = false;  // x² or x³ as products
+  bool cube_ = false;
 };
 
 // A constant one-element exponent of any numeric dtype (x^2 with an int64 2 is common).

@@ -148,7 +148,7 @@ TEST(BinaryCpuTest, ConstantOperandsWork) {
   ExpectExact(cpu::CreateBinaryF32, c, "Sub");
 }
 
-// Pow by a constant scalar exponent runs on oneDNN's eltwise pow, also on negative bases with
+// Pow by a constant scalar exponent runs on oneDNN's eltwise pow (as products for 2 and 3), also on negative bases with
 // integer exponents and with an int64 exponent.
 TEST(BinaryCpuTest, PowByConstantScalar) {
   const Shape shape = {2, 8, 9, 11};
