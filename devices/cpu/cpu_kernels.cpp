@@ -61,6 +61,7 @@ KernelTable BuildTable() {
     t.Add(op, "", kCpu, kFp32, {"cpu:reduce-small", cpu::CreateReduceSmallF32});
     t.Add(op, "", kCpu, kFp32, {"onednn:reduction", cpu::CreateReduceF32});
     t.Add(op, "", kCpu, kFp32, {"cpu:reduce", cpu::CreateReduceOwnF32});
+    t.Add(op, "", kCpu, kFp32, {"cpu:reduce-int", cpu::CreateReduceInt});
   }
 
   // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize

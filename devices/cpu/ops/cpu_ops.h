@@ -52,6 +52,7 @@ Result<std::unique_ptr<IKernel>> CreateInstanceNormF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateReduceSmallF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateReduceF32(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateReduceOwnF32(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateReduceInt(const KernelInit& init);  // int64 / int32 Sum, Min, Max, Prod
 
 // --- pooling, MatMul/Gemm, Concat, ConvTranspose, Resize (pool/matmul/concat/conv_transpose/resize_cpu.cpp)
 Result<std::unique_ptr<IKernel>> CreateMaxPoolF32(const KernelInit& init);

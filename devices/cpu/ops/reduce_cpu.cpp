@@ -1,9 +1,12 @@
 // Reduce* (Sum, Mean, Max, Min, Prod, L1, L2, SumSquare) in fp32: oneDNN reduction where it has a
 // jit kernel (reduced dims innermost), else an own loop over the outer × reduced × inner view (or,
 // for reduced axes that are not adjacent, an odometer per output value). Axes computed at run time
-// and dims known only then are planned when the node runs.
+// and dims known only then are planned when the node runs. Sum, Min, Max and Prod of int64 and int32
+// in an own pass.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/reference/ref_util.h"
@@ -381,7 +384,110 @@ Result<std::unique_ptr<IKernel>> CreateReduce(const KernelInit& init, Use use) {
   return std::unique_ptr<IKernel>(std::make_unique<OwnReduceKernel>(std::move(plan)));
 }
 
+// ReduceSum / Min / Max / Prod of int64 and int32 tensors (shape arithmetic in detectors: the
+// smallest image side, the product of dims): one pass in memory order, each value combined into
+// its output element; sums and products wrap on overflow (two's complement, as ONNX Runtime's).
+class IntReduceKernel final : public IKernel {
+ public:
+  static Result<std::unique_ptr<IKernel>> Create(const KernelInit& init) {
+    const Node& node = init.node;
+    const ValueInfo* x = init.inputs.empty() ? nullptr : init.inputs[0];
+    if (x == nullptr || (x->dtype != DType::kI64 && x->dtype != DType::kI32)) {
+      return Unsupported(x == nullptr ? "input 0 is missing" : std::string(DTypeName(x->dtype)) + " input");
+    }
+    ASSIGN_OR_RETURN(const RedOp op, ReadRedOp(node.op_type));
+    if (op != RedOp::kSum && op != RedOp::kMin && op != RedOp::kMax && op != RedOp::kProd) {
+      return Unsupported(node.op_type + " of integers");
+    }
+    for (int64_t d : x->shape) {
+      if (d < 0) return Unsupported("shapes known only at run time");
+    }
+    const bool axes_input = init.opset >= (op == RedOp::kSum ? 13 : 18);
+    std::vector<int64_t> axes;
+    if (!axes_input) {
+      axes = node.GetInts("axes");
+    } else if (init.inputs.size() > 1 && init.inputs[1] != nullptr) {
+      if (init.inputs[1]->value == nullptr) return Unsupported("reduction axes computed at run time");
+      axes = init.inputs[1]->value->ToInt64Vector();
+    }
+    const bool noop = axes_input && node.GetInt("noop_with_empty_axes", 0) != 0 && axes.empty();
+    const auto rank = static_cast<int64_t>(x->shape.size());
+    std::vector<bool> reduced(x->shape.size(), axes.empty() && !noop);
+    Result<std::vector<int64_t>> normalized = NormalizeAxes(axes, rank, node);
+    if (!normalized.ok()) return Unsupported(normalized.status().message());
+    for (int64_t a : *normalized) reduced[static_cast<size_t>(a)] = true;
+    auto kernel = std::unique_ptr<IntReduceKernel>(new IntReduceKernel());
+    kernel->op_ = op;
+    kernel->i64_ = x->dtype == DType::kI64;
+    // Output strides per input dim (0 along reduced dims), and whether any reduced dim is empty.
+    kernel->dims_ = x->shape;
+    kernel->out_strides_.assign(x->shape.size(), 0);
+    int64_t stride = 1;
+    for (size_t d = x->shape.size(); d-- > 0;) {
+      if (reduced[d]) {
+        if (x->shape[d] == 0) return Unsupported("an empty reduction");
+        continue;
+      }
+      kernel->out_strides_[d] = stride;
+      stride *= x->shape[d];
+    }
+    kernel->out_elements_ = stride;
+    return std::unique_ptr<IKernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (i64_) return Reduce<int64_t>(*ctx.input(0), *ctx.output(0));
+    return Reduce<int32_t>(*ctx.input(0), *ctx.output(0));
+  }
+
+ private:
+  IntReduceKernel() = default;
+
+  template <typename T>
+  Status Reduce(const Tensor& x, Tensor& y) const {
+    using U = std::make_unsigned_t<T>;
+    if (y.numel() != out_elements_) return InvalidArgument("reduction output of " + std::to_string(y.numel()));
+    T* out = y.data<T>();
+    std::vector<bool> seen(static_cast<size_t>(out_elements_), false);
+    const T* in = x.data<T>();
+    std::vector<int64_t> index(dims_.size(), 0);
+    int64_t at = 0;  // the output element of the current input index
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const T v = in[i];
+      T& o = out[at];
+      if (!seen[static_cast<size_t>(at)]) {
+        o = v;
+        seen[static_cast<size_t>(at)] = true;
+      } else if (op_ == RedOp::kSum) {
+        o = static_cast<T>(static_cast<U>(o) + static_cast<U>(v));
+      } else if (op_ == RedOp::kProd) {
+        o = static_cast<T>(static_cast<U>(o) * static_cast<U>(v));
+      } else if (op_ == RedOp::kMin) {
+        o = std::min(o, v);
+      } else {
+        o = std::max(o, v);
+      }
+      // Odometer over the input's dims, moving `at` along the output.
+      for (size_t d = dims_.size(); d-- > 0;) {
+        at += out_strides_[d];
+        if (++index[d] < dims_[d]) break;
+        at -= out_strides_[d] * dims_[d];
+        index[d] = 0;
+      }
+    }
+    return Status();
+  }
+
+  RedOp op_ = RedOp::kSum;
+  bool i64_ = true;
+  Shape dims_;
+  std::vector<int64_t> out_strides_;
+  int64_t out_elements_ = 1;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<IKernel>> CreateReduceInt(const KernelInit& init) { return IntReduceKernel::Create(init); }
 
 Result<std::unique_ptr<IKernel>> CreateReduceSmallF32(const KernelInit& init) {
   return CreateReduce(init, Use::kSmall);

@@ -3,6 +3,8 @@
 // within 1e-4 of max|ref|; refusals with their reasons.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/reference/conv_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
@@ -134,6 +136,56 @@ TEST(ReduceCpuTest, AxesAsAttribute) {
   c.node = MakeNode("ReduceSum", 1, 1, {{"axes", IntsAttr({-1})}});
   c.opset = 11;
   ExpectClose(cpu::CreateReduceF32, c);
+}
+
+// int64 and int32 Sum / Min / Max / Prod (a detector's shape arithmetic) in the own integer pass,
+// exactly as the reference: axes as attribute and as input, keepdims both ways, all axes, negative
+// values (small enough that no product overflows, where the reference's doubles and wrapping differ).
+TEST(ReduceCpuTest, IntegerReductionsMatchReferenceExactly) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;  // empty: all
+    int64_t keepdims;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 4}, {1}, 1}, {{2, 3, 4}, {0, 2}, 0}, {{5}, {}, 0}, {{3, 1, 2}, {-1}, 1}, {{4, 6}, {}, 1}};
+  for (DType dtype : {DType::kI64, DType::kI32}) {
+    for (const char* op : {"ReduceSum", "ReduceMin", "ReduceMax", "ReduceProd"}) {
+      for (int64_t opset : {13, 18}) {
+        for (const Case& k : cases) {
+          const bool axes_input = opset >= 18 || std::string(op) == "ReduceSum";
+          std::map<std::string, Attribute> attrs{{"keepdims", IntAttr(k.keepdims)}};
+          if (!axes_input && !k.axes.empty()) attrs["axes"] = IntsAttr(k.axes);
+          KernelCase c{.node = MakeNode(op, axes_input && !k.axes.empty() ? 2 : 1, 1, attrs), .opset = opset};
+          Tensor x(dtype, k.shape);
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            const int64_t v = (i * 7) % 5 - 2;
+            if (dtype == DType::kI64) {
+              x.data<int64_t>()[i] = v;
+            } else {
+              x.data<int32_t>()[i] = static_cast<int32_t>(v);
+            }
+          }
+          c.inputs = {x};
+          if (axes_input && !k.axes.empty()) {
+            c.inputs.push_back(MakeTensor<int64_t>({static_cast<int64_t>(k.axes.size())}, k.axes));
+            c.constant = {false, true};
+          }
+          SCOPED_TRACE(std::string(op) + " " + std::string(DTypeName(dtype)) + " opset " + std::to_string(opset) + " " +
+                       ShapeToString(k.shape));
+          auto out = RunCpuKernel(cpu::CreateReduceInt, c);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          const auto ref = RunReference(c);
+          ASSERT_EQ((*out)[0].shape(), ref[0].shape());
+          ASSERT_EQ((*out)[0].dtype(), ref[0].dtype());
+          EXPECT_EQ(std::memcmp((*out)[0].raw_data(), ref[0].raw_data(), ref[0].nbytes()), 0);
+        }
+      }
+    }
+  }
+  KernelCase mean{.node = MakeNode("ReduceMean", 1, 1, {}), .opset = 13};
+  mean.inputs = {MakeTensor<int64_t>({3}, {1, 2, 3})};
+  EXPECT_NE(RefusalOf(cpu::CreateReduceInt, mean).find("ReduceMean of integers"), std::string::npos);
 }
 
 // oneDNN needs the axes at compile time; the own loop plans when the node runs, for every op, for
