@@ -586,7 +586,7 @@ bool PlaceForRunTimeShapes(CompileState& state, NodeStep& lowered) {
   for (int id : step.in) constants.push_back(id < 0 ? nullptr : state.program.slot(id).constant);
   lowered.step.kernel = std::make_unique<RunTimeShapedKernel>(
       node, state.graph->opset, std::move(candidates), std::move(constants), options.quant,
-      options.allow_fallback ? step.op->run : nullptr, target.DeviceId());
+      options.allow_fallback ? step.op->run : nullptr, step.op->infer, target.DeviceId());
   lowered.info.device = target.DeviceId();
   lowered.info.implementation = "built per shape at run time";
   lowered.info.precision = PrecisionName(lowered.precision);

@@ -310,8 +310,6 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
         const ValueInfo& out = ctx.outputs()[k];
         values[static_cast<size_t>(step.out[k])] = Tensor(out.dtype, out.shape);
       }
-      // The cost at the shapes this run met (the profile's FLOPs and bytes for the kernel).
-      if (i < costs_.size()) costs_[i] = RunTimeCost(node, infos, ctx.outputs());
     }
     for (int id : step.out) {
       if (id < 0) {
@@ -351,15 +349,27 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
       }
       return compile::AtNode(step.kernel ? step.kernel->Run(ctx) : step.op->run(ctx), node);
     };
+    // A device kernel of run-time shapes: its cost at the shapes this run met (the profile's FLOPs
+    // and bytes for it).
+    auto note_run_time_cost = [&] {
+      if (!step.dynamic || step.kernel == nullptr || i >= costs_.size()) return;
+      std::vector<ValueInfo> outputs;
+      for (const Tensor* out : out_ptrs) {
+        outputs.push_back(out != nullptr && out->defined() ? ValueInfo{out->dtype(), out->shape()} : ValueInfo{});
+      }
+      costs_[i] = RunTimeCost(node, TensorInfos(in_ptrs), outputs);
+    };
     if (observer == nullptr) {
       RETURN_IF_ERROR(execute());
       if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
       if (step.kernel != nullptr) NoteRunTimeChoice(*step.kernel, kernel_infos_[i], fallbacks_);
+      note_run_time_cost();
     } else {
       const KernelInfo& info = kernel_infos_[i];
       observer->KernelBegin(i, info);
       ASSIGN_OR_RETURN(const double elapsed_ms, TimedExecute(im, step, execute));
       if (step.kernel != nullptr) NoteRunTimeChoice(*step.kernel, kernel_infos_[i], fallbacks_);
+      note_run_time_cost();
       observer->KernelEnd(i, info, elapsed_ms);
       if (self_allocating) RETURN_IF_ERROR(CheckMadeShapes(im, step, values));
       if (observer->WantsOutputs(i)) RETURN_IF_ERROR(ShowOutputs(im, step, out_ptrs, i, info, *observer));

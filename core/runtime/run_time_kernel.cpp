@@ -32,13 +32,14 @@ bool SmallIntegerInput(const Tensor& t) {
 
 RunTimeShapedKernel::RunTimeShapedKernel(const Node& node, int64_t opset, std::vector<Candidate> impls,
                                          std::vector<const Tensor*> constants, const QuantTable* quant,
-                                         RefKernelFn reference, std::string device_id)
+                                         RefKernelFn reference, ShapeFn infer, std::string device_id)
     : node_(node),
       opset_(opset),
       impls_(std::move(impls)),
       constants_(std::move(constants)),
       quant_(quant),
       reference_(reference),
+      infer_(infer),
       device_id_(std::move(device_id)) {}
 
 RunTimeShapedKernel::Entry RunTimeShapedKernel::Build(const std::vector<ValueInfo>& infos,
@@ -61,7 +62,6 @@ RunTimeShapedKernel::Entry RunTimeShapedKernel::Build(const std::vector<ValueInf
     std::unique_ptr<IKernel> kernel = std::move(created).value();
     // The producers write plain order (this kernel said so at compile time), and its outputs are
     // read as plain.
-    // (A kernel that sizes its own outputs replaces the ones the executor made for it.)
     bool plain = true;
     for (size_t k = 0; k < infos.size(); ++k) {
       plain &= kernel->InputLayout(k) == Layout::kPlain && !kernel->InputOnDevice(k);
@@ -82,6 +82,22 @@ RunTimeShapedKernel::Entry RunTimeShapedKernel::Build(const std::vector<ValueInf
 }
 
 Status RunTimeShapedKernel::Run(KernelContext& ctx) {
+  // The outputs as the op's shape function gives them for these inputs.
+  std::vector<ValueInfo> outputs;
+  auto infer_outputs = [&]() -> Status {
+    std::vector<const Tensor*> inputs;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.input(i));
+    const TensorInfos infos(inputs);
+    InferContext infer(node_, opset_, infos.pointers());
+    RETURN_IF_ERROR(infer_(infer));
+    outputs = infer.outputs();
+    return Status();
+  };
+  auto allocate = [&] {
+    for (size_t k = 0; k < ctx.num_outputs() && k < outputs.size(); ++k) {
+      if (Tensor* out = ctx.output(k); out != nullptr) *out = Tensor(outputs[k].dtype, outputs[k].shape);
+    }
+  };
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Tensor* t = ctx.input(i);
     if (t == nullptr || t->form() == ValueForm::kTensor) continue;
@@ -89,6 +105,8 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
                                      "a sequence or optional input (these stay on the host, on the reference kernels)"};
     last_ = &kHost;
     if (reference_ == nullptr) return Unsupported(kHost.fallback_reason + " (fallback disabled)");
+    RETURN_IF_ERROR(infer_outputs());
+    allocate();
     return reference_(ctx);
   }
   // What the kernel's Init would have seen had these shapes been known at compile time.
@@ -113,11 +131,7 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
       const bool constant = i < constants_.size() && constants_[i] != nullptr;
       if (t != nullptr && !constant && SmallIntegerInput(*t)) infos[i].value = &contents[next++];
     }
-    std::vector<ValueInfo> outputs;
-    for (size_t k = 0; k < ctx.num_outputs(); ++k) {
-      const Tensor* out = ctx.output(k);
-      outputs.push_back(out != nullptr ? ValueInfo{out->dtype(), out->shape()} : ValueInfo{});
-    }
+    RETURN_IF_ERROR(infer_outputs());
     Entry entry = Build(infos, outputs);
     entry.contents = std::move(contents);
     if (cache_.size() >= kMaxCached) {
@@ -128,7 +142,11 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
     it = cache_.emplace(key, std::move(entry)).first;
   }
   last_ = &it->second.choice;
-  if (it->second.kernel != nullptr) return it->second.kernel->Run(ctx);
+  IKernel* kernel = it->second.kernel.get();
+  if (kernel != nullptr && kernel->AllocatesOutputs()) return kernel->Run(ctx);
+  if (outputs.empty()) RETURN_IF_ERROR(infer_outputs());
+  allocate();
+  if (kernel != nullptr) return kernel->Run(ctx);
   if (reference_ == nullptr) {
     return Unsupported(node_.Describe() + " cannot run on " + device_id_ +
                        " (fallback disabled): " + it->second.choice.fallback_reason);

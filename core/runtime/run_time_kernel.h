@@ -24,10 +24,13 @@ class RunTimeShapedKernel final : public IKernel {
   };
   RunTimeShapedKernel(const Node& node, int64_t opset, std::vector<Candidate> impls,
                       std::vector<const Tensor*> constants, const QuantTable* quant, RefKernelFn reference,
-                      std::string device_id);
+                      ShapeFn infer, std::string device_id);
 
   Status Run(KernelContext& ctx) override;
   const RunTimeChoice* LastChoice() const override { return last_; }
+  // The outputs are made here: by the op's shape function, or by a kernel that sizes its own
+  // (NonMaxSuppression), which then spares the shape function's second computation of the result.
+  bool AllocatesOutputs() const override { return true; }
 
   // Kernels kept, one per distinct set of input shapes (and small integer contents); past this many
   // the oldest is dropped.
@@ -47,6 +50,7 @@ class RunTimeShapedKernel final : public IKernel {
   std::vector<const Tensor*> constants_;
   const QuantTable* quant_;
   RefKernelFn reference_;
+  ShapeFn infer_;
   std::string device_id_;
   std::map<std::string, Entry> cache_;
   std::vector<std::string> order_;  // cache keys, oldest first

@@ -427,11 +427,11 @@ void SetBox(BoxSet& set, size_t i, const float* b, bool center_point) {
 // Whether one of the first n boxes of `kept` overlaps box c of `boxes` by an IoU above `threshold`. Boxes
 // of no area never overlap (their corners are then the only ones that can be NaN, so min and max below
 // see no NaN and agree with the reference's whichever operand order they take).
-bool AnyOverlap(const BoxSet& kept, size_t n, const BoxSet& boxes, size_t c, double threshold) {
+bool OverlapsAny(const BoxSet& kept, size_t first, size_t n, const BoxSet& boxes, size_t c, double threshold) {
   const double cy1 = boxes.y1[c], cx1 = boxes.x1[c], cy2 = boxes.y2[c], cx2 = boxes.x2[c], ca = boxes.area[c];
   if (!(ca > 0)) return false;
-  const double *ky1 = kept.y1.data(), *kx1 = kept.x1.data(), *ky2 = kept.y2.data(), *kx2 = kept.x2.data();
-  const double* ka = kept.area.data();
+  const double *ky1 = kept.y1.data() + first, *kx1 = kept.x1.data() + first, *ky2 = kept.y2.data() + first;
+  const double *kx2 = kept.x2.data() + first, *ka = kept.area.data() + first;
   constexpr size_t kChunk = 32;  // a hit ends the scan after its chunk, as the reference's any_of
   for (size_t begin = 0; begin < n; begin += kChunk) {
     const size_t end = std::min(n, begin + kChunk);
@@ -448,6 +448,45 @@ bool AnyOverlap(const BoxSet& kept, size_t n, const BoxSet& boxes, size_t c, dou
   }
   return false;
 }
+
+// The boxes a class has kept so far, ordered by x1, with the widest one's width: a candidate can only
+// overlap the kept boxes whose x1 lies in (its x1 − widest, its x2), so only those are tested. Batched
+// NMS as detectors export it (torchvision offsets each class's boxes into a region of its own, and
+// one NMS call takes them all) keeps thousands of boxes, nearly all of them far from a candidate.
+// The same IoU test on each pair tested, so the same selection. Boxes of no positive area (or with
+// NaN corners) never suppress anything and are left out of the index.
+class KeptBoxes {
+ public:
+  void Clear() {
+    set_.Resize(0);
+    widest_ = 0;
+  }
+  bool AnyOverlap(const BoxSet& boxes, size_t c, double threshold) const {
+    const double cx1 = boxes.x1[c], cx2 = boxes.x2[c];
+    // (A margin for the rounding of the widths and of the subtraction.)
+    const double from = cx1 - widest_ - 1e-6 * (1.0 + std::fabs(cx1) + widest_);
+    const auto begin = std::lower_bound(set_.x1.begin(), set_.x1.end(), from);
+    const auto end = std::lower_bound(begin, set_.x1.end(), cx2);
+    const auto first = static_cast<size_t>(begin - set_.x1.begin());
+    const auto n = static_cast<size_t>(end - begin);
+    return n > 0 && OverlapsAny(set_, first, n, boxes, c, threshold);
+  }
+  void Add(const BoxSet& boxes, size_t c) {
+    if (!(boxes.area[c] > 0)) return;
+    const double x1 = boxes.x1[c];
+    const auto at = std::upper_bound(set_.x1.begin(), set_.x1.end(), x1) - set_.x1.begin();
+    set_.y1.insert(set_.y1.begin() + at, boxes.y1[c]);
+    set_.x1.insert(set_.x1.begin() + at, x1);
+    set_.y2.insert(set_.y2.begin() + at, boxes.y2[c]);
+    set_.x2.insert(set_.x2.begin() + at, boxes.x2[c]);
+    set_.area.insert(set_.area.begin() + at, boxes.area[c]);
+    widest_ = std::max(widest_, boxes.x2[c] - x1);
+  }
+
+ private:
+  BoxSet set_;
+  double widest_ = 0;
+};
 
 class NmsKernel final : public IKernel {
  public:
@@ -481,8 +520,7 @@ class NmsKernel final : public IKernel {
 #pragma omp parallel if (tasks > 1 && tasks * count >= 4096)
     {
       std::vector<int64_t> order;
-      BoxSet kept;
-      kept.Resize(static_cast<size_t>(std::min(count, max_per_class)));
+      KeptBoxes kept;
 #pragma omp for schedule(dynamic, 1)
       for (int64_t task = 0; task < tasks; ++task) {
         const int64_t first_box = task / classes * count;
@@ -496,11 +534,12 @@ class NmsKernel final : public IKernel {
         std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
         std::vector<int64_t>& chosen = selected_[static_cast<size_t>(task)];
         chosen.clear();
+        kept.Clear();
         for (int64_t i : order) {
           if (static_cast<int64_t>(chosen.size()) >= max_per_class) break;
           const auto box = static_cast<size_t>(first_box + i);
-          if (AnyOverlap(kept, chosen.size(), boxes_, box, iou_threshold)) continue;
-          kept.CopyFrom(boxes_, box, chosen.size());
+          if (kept.AnyOverlap(boxes_, box, iou_threshold)) continue;
+          kept.Add(boxes_, box);
           chosen.push_back(i);
         }
       }

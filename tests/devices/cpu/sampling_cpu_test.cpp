@@ -338,6 +338,31 @@ TEST(SamplingCpuTest, NmsSelectsTheReferenceRows) {
   }
 }
 
+// Batched NMS as torchvision exports it: every class's boxes offset into a region of their own, all
+// in one NMS call (so thousands are kept, and the kernel tests only the kept boxes near a candidate),
+// with zero-area, inverted and NaN boxes among them: the reference's selection exactly.
+TEST(SamplingCpuTest, NmsOfClassOffsetBoxesSelectsTheReferenceRows) {
+  constexpr int64_t kClasses = 25, kPerClass = 120;
+  Tensor boxes = RandomBoxes(1, kClasses * kPerClass, false, 77);
+  float* b = boxes.data<float>();
+  for (int64_t i = 0; i < kClasses * kPerClass; ++i) {
+    const auto offset = static_cast<float>(i / kPerClass) * 16.0f;  // RandomBoxes' corners lie in [-2, 12]
+    for (int k = 0; k < 4; ++k) b[4 * i + k] += offset;
+  }
+  b[4 * 7 + 2] = b[4 * 7];                    // zero height
+  std::swap(b[4 * 300 + 1], b[4 * 300 + 3]);  // corners in the other order
+  b[4 * 901 + 1] = std::nanf("");
+  const Tensor scores = RandomScores(1, 1, kClasses * kPerClass, 78);
+  for (float iou : {0.5f, 0.1f, 0.9f}) {
+    SCOPED_TRACE("iou " + std::to_string(iou));
+    const KernelCase c = MakeNmsCase(false, {100000, iou, 0.01f}, boxes, scores);
+    ExpectSameSelection(c);
+    auto out = RunCpuKernel(Nms(), c);
+    ASSERT_TRUE(out.ok());
+    EXPECT_GT((*out)[0].dim(0), kClasses * 10) << "a selection that keeps many boxes";
+  }
+}
+
 TEST(SamplingCpuTest, NmsSelectsSomethingToCompare) {
   // Guards the test above against comparing two empty selections.
   const KernelCase c =
