@@ -536,7 +536,10 @@ Status Place(CompileState& state, NodeStep& lowered) {
                                      "kernels)"
                            : slot.dtype != DType::kUndefined
                                ? "input '" + unknown + "' has a rank known only at run time"
-                               : "input '" + unknown + "' has an element type and rank known only at run time";
+                               : "input '" + unknown +
+                                     "' has a type known only at run time (a sequence or optional value, which "
+                                     "stays on the host on the reference kernels, or a tensor whose type the compile "
+                                     "could not infer)";
     state.fallbacks.push_back({node.name, node.op_type, info.fallback_reason});
     return Status();
   }
