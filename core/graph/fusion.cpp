@@ -51,7 +51,7 @@ struct ActivationMatch {
 
 class ConvFuser : GraphIndex {
  public:
-  explicit ConvFuser(Graph& graph) : GraphIndex(graph) {}
+  ConvFuser(Graph& graph, bool swish) : GraphIndex(graph), swish_(swish) {}
 
   int Run() {
     std::vector<Pattern> patterns;
@@ -166,6 +166,15 @@ class ConvFuser : GraphIndex {
     return operands ? std::optional<size_t>(index) : std::nullopt;
   }
 
+  // x · Sigmoid(x): SiLU / swish (EfficientNet, YOLO), where the device takes it (swish_).
+  std::optional<ActivationMatch> MatchSigmoidSwish(const std::string& x, size_t sig_index) const {
+    const Node& sig = graph_.nodes[sig_index];
+    if (!swish_ || !IsOnnxOp(sig, "Sigmoid") || sig.inputs.size() != 1 || sig.outputs.size() != 1) return std::nullopt;
+    const std::optional<size_t> mul = MulWith(x, sig.outputs[0]);
+    if (!mul) return std::nullopt;
+    return ActivationMatch{{sig_index, *mul}, "Swish", {}, graph_.nodes[*mul].outputs[0]};
+  }
+
   // x · HardSigmoid(x, alpha 1/6, beta 1/2): PyTorch's hardswish before opset 14.
   std::optional<ActivationMatch> MatchHardSigmoidSwish(const std::string& x, size_t hs_index) const {
     const Node& hs = graph_.nodes[hs_index];
@@ -211,6 +220,7 @@ class ConvFuser : GraphIndex {
     std::vector<ActivationMatch> found;
     if (auto single = MatchSingle(input)) found.push_back(std::move(*single));
     for (size_t index : Consumers(input)) {
+      if (auto m = MatchSigmoidSwish(input, index)) found.push_back(std::move(*m));
       if (auto m = MatchHardSigmoidSwish(input, index)) found.push_back(std::move(*m));
       if (auto m = MatchClipSwish(input, index, rank)) found.push_back(std::move(*m));
     }
@@ -364,6 +374,7 @@ class ConvFuser : GraphIndex {
   }
 
   std::set<size_t> claimed_;
+  bool swish_ = false;
 };
 
 }  // namespace
@@ -440,8 +451,8 @@ int AbsorbTails(Graph& graph) {
   return absorbed;
 }
 
-int FuseConvActivations(Graph& graph) {
-  const int fused = ConvFuser(graph).Run();
+int FuseConvActivations(Graph& graph, bool swish) {
+  const int fused = ConvFuser(graph, swish).Run();
   AbsorbTails(graph);
   return fused;
 }

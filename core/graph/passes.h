@@ -90,7 +90,8 @@ int FuseMatMulBiasActivation(Graph& graph);
 // with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for
 // none) and `activation_params` (Clip {min, max}, LeakyRelu {alpha}, HardSigmoid {alpha, beta}).
 // Activations: those ops, and hard-swish written as x · HardSigmoid(x, 1/6, 1/2) or as
-// x · Clip(x + 3, 0, 6) / 6 (or · 1/6). Constants (Clip bounds from opset 11, the 3 and 6) must be
+// x · Clip(x + 3, 0, 6) / 6 (or · 1/6); with `swish` (a device whose FusedConv takes it), SiLU
+// written as x · Sigmoid(x) becomes activation Swish. Constants (Clip bounds from opset 11, the 3 and 6) must be
 // initializers: run PromoteConstantNodes first on models that keep them in Constant nodes.
 // A pattern fuses only when its intermediate values have no reader outside it and are not graph
 // outputs, the Conv (ai.onnx) has initializer weights, Z is not a constant (a bias-like add stays a
@@ -101,6 +102,6 @@ int FuseMatMulBiasActivation(Graph& graph);
 // `clamp_max` (after the activation), and Mul / Div / Add / Sub by one as `post_scale` / `post_shift`
 // (last: Y = post_scale · clamp(activation(·)) + post_shift).
 // Returns the number of FusedConv nodes created.
-int FuseConvActivations(Graph& graph);
+int FuseConvActivations(Graph& graph, bool swish = false);
 
 }  // namespace chipfit

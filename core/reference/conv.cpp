@@ -341,7 +341,7 @@ Status RunDeformConv(KernelContext& ctx) {
 // FusedConv (com.chipfit, written by FuseConvActivations):
 //   Y = post_scale · clamp(activation(Conv(X, W, B) + Z), clamp_min, clamp_max) + post_shift.
 
-enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish, kSigmoid, kTanh };
+enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish, kSigmoid, kTanh, kSwish };
 
 struct FusedActivation {
   Activation kind = Activation::kNone;
@@ -369,6 +369,7 @@ constexpr ActivationDef kActivations[] = {
     {"HardSwish", Activation::kHardSwish, 0},
     {"Sigmoid", Activation::kSigmoid, 0},
     {"Tanh", Activation::kTanh, 0},
+    {"Swish", Activation::kSwish, 0},
 };
 
 Result<FusedActivation> ReadFusedActivation(const Node& node) {
@@ -388,7 +389,7 @@ Result<FusedActivation> ReadFusedActivation(const Node& node) {
     return act;
   }
   return InvalidArgument(node.Describe() + ": activation '" + name +
-                         "' is not one of Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh");
+                         "' is not one of Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish");
 }
 
 // The same formulas (and NaN behaviour) as the separate reference ops, so fusing changes only rounding.
@@ -402,6 +403,7 @@ double Activate(const FusedActivation& act, double x) {
     case Activation::kHardSwish: return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
     case Activation::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case Activation::kTanh: return std::tanh(x);
+    case Activation::kSwish: return x / (1.0 + std::exp(-x));
   }
   return x;
 }

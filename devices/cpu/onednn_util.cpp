@@ -110,6 +110,8 @@ Status EltwiseChain::AddActivation(const std::string& activation, const std::vec
     AddClip(0.0f, 1.0f);
   } else if (activation == "HardSwish") {
     Add(alg::eltwise_hardswish, 0.0f, 0.0f);
+  } else if (activation == "Swish") {
+    Add(alg::eltwise_swish, 1.0f, 0.0f);  // x · sigmoid(1 · x)
   } else {
     return Unsupported("activation " + activation + " has no oneDNN post-op");
   }

@@ -318,12 +318,12 @@ struct Fused {
 };
 
 // Imports, promotes Constant nodes, fuses; checks the results did not change.
-Fused FuseAndCompare(const onnx::ModelProto& m) {
+Fused FuseAndCompare(const onnx::ModelProto& m, bool swish = false) {
   Fused f;
   f.original = ImportOrDie(m);
   f.graph = f.original;
   PromoteConstantNodes(f.graph);
-  f.count = FuseConvActivations(f.graph);
+  f.count = FuseConvActivations(f.graph, swish);
   ExpectSameResults(f.original, f.graph);
   return f;
 }
@@ -532,6 +532,18 @@ TEST(FuseConvActivationsTest, HardSwishAsHardSigmoidTimesX) {
   AddNode(g, "Mul", {"c", "h"}, {"y"}, "mul");
   AddOutput(m, "y");
   ExpectOneFused(FuseAndCompare(m), 1, "HardSwish", {}, {"conv", "hsig", "mul"});
+}
+
+// SiLU as exporters write it, x · Sigmoid(x) (EfficientNet, YOLO): a Swish activation where the device
+// takes it, and the Sigmoid alone is not taken for the activation (its input has another reader).
+TEST(FuseConvActivationsTest, SiluAsSigmoidTimesXWhereTheDeviceTakesSwish) {
+  onnx::ModelProto m = ConvModel("silu", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "Sigmoid", {"c"}, {"s"}, "sig");
+  AddNode(g, "Mul", {"s", "c"}, {"y"}, "mul");
+  AddOutput(m, "y");
+  ExpectOneFused(FuseAndCompare(m, true), 1, "Swish", {}, {"conv", "sig", "mul"});
+  EXPECT_EQ(FuseAndCompare(m, false).count, 0);
 }
 
 // PaddleOCR MobileNetV3 at opset 9: Add(x, 3) → Clip(0, 6) → Mul(x, clip) → Div(mul, 6), constants in

@@ -1,6 +1,7 @@
-// Linear layers as exporters write them (MatMul + bias Add, then Relu or GELU decomposed into its
-// erf or tanh form) become one FusedMatMul kernel on the CPU, and the model's outputs stay the
-// reference's; patterns with a reader outside them stay as written.
+// Layers as exporters write them become one kernel on the CPU, and the model's outputs stay the
+// reference's: Linear layers (MatMul + bias Add, then Relu or GELU decomposed into its erf or tanh
+// form) one FusedMatMul, a convolution with SiLU (x · Sigmoid(x)) one FusedConv; patterns with a
+// reader outside them stay as written.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -188,6 +189,46 @@ TEST(MatMulFusionTest, PatternsWithAnOutsideReaderStayAsWritten) {
   auto want = (*ref)->Run(inputs);
   ASSERT_TRUE(got.ok() && want.ok());
   for (size_t i = 0; i < got->size(); ++i) EXPECT_LE(MaxAbsDiff((*got)[i], (*want)[i]), 1e-4);
+}
+
+// Conv → Sigmoid → Mul(conv, sigmoid): EfficientNet's SiLU, as oneDNN's swish post-op, in fp32, bf16
+// and int8.
+TEST(MatMulFusionTest, ConvWithSiluIsOneFusedConv) {
+  onnx::ModelProto m = testing::NewModel("conv_silu", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 4, 9, 9});
+  AddInitializer(g, "w", {8, 4, 3, 3}, [](int64_t i) { return Wave(i, 0.4); });
+  AddInitializer(g, "b", {8}, [](int64_t i) { return Wave(i + 3, 0.2); });
+  auto* conv = AddNode(g, "Conv", {"x", "w", "b"}, {"c"}, "conv");
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  AddNode(g, "Sigmoid", {"c"}, {"s"}, "sig");
+  AddNode(g, "Mul", {"c", "s"}, {"y"}, "silu");
+  AddValue(g->mutable_output(), "y", {1, 8, 9, 9});
+  const Graph graph = Import(m);
+  auto ref = CompileForTarget(graph, Target{});
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  const std::map<std::string, Tensor> inputs = {{"x", Input({1, 4, 9, 9})}};
+  auto want = (*ref)->Run(inputs);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  for (Precision precision : {Precision::kFp32, Precision::kBf16, Precision::kInt8}) {
+    SCOPED_TRACE(std::string(PrecisionName(precision)));
+    auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = precision});
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    size_t convs = 0;
+    for (const KernelInfo& k : (*cpu)->kernels()) {
+      if (k.op_type != "FusedConv") continue;
+      ++convs;
+      EXPECT_EQ(k.onnx_nodes, (std::vector<std::string>{"conv", "sig", "silu"}));
+      EXPECT_EQ(k.device, "cpu") << k.fallback_reason;
+    }
+    EXPECT_EQ(convs, 1u);
+    auto got = (*cpu)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_LE(MaxAbsDiff((*got)[0], (*want)[0]), precision == Precision::kFp32 ? 1e-4 : 0.1);
+  }
 }
 
 }  // namespace
