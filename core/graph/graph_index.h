@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,21 @@ class GraphIndex {
     for (const auto& [name, v] : graph_.value_info) descs_[name] = &v;
     for (const ValueDesc& v : graph_.outputs) descs_[v.name] = &v;
   }
+
+  // What a fused node covers: the ONNX nodes `head` covers (itself when it is one), then those of
+  // `rest` in graph order.
+  std::vector<std::string> CoversOf(size_t head, std::vector<size_t> rest) const;
+
+  // One pattern a pass rewrites: its nodes (any order) and the node that computes it, writing the
+  // pattern's last output under its name.
+  struct FusedRewrite {
+    std::vector<size_t> nodes;
+    Node fused;
+  };
+  // Puts each fused node in the place of its pattern's last node (the pattern's inputs are computed
+  // before it, every reader of its output after it), drops the pattern's other nodes, the
+  // descriptions of the values they wrote, and initializers nothing reads any more.
+  void ReplaceWithFused(std::vector<FusedRewrite> rewrites);
 
   Graph& graph_;
   std::map<std::string, int> readers_;                    // CountValueReaders: every read, bodies and outputs too

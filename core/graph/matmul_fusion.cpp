@@ -221,53 +221,18 @@ class MatMulFuser : GraphIndex {
       activation.s = p.activation;
       fused.attributes["activation"] = std::move(activation);
     }
-    fused.covers = mm.covers.empty() ? std::vector<std::string>{mm.name} : mm.covers;
-    std::vector<size_t> rest = p.rest;
-    std::sort(rest.begin(), rest.end());
-    for (size_t i : rest) {
-      const Node& node = graph_.nodes[i];
-      if (node.covers.empty()) {
-        fused.covers.push_back(node.name);
-      } else {
-        fused.covers.insert(fused.covers.end(), node.covers.begin(), node.covers.end());
-      }
-    }
+    fused.covers = CoversOf(p.matmul, p.rest);
     return fused;
   }
 
   void Rewrite(const std::vector<Pattern>& patterns) {
-    // The fused node takes the place of the pattern's last node: its inputs (A, constants) are
-    // computed before the MatMul, every reader of its output comes after the last node.
-    std::map<size_t, Node> fused_at;
-    std::set<std::string> removed_values, maybe_unused;
+    std::vector<FusedRewrite> rewrites;
     for (const Pattern& p : patterns) {
-      fused_at.emplace(*std::max_element(p.rest.begin(), p.rest.end()), FusedNode(p));
       std::vector<size_t> nodes = p.rest;
       nodes.push_back(p.matmul);
-      for (size_t i : nodes) {
-        for (const std::string& out : graph_.nodes[i].outputs) {
-          if (out != p.output) removed_values.insert(out);
-        }
-        for (const std::string& in : graph_.nodes[i].inputs) {
-          if (graph_.initializers.contains(in)) maybe_unused.insert(in);
-        }
-      }
+      rewrites.push_back({std::move(nodes), FusedNode(p)});
     }
-    std::vector<Node> kept;
-    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-      if (auto it = fused_at.find(i); it != fused_at.end()) {
-        kept.push_back(std::move(it->second));
-      } else if (!claimed_.contains(i)) {
-        kept.push_back(std::move(graph_.nodes[i]));
-      }
-    }
-    graph_.nodes = std::move(kept);
-    for (const std::string& value : removed_values) graph_.value_info.erase(value);
-    // GELU's constants (√2, 1, 0.5 …) are now read by nobody.
-    const std::map<std::string, int> now_read = CountValueReaders(graph_);
-    for (const std::string& name : maybe_unused) {
-      if (!now_read.contains(name)) graph_.initializers.erase(name);
-    }
+    ReplaceWithFused(std::move(rewrites));
   }
 
   std::set<size_t> claimed_;

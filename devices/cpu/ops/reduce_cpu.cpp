@@ -57,13 +57,11 @@ bool KeptOrderAgrees(const Shape& x, const std::vector<bool>& reduced) {
   return plain == nhwc;
 }
 
-Result<ReducePlan> PlanReduce(const KernelInit& init) {
+// Which of the input's `rank` dims the node reduces: axes from the attribute (before opset 18, 13
+// for ReduceSum) or the constant input, none with noop_with_empty_axes, all when absent.
+Result<std::vector<bool>> ReducedDims(const KernelInit& init, RedOp op, size_t rank) {
   const Node& node = init.node;
-  RETURN_IF_ERROR(RequireStaticF32(init, {0}));
-  ReducePlan plan;
-  ASSIGN_OR_RETURN(plan.op, ReadRedOp(node.op_type));
-  const Shape& x = init.inputs[0]->shape;
-  const bool axes_input = init.opset >= (plan.op == RedOp::kSum ? 13 : 18);
+  const bool axes_input = init.opset >= (op == RedOp::kSum ? 13 : 18);
   std::vector<int64_t> axes;
   if (!axes_input) {
     axes = node.GetInts("axes");
@@ -72,10 +70,20 @@ Result<ReducePlan> PlanReduce(const KernelInit& init) {
     axes = init.inputs[1]->value->ToInt64Vector();
   }
   const bool noop = axes_input && node.GetInt("noop_with_empty_axes", 0) != 0 && axes.empty();
-  std::vector<bool> reduced(x.size(), axes.empty() && !noop);
-  Result<std::vector<int64_t>> normalized = NormalizeAxes(axes, static_cast<int64_t>(x.size()), node);
+  std::vector<bool> reduced(rank, axes.empty() && !noop);
+  Result<std::vector<int64_t>> normalized = NormalizeAxes(axes, static_cast<int64_t>(rank), node);
   if (!normalized.ok()) return Unsupported(normalized.status().message());
   for (int64_t a : *normalized) reduced[static_cast<size_t>(a)] = true;
+  return reduced;
+}
+
+Result<ReducePlan> PlanReduce(const KernelInit& init) {
+  const Node& node = init.node;
+  RETURN_IF_ERROR(RequireStaticF32(init, {0}));
+  ReducePlan plan;
+  ASSIGN_OR_RETURN(plan.op, ReadRedOp(node.op_type));
+  const Shape& x = init.inputs[0]->shape;
+  ASSIGN_OR_RETURN(const std::vector<bool> reduced, ReducedDims(init, plan.op, x.size()));
 
   std::vector<size_t> perm(x.size());
   for (size_t d = 0; d < x.size(); ++d) perm[d] = d;
@@ -402,20 +410,7 @@ class IntReduceKernel final : public IKernel {
     for (int64_t d : x->shape) {
       if (d < 0) return Unsupported("shapes known only at run time");
     }
-    const bool axes_input = init.opset >= (op == RedOp::kSum ? 13 : 18);
-    std::vector<int64_t> axes;
-    if (!axes_input) {
-      axes = node.GetInts("axes");
-    } else if (init.inputs.size() > 1 && init.inputs[1] != nullptr) {
-      if (init.inputs[1]->value == nullptr) return Unsupported("reduction axes computed at run time");
-      axes = init.inputs[1]->value->ToInt64Vector();
-    }
-    const bool noop = axes_input && node.GetInt("noop_with_empty_axes", 0) != 0 && axes.empty();
-    const auto rank = static_cast<int64_t>(x->shape.size());
-    std::vector<bool> reduced(x->shape.size(), axes.empty() && !noop);
-    Result<std::vector<int64_t>> normalized = NormalizeAxes(axes, rank, node);
-    if (!normalized.ok()) return Unsupported(normalized.status().message());
-    for (int64_t a : *normalized) reduced[static_cast<size_t>(a)] = true;
+    ASSIGN_OR_RETURN(const std::vector<bool> reduced, ReducedDims(init, op, x->shape.size()));
     auto kernel = std::unique_ptr<IntReduceKernel>(new IntReduceKernel());
     kernel->op_ = op;
     kernel->i64_ = x->dtype == DType::kI64;

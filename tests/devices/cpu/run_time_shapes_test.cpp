@@ -64,6 +64,20 @@ onnx::ModelProto RunTimeShapedModel() {
   return m;
 }
 
+// The CPU's outputs against the reference's: count, shapes, dtypes and values within `tolerance`.
+void ExpectSameOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tolerance,
+                       const std::string& context) {
+  SCOPED_TRACE(context);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+    ASSERT_EQ(got[i].dtype(), want[i].dtype()) << "output " << i;
+    for (int64_t e = 0; e < got[i].numel(); ++e) {
+      ASSERT_NEAR(got[i].GetAsDouble(e), want[i].GetAsDouble(e), tolerance) << "output " << i << "[" << e << "]";
+    }
+  }
+}
+
 Tensor Scalar(int64_t v) {
   Tensor t(DType::kI64, {});
   t.data<int64_t>()[0] = v;
@@ -92,14 +106,7 @@ TEST(RunTimeShapesTest, NodesAfterRunTimeShapesGetCpuKernels) {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     auto want = (*ref)->Run(inputs);
     ASSERT_TRUE(want.ok()) << want.status().ToString();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i) {
-      ASSERT_EQ((*got)[i].shape(), (*want)[i].shape()) << "output " << i << ", n = " << n;
-      ASSERT_EQ((*got)[i].dtype(), (*want)[i].dtype()) << "output " << i;
-      for (int64_t e = 0; e < (*got)[i].numel(); ++e) {
-        EXPECT_NEAR((*got)[i].GetAsDouble(e), (*want)[i].GetAsDouble(e), 1e-6) << "output " << i << "[" << e << "]";
-      }
-    }
+    ExpectSameOutputs(*got, *want, 1e-6, "n = " + std::to_string(n));
   }
 }
 
@@ -163,14 +170,7 @@ TEST(RunTimeShapesTest, KernelsThatNeedShapesAreBuiltPerShapeAtRunTime) {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     auto want = (*ref)->Run(inputs);
     ASSERT_TRUE(want.ok()) << want.status().ToString();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i) {
-      ASSERT_EQ((*got)[i].shape(), (*want)[i].shape()) << "output " << i;
-      for (int64_t e = 0; e < (*got)[i].numel(); ++e) {
-        ASSERT_NEAR((*got)[i].GetAsDouble(e), (*want)[i].GetAsDouble(e), 1e-5)
-            << "output " << i << "[" << e << "], shape " << ShapeToString(shape);
-      }
-    }
+    ExpectSameOutputs(*got, *want, 1e-5, "shape " + ShapeToString(shape));
   }
   // After a run the kernels say what ran, and the cost is the run's.
   const KernelInfo& matmul = KernelNamed(**cpu, "matmul");
