@@ -193,8 +193,14 @@ HistoryPage::HistoryPage(std::filesystem::path db, QWidget* parent)
   updateButtons();
 }
 
-// The jobs hold no pointer to the page; their results are dropped with the watchers.
-HistoryPage::~HistoryPage() = default;
+// The jobs hold no pointer to the page, but they hold the store open: a page that goes away waits
+// for the store work it started (a listing or a load reads for milliseconds; a deletion must not be
+// cut short), so nothing touches the store's files once the page is gone.
+HistoryPage::~HistoryPage() {
+  listing_.waitForFinished();
+  loading_.waitForFinished();
+  deleting_.waitForFinished();
+}
 
 QWidget* HistoryPage::buildFilters() {
   auto* box = new QWidget(this);
