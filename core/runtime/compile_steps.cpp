@@ -825,14 +825,63 @@ Status BindGraphOutputs(CompileState& state) {
   return Status();
 }
 
+namespace {
+
+// A shape-only op (Reshape, Flatten, Squeeze, Unsqueeze, Identity) on the host, in plain order, with
+// shapes known when compiling: its output can be its input's bytes under the new shape.
+bool CanBeView(const Program& program, const Program::Step& step) {
+  static const std::set<std::string, std::less<>> kShapeOnly = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                                                "Identity"};
+  if (step.node == nullptr || step.reorder || step.copy != Program::Step::Copy::kNone || step.dynamic ||
+      step.on_device || !step.bodies.empty() || step.in.empty() || step.in[0] < 0 || step.out.size() != 1 ||
+      step.out[0] < 0) {
+    return false;
+  }
+  const Node& node = *step.node;
+  if (!(node.domain.empty() || node.domain == "ai.onnx") || !kShapeOnly.contains(node.op_type)) return false;
+  const Program::Slot& in = program.slot(step.in[0]);
+  const Program::Slot& out = program.slot(step.out[0]);
+  const bool plain_out = step.out_layouts.empty() || step.out_layouts[0] == Layout::kPlain;
+  return in.kind != Program::Kind::kConstant && !in.on_device && in.layout == Layout::kPlain && in.shape_known &&
+         in.dtype != DType::kString && out.kind == Program::Kind::kIntermediate && !out.is_output && !out.on_device &&
+         out.layout == Layout::kPlain && plain_out && out.shape_known && out.dtype == in.dtype &&
+         NumElements(out.shape) == NumElements(in.shape);
+}
+
+// Marks the steps whose output is a view of their input (CanBeView) on a device target: no kernel runs
+// for them and their output takes no memory of its own, so the buffer under the view (the first
+// non-view value of a chain) lives until the view's last reader.
+void MarkViews(CompileState& state) {
+  if (state.target.kind == DeviceKind::kReference) return;
+  Program& program = state.program;
+  std::vector<int> base(program.slots.size(), -1);
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    Program::Step& step = program.steps[i];
+    if (!CanBeView(program, step)) continue;
+    const auto in = static_cast<size_t>(step.in[0]);
+    const int under = base[in] >= 0 ? base[in] : step.in[0];
+    base[static_cast<size_t>(step.out[0])] = under;
+    Program::Slot& buffer = program.slot(under);
+    buffer.last_use = std::max(buffer.last_use, program.slot(step.out[0]).last_use);
+    step.view = true;
+    state.kernel_infos[i].implementation = "view (no copy)";
+    state.costs[i].bytes_read = 0;
+    state.costs[i].bytes_written = 0;
+  }
+}
+
+}  // namespace
+
 void PlanMemory(CompileState& state) {
   Program& program = state.program;
+  MarkViews(state);
   // Graph outputs are returned to the caller, and dynamic values are allocated as they are made.
   std::vector<BufferRequest> requests;
   for (size_t id = 0; id < program.slots.size(); ++id) {
     auto& slot = program.slots[id];
     if (slot.kind != Program::Kind::kIntermediate || slot.is_output || !slot.shape_known || slot.producer < 0) continue;
-    if (program.steps[static_cast<size_t>(slot.producer)].dynamic) continue;
+    const Program::Step& producer = program.steps[static_cast<size_t>(slot.producer)];
+    if (producer.dynamic || producer.view) continue;
     if (slot.dtype == DType::kString) continue;  // std::string objects own their bytes: never in an arena
     const BufferRequest request{program.SlotBytes(slot), slot.producer, std::max(slot.last_use, slot.producer)};
     if (slot.on_device) {

@@ -49,6 +49,7 @@ struct Program {
     std::vector<int> out{};             // -1: omitted
     std::vector<Layout> out_layouts{};  // the order each output is written in
     bool dynamic = false;
+    bool view = false;     // out[0] is in[0]'s bytes under another shape (Reshape and kin): nothing runs
     bool reorder = false;  // a reorder the executor inserted: in[0] (order from) → out[0] (order to)
     Layout from = Layout::kPlain;
     Layout to = Layout::kPlain;

@@ -322,6 +322,8 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
         // already a view (above)
       } else if (self_allocating) {
         value = Tensor();
+      } else if (step.view) {
+        value = Tensor::View(slot.dtype, slot.shape, const_cast<void*>(in_ptrs[0]->raw_data()));
       } else if (!step.dynamic) {
         value = slot.plan_index >= 0 ? Tensor::View(slot.dtype, slot.shape,
                                                     static_cast<char*>(im.arena.get()) +
@@ -340,6 +342,7 @@ Result<std::vector<Tensor>> CompiledModel::Run(const std::map<std::string, Tenso
     if (!step.device_in.empty() || !step.device_out.empty()) ctx.SetDeviceBuffers(step.device_in, step.device_out);
     using Copy = Impl::Step::Copy;
     auto execute = [&]() -> Status {
+      if (step.view) return Status();
       if (step.reorder) return ReorderTensor(*in_ptrs[0], step.from, *out_ptrs[0], step.to);
       if (step.copy == Copy::kToDevice) {
         return im.device->Upload(*in_ptrs[0], im.slots[static_cast<size_t>(step.out[0])].device_buffer);
