@@ -352,8 +352,8 @@ void AddQuantFlags(CLI::App* command, QuantFlags& flags, bool with_data = true, 
       ->check(CLI::Range(0.0, 100.0));
   if (with_speed) {
     command->add_flag("--int8-all-layers", flags.int8_all_layers,
-                      "int8: run every eligible layer in int8, also where int8 measures no faster than fp32 here "
-                      "(by default such layers stay fp32)");
+                      "int8 and bf16: run every eligible layer in the target's precision, also where it measures "
+                      "no faster than fp32 here (by default such layers stay fp32)");
   }
   command->add_flag("--no-fallback", flags.no_fallback,
                     "Fail instead of running a node the target's device refuses on the CPU or reference kernels");
@@ -479,6 +479,7 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
                      target->DeviceId());
         }
         if (is_int8) fmt::print("      {}\n", DescribeQuantReport(quant));
+        if (const std::string bf16 = DescribeBf16Choice(quant); !bf16.empty()) fmt::print("      {}\n", bf16);
         PrintPlacement(**placed);
       }
       return kExitOk;
@@ -555,6 +556,7 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
     }
   }
   if (target->precision == Precision::kInt8) fmt::print(stderr, "{}\n", DescribeQuantReport(quant));
+  if (const std::string bf16 = DescribeBf16Choice(quant); !bf16.empty()) fmt::print(stderr, "{}\n", bf16);
   std::map<std::string, Tensor> inputs;
   for (const std::string& spec : input_files) {
     const auto eq = spec.find('=');

@@ -891,7 +891,8 @@ std::vector<TargetRun> CompileTargets(const Graph& graph, const std::vector<Targ
     Int8Options int8;
     int8.fp32_where_faster = !settings.int8_all_layers;  // as `chipfit profile` compiles int8
     int8.calibration.method = ParseCalibrationMethod(settings.calibration).value_or(CalibrationMethod::kMinMax);
-    if (target.precision == Precision::kInt8) int8.samples = samples;  // a copy only where it calibrates
+    // int8 calibrates on all of them; bf16 times its layers against fp32 on the first.
+    if (target.precision == Precision::kInt8 || target.precision == Precision::kBf16) int8.samples = samples;
     int8.target_agreement = settings.auto_fp32_agreement / 100;
     int8.agreement = OutputAgreementFn(TaskOptions{});
     const auto start = Clock::now();
@@ -910,6 +911,12 @@ std::vector<TargetRun> CompileTargets(const Graph& graph, const std::vector<Targ
         run.quant_note +=
             fmt::format("; task agreement with fp32 on the calibration inputs {:.1f} %", *quant.output_agreement * 100);
       }
+    }
+    if (target.precision == Precision::kBf16 && compiled.ok() && int8.fp32_where_faster) {
+      run.quant_note = fmt::format(
+          "compile includes timing bf16 against fp32 per layer; {} layer(s) kept fp32 as no "
+          "faster in bf16",
+          quant.kept_slower.size());
     }
     if (!compiled.ok()) {
       // A refusal with a reason is a known limit; any other compile error is a bug to look at.

@@ -86,32 +86,57 @@ double LayerMedian(const CompiledModel& model, const KernelTimes& times, const s
   return total;
 }
 
-// Each int8 layer's median time against the fp32 compile's layer of the same name, the two models run
-// alternately on `sample` so that both see the same machine.
-Result<std::vector<LayerSpeed>> TimeInt8Layers(CompiledModel& int8_model, CompiledModel& fp32_model,
-                                               const std::map<std::string, Tensor>& sample, const Int8Options& int8) {
+// Each layer of `low_model` that runs in `precision` (int8, bf16): its median time against the fp32
+// compile's layer of the same name, the two models run alternately on `sample` so that both see the same
+// machine.
+Result<std::vector<LayerSpeed>> TimeLayersAgainstFp32(CompiledModel& low_model, CompiledModel& fp32_model,
+                                                      const std::map<std::string, Tensor>& sample,
+                                                      const Int8Options& int8, const std::string& precision) {
   std::set<std::string> fp32_layers;
   for (const KernelInfo& k : fp32_model.kernels()) fp32_layers.insert(k.name);
   for (int warm = 0; warm < 2; ++warm) {
-    RETURN_IF_ERROR(int8_model.Run(sample).status());
+    RETURN_IF_ERROR(low_model.Run(sample).status());
     RETURN_IF_ERROR(fp32_model.Run(sample).status());
   }
-  KernelTimes times8;
+  KernelTimes times_low;
   KernelTimes times32;
   const auto start = std::chrono::steady_clock::now();
   for (int run = 0; run < 200; ++run) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     if (run >= int8.speed_min_runs && elapsed.count() >= int8.speed_min_seconds) break;
-    RETURN_IF_ERROR(int8_model.Run(sample, &times8).status());
+    RETURN_IF_ERROR(low_model.Run(sample, &times_low).status());
     RETURN_IF_ERROR(fp32_model.Run(sample, &times32).status());
   }
   std::vector<LayerSpeed> speeds;
-  for (const KernelInfo& k : int8_model.kernels()) {
-    if (k.precision != "int8" || !fp32_layers.contains(k.name)) continue;
+  for (const KernelInfo& k : low_model.kernels()) {
+    if (k.precision != precision || !fp32_layers.contains(k.name)) continue;
     speeds.push_back(
-        {k.name, k.onnx_nodes, LayerMedian(int8_model, times8, k.name), LayerMedian(fp32_model, times32, k.name)});
+        {k.name, k.onnx_nodes, LayerMedian(low_model, times_low, k.name), LayerMedian(fp32_model, times32, k.name)});
   }
   return speeds;
+}
+
+// A CPU bf16 compile that keeps fp32 where bf16 is no faster (Int8Options::fp32_where_faster): each
+// bf16 layer timed against its fp32 twin on the first of the user's inputs (seeded random without them),
+// and those no faster recompiled in fp32 with both times as their reason.
+Result<std::unique_ptr<CompiledModel>> CompileBf16(const Graph& graph, const Target& target, CompileOptions options,
+                                                   const Int8Options& int8, QuantReport& report) {
+  ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
+  Target fp32_target = target;
+  fp32_target.precision = Precision::kFp32;
+  ASSIGN_OR_RETURN(auto fp32, Compile(graph, fp32_target, options));
+  const std::map<std::string, Tensor> sample =
+      int8.samples.empty() ? RandomCalibrationData(fp32->inputs(), 1, int8.seed).front() : int8.samples.front();
+  ASSIGN_OR_RETURN(const std::vector<LayerSpeed> speeds, TimeLayersAgainstFp32(*model, *fp32, sample, int8, "bf16"));
+  report.kept_slower = LayersThatDoNotPay(speeds);
+  if (report.kept_slower.empty()) return model;
+  for (const LayerSpeed& layer : report.kept_slower) {
+    for (const std::string& node : layer.nodes) {
+      options.keep_fp32.emplace(node, fmt::format("fp32: bf16 measured no faster here ({:.4f} ms vs fp32 {:.4f} ms)",
+                                                  layer.low_ms, layer.fp32_ms));
+    }
+  }
+  return Compile(graph, target, options);
 }
 
 Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Target& target, CompileOptions options,
@@ -158,12 +183,13 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
 
   ASSIGN_OR_RETURN(auto model, Compile(graph, target, options));
   if (int8.fp32_where_faster) {
-    ASSIGN_OR_RETURN(const std::vector<LayerSpeed> speeds, TimeInt8Layers(*model, *fp32, samples.front(), int8));
-    report.kept_slower = Int8LayersThatDoNotPay(speeds);
+    ASSIGN_OR_RETURN(const std::vector<LayerSpeed> speeds,
+                     TimeLayersAgainstFp32(*model, *fp32, samples.front(), int8, "int8"));
+    report.kept_slower = LayersThatDoNotPay(speeds);
     for (const LayerSpeed& layer : report.kept_slower) {
       for (const std::string& node : layer.nodes) {
         options.keep_fp32.emplace(node, fmt::format("fp32: int8 measured no faster here ({:.4f} ms vs fp32 {:.4f} ms)",
-                                                    layer.int8_ms, layer.fp32_ms));
+                                                    layer.low_ms, layer.fp32_ms));
       }
     }
     if (!report.kept_slower.empty()) {
@@ -227,10 +253,10 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
 
 }  // namespace
 
-std::vector<LayerSpeed> Int8LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds) {
+std::vector<LayerSpeed> LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds) {
   std::vector<LayerSpeed> slower;
   for (const LayerSpeed& layer : speeds) {
-    if (layer.int8_ms >= layer.fp32_ms) slower.push_back(layer);
+    if (layer.low_ms >= layer.fp32_ms) slower.push_back(layer);
   }
   return slower;
 }
@@ -444,8 +470,11 @@ Result<std::unique_ptr<CompiledModel>> CompileForTarget(const Graph& graph, cons
     return Compile(graph, target, options);
   }
 #endif
-  if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   QuantReport local;
+  if (target.precision == Precision::kBf16 && options.kernels != nullptr && int8.fp32_where_faster) {
+    return CompileBf16(graph, target, std::move(options), int8, report ? *report : local);
+  }
+  if (target.precision != Precision::kInt8 || options.kernels == nullptr) return Compile(graph, target, options);
   if (HoldsQdq(graph)) return CompileQdq(graph, target, std::move(options), int8, report ? *report : local);
   auto model = CompileInt8(graph, target, std::move(options), int8, report ? *report : local);
   // The table the kernels point at lives in the report; kernels copy what they need at Init.

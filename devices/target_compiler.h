@@ -48,22 +48,24 @@ struct Int8Options {
   // input's quantisation included, is no faster than the fp32 one and the reorders in front of it stays fp32. oneDNN's
   // int8 kernels lose to fp32 on depthwise and on small convolutions, where quantising the input costs as much as the
   // arithmetic saves. Off: every eligible layer runs in int8, as a QDQ export needs.
+  // A CPU bf16 target makes the same choice (bf16 against fp32, with the rounding of its input): oneDNN 2.6's
+  // bf16 depthwise and small convolutions run slower than fp32 on CPUs with AMX as on those without.
   bool fp32_where_faster = false;
   int speed_min_runs = 15;         // per model, after 2 warm-up runs
   double speed_min_seconds = 0.3;  // both models together, at most 200 runs each
 };
 
-// One layer's timing in the int8-or-fp32 choice (Int8Options::fp32_where_faster).
+// One layer's timing in the int8-or-fp32 and bf16-or-fp32 choices (Int8Options::fp32_where_faster).
 struct LayerSpeed {
   std::string name;
   std::vector<std::string> nodes;  // its ONNX nodes
-  double int8_ms = 0;              // median
+  double low_ms = 0;               // median in the target's precision (int8 or bf16)
   double fp32_ms = 0;              // median of the fp32 compile's layer of the same name
 };
 
-// The int8 layers of `int8_model` that are no faster than fp32: those of `speeds` whose int8 median is not
-// below the fp32 one. Pure, so that the rule is tested apart from the noise of timing it.
-std::vector<LayerSpeed> Int8LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds);
+// The layers that are no faster in the target's precision than in fp32: those of `speeds` whose int8 (bf16)
+// median is not below the fp32 one. Pure, so that the rule is tested apart from the noise of timing it.
+std::vector<LayerSpeed> LayersThatDoNotPay(const std::vector<LayerSpeed>& speeds);
 
 // What an int8 compile did, for every report to show.
 struct QuantReport {
@@ -74,7 +76,7 @@ struct QuantReport {
   std::vector<std::string> kept_fp32{};      // by request (CompileOptions::keep_fp32)
   std::vector<std::string> kept_small{};     // under Int8Options::min_int8_macs
   std::vector<std::string> auto_reverted{};  // by the accuracy search, worst first
-  std::vector<LayerSpeed> kept_slower{};     // int8 measured no faster here (Int8Options::fp32_where_faster)
+  std::vector<LayerSpeed> kept_slower{};     // int8 (bf16) measured no faster here (Int8Options::fp32_where_faster)
   double output_sqnr_db = 0;                 // int8 vs fp32 outputs on the calibration inputs
   std::optional<double> output_agreement{};  // their task agreement, when the search aimed at it
   int int8_kernels = 0;

@@ -209,6 +209,18 @@ GraphCompiler CeilingCompiler() {
   };
 }
 
+std::string DescribeBf16Choice(const QuantReport& q) {
+  if (q.kept_slower.empty()) return {};
+  std::string layers;
+  for (const LayerSpeed& l : q.kept_slower) {
+    layers += fmt::format("{}{} ({:.3f} vs {:.3f} ms)", layers.empty() ? "" : ", ", l.name, l.low_ms, l.fp32_ms);
+  }
+  return fmt::format(
+      "{} layer(s) kept in fp32, bf16 measured no faster here (bf16 vs fp32 median, --int8-all-layers to run them "
+      "in bf16): {}",
+      q.kept_slower.size(), layers);
+}
+
 std::string DescribeQuantReport(const QuantReport& q) {
   // No ranges: nothing was calibrated (a QDQ model runs with its own scales; its notes say so).
   std::string text =
@@ -234,7 +246,7 @@ std::string DescribeQuantReport(const QuantReport& q) {
   if (!q.kept_slower.empty()) {
     std::vector<std::string> layers;
     for (const LayerSpeed& l : q.kept_slower)
-      layers.push_back(fmt::format("{} ({:.3f} vs {:.3f} ms)", l.name, l.int8_ms, l.fp32_ms));
+      layers.push_back(fmt::format("{} ({:.3f} vs {:.3f} ms)", l.name, l.low_ms, l.fp32_ms));
     text += fmt::format(
         "\n      {} layer(s) kept in fp32, int8 measured no faster here (int8 vs fp32 median, "
         "--int8-all-layers to quantise them): {}",
@@ -507,6 +519,7 @@ PreparedTarget CompileTarget(const ProfileOptions& options, RunSetup& setup, siz
   QuantReport quant;
   auto compiled = CompileForTarget(*setup.graph, target, p.compile, int8, &quant);
   if (compiled.ok() && target.precision == Precision::kInt8) p.result.notes.push_back(DescribeQuantReport(quant));
+  if (compiled.ok() && !DescribeBf16Choice(quant).empty()) p.result.notes.push_back(DescribeBf16Choice(quant));
   if (compiled.ok()) {
     const std::vector<std::string> lint = TensorCoreChannelLint(*setup.graph, target);
     constexpr size_t kShown = 8;

@@ -99,6 +99,8 @@ GraphCompiler CeilingCompiler();
 
 // The note an int8 target carries about its calibration (also printed by `inspect` and `run`).
 std::string DescribeQuantReport(const QuantReport& q);
+// The note a bf16 target carries when layers stayed fp32 as no faster in bf16 (empty when none did).
+std::string DescribeBf16Choice(const QuantReport& q);
 
 // Deterministic inputs for a seed: each input draws its own stream, keyed by its name (`run --seed`,
 // and a profile without --data).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,7 @@ TEST(Int8SpeedChoiceTest, LayersNoFasterInInt8AreTheOnesKeptInFp32) {
                                           {"slower", {"b", "c"}, 2.0, 1.0},
                                           {"tie", {"d"}, 1.0, 1.0},
                                           {"unmeasured", {"e"}, 0.0, 0.0}};
-  const std::vector<LayerSpeed> kept = Int8LayersThatDoNotPay(speeds);
+  const std::vector<LayerSpeed> kept = LayersThatDoNotPay(speeds);
   std::vector<std::string> names;
   for (const LayerSpeed& l : kept) names.push_back(l.name);
   EXPECT_EQ(names, (std::vector<std::string>{"slower", "tie", "unmeasured"}));
@@ -155,7 +156,7 @@ TEST(Int8SpeedChoiceTest, TimedChoiceKeepsTheSlowerLayersInFp32WithTheirTimes) {
       << "each of the three int8-eligible convolutions is either int8 or kept as slower";
   for (const LayerSpeed& layer : report.kept_slower) {
     EXPECT_GT(layer.fp32_ms, 0) << layer.name << ": not timed";
-    EXPECT_GE(layer.int8_ms, layer.fp32_ms) << layer.name;
+    EXPECT_GE(layer.low_ms, layer.fp32_ms) << layer.name;
     bool found = false;
     for (const KernelInfo& k : (*model)->kernels()) {
       if (k.name != layer.name) continue;
@@ -164,6 +165,45 @@ TEST(Int8SpeedChoiceTest, TimedChoiceKeepsTheSlowerLayersInFp32WithTheirTimes) {
       EXPECT_NE(k.precision_reason.find("int8 measured no faster"), std::string::npos) << k.precision_reason;
     }
     EXPECT_TRUE(found) << layer.name;
+  }
+}
+
+// The same choice on a bf16 target: every layer the plain bf16 compile runs in bf16 is timed, and each
+// one no faster than fp32 runs in fp32 with both times as its reason.
+TEST(Bf16SpeedChoiceTest, TimedChoiceKeepsTheSlowerLayersInFp32WithTheirTimes) {
+  const Graph graph = MapModel();
+  const Target bf16 = *ParseTarget("cpu:bf16");
+  auto plain = CompileForTarget(graph, bf16);
+  if (!plain.ok() && plain.status().code() == StatusCode::kUnsupported) GTEST_SKIP() << plain.status().message();
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  std::set<std::string> bf16_layers;
+  for (const KernelInfo& k : (*plain)->kernels()) {
+    if (k.precision == "bf16") bf16_layers.insert(k.name);
+  }
+  ASSERT_FALSE(bf16_layers.empty());
+
+  Int8Options options;
+  options.samples = Samples(1);
+  options.fp32_where_faster = true;
+  options.speed_min_runs = 5;
+  options.speed_min_seconds = 0.05;
+  QuantReport report;
+  auto model = CompileForTarget(graph, bf16, {}, options, &report);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::set<std::string> kept;
+  for (const LayerSpeed& layer : report.kept_slower) {
+    EXPECT_GT(layer.fp32_ms, 0) << layer.name << ": not timed";
+    EXPECT_GE(layer.low_ms, layer.fp32_ms) << layer.name;
+    kept.insert(layer.name);
+  }
+  for (const KernelInfo& k : (*model)->kernels()) {
+    if (!bf16_layers.contains(k.name)) continue;
+    if (kept.contains(k.name)) {
+      EXPECT_EQ(k.precision, "fp32") << k.name;
+      EXPECT_NE(k.precision_reason.find("bf16 measured no faster"), std::string::npos) << k.precision_reason;
+    } else {
+      EXPECT_EQ(k.precision, "bf16") << k.name << ": " << k.precision_reason;
+    }
   }
 }
 

@@ -202,6 +202,15 @@ std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, co
 
 // Profiles written by earlier chipfit versions (the test data) read into the typed run and written
 // back are the same document, field by field; the writer only adds `source`.
+TEST(ProfileSessionTest, TheBf16NoteNamesEachLayerKeptInFp32WithBothTimes) {
+  QuantReport report;
+  EXPECT_EQ(DescribeBf16Choice(report), "") << "no note when every layer runs in bf16";
+  report.kept_slower = {{"dw1", {"dw1"}, 0.25, 0.125}, {"dw2", {"dw2", "bn2"}, 0.5, 0.5}};
+  EXPECT_EQ(DescribeBf16Choice(report),
+            "2 layer(s) kept in fp32, bf16 measured no faster here (bf16 vs fp32 median, --int8-all-layers to run "
+            "them in bf16): dw1 (0.250 vs 0.125 ms), dw2 (0.500 vs 0.500 ms)");
+}
+
 TEST(ProfileJsonTest, AStoredProfileReadAndWrittenBackKeepsEveryField) {
   for (const char* name : {"sample_run.json", "sample_run_recommended.json"}) {
     std::ifstream in(fs::path(CHIPFIT_SOURCE_DIR) / "tests/data" / name);
