@@ -340,8 +340,9 @@ QWidget* TargetsPage::buildRunSettings() {
   int8_layers_->setCurrentIndex(
       int8_layers_->findData(defaults.int8_all_layers ? QStringLiteral("all") : QStringLiteral("faster")));
   int8_layers_->setToolTip(
-      tr("int8 targets time each layer in int8 and fp32 when compiling and keep fp32 where int8 is no faster; "
-         "'Every eligible layer' quantises them all (as chipfit --int8-all-layers)"));
+      tr("int8 and bf16 targets time each layer in their precision and in fp32 when compiling and keep fp32 "
+         "where the low precision is no faster; 'Every eligible layer' runs them all in int8 (bf16), as chipfit "
+         "--int8-all-layers"));
   drift_samples_ = SpinBox(QStringLiteral("driftSamples"), 1, 10'000, defaults.drift_samples, box);
   drift_samples_->setToolTip(tr("Inputs compared against the reference for accuracy drift"));
 
