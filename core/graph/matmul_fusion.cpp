@@ -236,10 +236,98 @@ class MatMulFuser : GraphIndex {
   }
 
   std::set<size_t> claimed_;
+
+ public:
+  // FoldTransposesIntoMatMul: each MatMul / FusedMatMul with its operands' Transposes, a scalar scale and
+  // its result's Transpose as attributes.
+  int FoldTransposes() {
+    std::vector<FusedRewrite> rewrites;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const Node& mm = graph_.nodes[i];
+      const bool fused = mm.op_type == "FusedMatMul" && mm.domain == kChipfitDomain;
+      if (claimed_.contains(i) || !(IsOnnxOp(mm, "MatMul") || fused) || mm.inputs.size() < 2 ||
+          mm.outputs.size() != 1 || mm.outputs[0].empty()) {
+        continue;
+      }
+      if (mm.attributes.contains("perm_a") || mm.attributes.contains("perm_b") || mm.attributes.contains("perm_y")) {
+        continue;
+      }
+      Node folded = mm;
+      folded.op_type = "FusedMatMul";
+      folded.domain = kChipfitDomain;
+      std::vector<size_t> rest;
+      for (size_t k = 0; k < 2; ++k) {
+        auto writer = producer_.find(mm.inputs[k]);
+        if (writer == producer_.end() || claimed_.contains(writer->second) || Sole(mm.inputs[k]) != i) continue;
+        const Node& t = graph_.nodes[writer->second];
+        const std::vector<int64_t> perm = t.GetInts("perm");
+        if (!IsOnnxOp(t, "Transpose") || t.inputs.size() != 1 || t.outputs.size() != 1 || perm.size() < 2) continue;
+        folded.inputs[k] = t.inputs[0];
+        folded.attributes[k == 0 ? "perm_a" : "perm_b"] = Ints(perm);
+        rest.push_back(writer->second);
+      }
+      // A scale by a float32 constant: only on a bare product (a bias would be scaled too).
+      const bool bare =
+          !fused || (mm.inputs.size() < 3 && !mm.attributes.contains("activation") && !mm.attributes.contains("alpha"));
+      std::string out = mm.outputs[0];
+      bool scaled = false;
+      bool transposed = false;
+      while (std::optional<size_t> reader = Sole(out)) {
+        const Node& n = graph_.nodes[*reader];
+        if (!scaled && bare && (IsOnnxOp(n, "Div") || IsOnnxOp(n, "Mul")) && n.inputs.size() == 2 &&
+            n.outputs.size() == 1) {
+          const bool div = IsOnnxOp(n, "Div");
+          const std::string& other = n.inputs[0] == out ? n.inputs[1] : (div ? std::string() : n.inputs[0]);
+          auto c = graph_.initializers.find(other);
+          const std::optional<double> v = Scalar(other);
+          if (c != graph_.initializers.end() && c->second.dtype() == DType::kF32 && v && *v != 0 && std::isfinite(*v)) {
+            Attribute alpha;
+            alpha.kind = Attribute::Kind::kFloat;
+            alpha.f = static_cast<float>(div ? 1.0 / *v : *v);
+            folded.attributes["alpha"] = alpha;
+            scaled = true;
+            rest.push_back(*reader);
+            out = n.outputs[0];
+            continue;
+          }
+        }
+        const std::vector<int64_t> perm = n.GetInts("perm");
+        if (!transposed && IsOnnxOp(n, "Transpose") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+            perm.size() >= 2) {
+          folded.attributes["perm_y"] = Ints(perm);
+          transposed = true;
+          rest.push_back(*reader);
+          out = n.outputs[0];
+          continue;
+        }
+        break;
+      }
+      if (rest.empty()) continue;
+      claimed_.insert(i);
+      claimed_.insert(rest.begin(), rest.end());
+      folded.outputs = {out};
+      folded.covers = CoversOf(i, rest);
+      rest.push_back(i);
+      rewrites.push_back({std::move(rest), std::move(folded)});
+    }
+    const int count = static_cast<int>(rewrites.size());
+    if (count > 0) ReplaceWithFused(std::move(rewrites));
+    return count;
+  }
+
+ private:
+  static Attribute Ints(const std::vector<int64_t>& values) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints = values;
+    return a;
+  }
 };
 
 }  // namespace
 
 int FuseMatMulBiasActivation(Graph& graph) { return MatMulFuser(graph).Run(); }
+
+int FoldTransposesIntoMatMul(Graph& graph) { return MatMulFuser(graph).FoldTransposes(); }
 
 }  // namespace chipfit

@@ -85,6 +85,16 @@ int FoldPadIntoConv(Graph& graph);
 // the number of rewrites.
 int FuseMatMulBiasActivation(Graph& graph);
 
+// The attention products as one kernel each: a MatMul (or FusedMatMul) whose operands are written by a
+// Transpose nothing else reads, whose product is scaled by a float32 constant (Div or Mul; only a
+// product without bias or activation) and whose result's only reader is a Transpose becomes one
+// com.chipfit FusedMatMul with attributes perm_a / perm_b (the operands' permutations), alpha and
+// perm_y (the result's), which a device reads and writes through strides instead of copying: the head
+// split and merge of multi-head attention (Reshape → Transpose(0, 2, 1, 3) → MatMul, K as
+// Transpose(0, 2, 3, 1)) and its 1/√d. Transposes without a `perm` attribute stay. Returns the number
+// of rewritten products.
+int FoldTransposesIntoMatMul(Graph& graph);
+
 // Rewrites Conv [→ Add(conv, Z)] [→ activation] into one com.chipfit FusedConv node:
 //   Y = activation(Conv(X, W, B) + Z)
 // with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for

@@ -266,9 +266,11 @@ Status RunGemm(KernelContext& ctx) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
-// FusedMatMul (com.chipfit, written by FuseMatMulBiasActivation):
-//   Y = activation(MatMul(A, B) + bias),  bias [N] (optional), activation "", Relu, Gelu (the erf
-//   form) or GeluTanh (the tanh approximation).
+// FusedMatMul (com.chipfit, written by FuseMatMulBiasActivation and FoldTransposesIntoMatMul):
+//   Y = Transpose(activation(alpha · MatMul(Transpose(A, perm_a), Transpose(B, perm_b)) + bias), perm_y)
+//   bias [N] (optional), activation "", Relu, Gelu (the erf form) or GeluTanh (the tanh approximation),
+//   alpha (default 1), perm_a / perm_b / perm_y (optional permutations, as Transpose's perm). With a bias,
+//   an activation or an alpha the inputs are float32; otherwise any type MatMul takes.
 
 namespace {
 
@@ -297,37 +299,120 @@ double ActivateMatMul(MatMulActivation act, double x) {
   return x;
 }
 
+// A FusedMatMul permutation attribute for a value of `rank` dims; empty when the attribute is absent.
+Result<std::vector<int64_t>> ReadMatMulPerm(const Node& node, const char* attr, size_t rank) {
+  std::vector<int64_t> perm = node.GetInts(attr);
+  if (perm.empty()) return perm;
+  std::vector<bool> seen(rank, false);
+  bool valid = perm.size() == rank;
+  for (size_t i = 0; valid && i < perm.size(); ++i) {
+    valid = perm[i] >= 0 && perm[i] < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(perm[i])];
+    if (valid) seen[static_cast<size_t>(perm[i])] = true;
+  }
+  if (!valid) {
+    return InvalidArgument(node.Describe() + ": " + attr + " is not a permutation of the " + std::to_string(rank) +
+                           " dims of its value");
+  }
+  return perm;
+}
+
+Shape PermutedShape(const Shape& shape, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return shape;
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = shape[static_cast<size_t>(perm[i])];
+  return out;
+}
+
+// Transpose(values of `shape`, perm), row-major.
+template <typename T>
+std::vector<T> PermuteValues(const std::vector<T>& values, const Shape& shape, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return values;
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  const Shape out_shape = PermutedShape(shape, perm);
+  std::vector<T> out(values.size());
+  std::vector<int64_t> index(rank, 0);
+  for (size_t o = 0; o < out.size(); ++o) {
+    int64_t from = 0;
+    for (size_t d = 0; d < rank; ++d) from += index[d] * strides[static_cast<size_t>(perm[d])];
+    out[o] = values[static_cast<size_t>(from)];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out_shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+struct FusedMatMulAttrs {
+  MatMulActivation activation = MatMulActivation::kNone;
+  double alpha = 1.0;
+  std::vector<int64_t> perm_a, perm_b, perm_y;
+};
+
+Result<FusedMatMulAttrs> ReadFusedMatMul(const Node& node, const Shape& a, const Shape& b) {
+  FusedMatMulAttrs f;
+  ASSIGN_OR_RETURN(f.activation, ReadMatMulActivation(node));
+  f.alpha = node.GetFloat("alpha", 1.0f);
+  ASSIGN_OR_RETURN(f.perm_a, ReadMatMulPerm(node, "perm_a", a.size()));
+  ASSIGN_OR_RETURN(f.perm_b, ReadMatMulPerm(node, "perm_b", b.size()));
+  return f;
+}
+
 }  // namespace
 
 Status InferFusedMatMul(InferContext& ctx) {
-  RETURN_IF_ERROR(InferMatMul(ctx));
-  RETURN_IF_ERROR(ReadMatMulActivation(ctx.node()).status());
-  if (ctx.input(0)->dtype != DType::kF32) return ctx.Error("A must be float32");
+  if (ctx.input(0) == nullptr || ctx.input(1) == nullptr) return ctx.Error("inputs A and B are required");
+  RETURN_IF_ERROR(CheckDType(ctx, 0, kMatMulDTypes));
+  RETURN_IF_ERROR(CheckSameDType(ctx, 0, 1));
+  ASSIGN_OR_RETURN(const FusedMatMulAttrs f, ReadFusedMatMul(ctx.node(), ctx.input(0)->shape, ctx.input(1)->shape));
+  ASSIGN_OR_RETURN(MatMulGeometry g, ReadMatMul(ctx.node(), PermutedShape(ctx.input(0)->shape, f.perm_a),
+                                                PermutedShape(ctx.input(1)->shape, f.perm_b)));
   const ValueInfo* bias = ctx.input(2);
-  if (bias == nullptr) return Status::Ok();
-  const Shape& out = ctx.outputs()[0].shape;
-  const int64_t n = out.empty() ? 1 : out.back();
-  if (bias->dtype != DType::kF32 || bias->shape.size() != 1 || (n >= 0 && bias->shape[0] >= 0 && bias->shape[0] != n)) {
-    return ctx.Error("bias must be float32 [" + std::to_string(n) + "], got " + ShapeToString(bias->shape));
+  const bool arithmetic = bias != nullptr || f.activation != MatMulActivation::kNone || f.alpha != 1.0;
+  if (arithmetic && ctx.input(0)->dtype != DType::kF32) {
+    return ctx.Error("A must be float32 with a bias, an activation or an alpha");
   }
+  if (bias != nullptr) {
+    const int64_t n = g.out.empty() ? 1 : g.out.back();
+    if (bias->dtype != DType::kF32 || bias->shape.size() != 1 ||
+        (n >= 0 && bias->shape[0] >= 0 && bias->shape[0] != n)) {
+      return ctx.Error("bias must be float32 [" + std::to_string(n) + "], got " + ShapeToString(bias->shape));
+    }
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> perm_y, ReadMatMulPerm(ctx.node(), "perm_y", g.out.size()));
+  ctx.SetOutput(0, ctx.input(0)->dtype, PermutedShape(g.out, perm_y));
   return Status::Ok();
 }
 
 Status RunFusedMatMul(KernelContext& ctx) {
-  ASSIGN_OR_RETURN(const MatMulActivation act, ReadMatMulActivation(ctx.node()));
   const Tensor& a = *ctx.input(0);
   const Tensor& b = *ctx.input(1);
-  ASSIGN_OR_RETURN(MatMulGeometry g, ReadMatMul(ctx.node(), a.shape(), b.shape()));
-  std::vector<double> y = MatMulCore(g, ToDoubles(a), ToDoubles(b));
+  ASSIGN_OR_RETURN(const FusedMatMulAttrs f, ReadFusedMatMul(ctx.node(), a.shape(), b.shape()));
+  ASSIGN_OR_RETURN(MatMulGeometry g,
+                   ReadMatMul(ctx.node(), PermutedShape(a.shape(), f.perm_a), PermutedShape(b.shape(), f.perm_b)));
+  ASSIGN_OR_RETURN(const std::vector<int64_t> perm_y, ReadMatMulPerm(ctx.node(), "perm_y", g.out.size()));
+  if (!IsFloatingDType(a.dtype())) {
+    const std::vector<uint64_t> y = MatMulCore(g, PermuteValues(ToWrapped(a), a.shape(), f.perm_a),
+                                               PermuteValues(ToWrapped(b), b.shape(), f.perm_b));
+    StoreWrapped(PermuteValues(y, g.out, perm_y), ctx.output(0));
+    return Status::Ok();
+  }
+  std::vector<double> y =
+      MatMulCore(g, PermuteValues(ToDoubles(a), a.shape(), f.perm_a), PermuteValues(ToDoubles(b), b.shape(), f.perm_b));
+  if (f.alpha != 1.0) {
+    for (double& v : y) v *= f.alpha;
+  }
   if (const Tensor* bias = ctx.input(2)) {
     const std::vector<double> bs = ToDoubles(*bias);
     if (bs.empty()) return ctx.Error("empty bias");
     for (size_t i = 0; i < y.size(); ++i) y[i] += bs[i % bs.size()];
   }
-  if (act != MatMulActivation::kNone) {
-    for (double& v : y) v = ActivateMatMul(act, v);
+  if (f.activation != MatMulActivation::kNone) {
+    for (double& v : y) v = ActivateMatMul(f.activation, v);
   }
-  StoreDoubles(y, ctx.output(0));
+  StoreDoubles(PermuteValues(y, g.out, perm_y), ctx.output(0));
   return Status::Ok();
 }
 

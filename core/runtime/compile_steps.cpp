@@ -431,6 +431,11 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
       (!options.kernels->Find("FusedMatMul", kChipfitDomain, target.kind, target.precision).empty() ||
        !options.kernels->Find("FusedMatMul", kChipfitDomain, target.kind, Precision::kFp32).empty());
   if (options.fuse && device_fuses_matmul) stats.fused += FuseMatMulBiasActivation(graph);
+  // Attention's head transposes and scale as strides and an output scale of its products: the CPU's
+  // FusedMatMul reads them (oneDNN matmul takes strided operands).
+  if (options.fuse && device_fuses_matmul && target.kind == DeviceKind::kCpu) {
+    stats.fused += FoldTransposesIntoMatMul(graph);
+  }
   return Status();
 }
 

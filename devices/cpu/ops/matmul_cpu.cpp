@@ -23,6 +23,7 @@ using dt = memory::data_type;
 // equal ranks (1-D operands and missing batch dims become 1s), strides expressing transA/transB.
 struct GemmSpec {
   memory::dims a_dims, a_strides, b_dims, b_strides, d_dims;
+  memory::dims d_strides{};  // empty: row-major (FusedMatMul's perm_y writes through others)
   int64_t m = 1, k = 1, n = 1;
   const Tensor* b_value = nullptr;  // constant B, else nullptr
   float alpha = 1.0f, beta = 1.0f;
@@ -37,29 +38,79 @@ memory::dims RowMajorStrides(const memory::dims& dims) {
   return strides;
 }
 
+// FusedMatMul's perm_a / perm_b / perm_y (empty: none) for a value of `rank` dims.
+Result<std::vector<int64_t>> ReadPerm(const Node& node, const char* attr, size_t rank) {
+  std::vector<int64_t> perm = node.GetInts(attr);
+  if (perm.empty()) return perm;
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted.size() != rank || sorted[i] != static_cast<int64_t>(i)) {
+      return InvalidArgument(node.Describe() + ": " + attr + " is not a permutation of " + std::to_string(rank) +
+                             " dims");
+    }
+  }
+  return perm;
+}
+
+// An operand as the product reads it: Transpose(value, perm) is the value's own bytes with its dims
+// and row-major strides permuted (no copy).
+void PermuteOperand(const Shape& shape, const std::vector<int64_t>& perm, Shape& dims, memory::dims& strides) {
+  const memory::dims plain = RowMajorStrides(memory::dims(shape.begin(), shape.end()));
+  dims = shape;
+  strides = plain;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    dims[i] = shape[static_cast<size_t>(perm[i])];
+    strides[i] = plain[static_cast<size_t>(perm[i])];
+  }
+}
+
+void CanonicalStridesOfOnes(const memory::dims& dims, memory::dims& strides) {
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] == 1) strides[i] = i + 1 < dims.size() ? strides[i + 1] * dims[i + 1] : 1;
+  }
+}
+
 Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
-  const Shape& a = init.inputs[0]->shape;
-  const Shape& b = init.inputs[1]->shape;
-  if (a.empty() || b.empty()) return Unsupported("MatMul of a scalar");
+  const Node& node = init.node;
+  const bool fused = node.op_type == "FusedMatMul";
+  const Shape& a_in = init.inputs[0]->shape;
+  const Shape& b_in = init.inputs[1]->shape;
+  if (a_in.empty() || b_in.empty()) return Unsupported("MatMul of a scalar");
+  std::vector<int64_t> perm_a, perm_b;
+  if (fused) {
+    ASSIGN_OR_RETURN(perm_a, ReadPerm(node, "perm_a", a_in.size()));
+    ASSIGN_OR_RETURN(perm_b, ReadPerm(node, "perm_b", b_in.size()));
+  }
+  Shape a, b;
+  memory::dims a_in_strides, b_in_strides;
+  PermuteOperand(a_in, perm_a, a, a_in_strides);
+  PermuteOperand(b_in, perm_b, b, b_in_strides);
   GemmSpec s;
   // A 1-D A is a row [1, K], a 1-D B a column [K, 1]; missing leading batch dims are 1s.
   const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
   const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  if (a.size() == 1) a_in_strides = {a[0], 1};
+  if (b.size() == 1) b_in_strides = {1, 1};
   const size_t rank = std::max(a2.size(), b2.size());
   memory::dims ad(rank, 1), bd(rank, 1);
+  // Added leading dims of 1 take the whole operand's size as their stride (as row-major would).
+  memory::dims as(rank, NumElements(a2)), bs(rank, NumElements(b2));
   std::copy(a2.begin(), a2.end(), ad.begin() + static_cast<std::ptrdiff_t>(rank - a2.size()));
   std::copy(b2.begin(), b2.end(), bd.begin() + static_cast<std::ptrdiff_t>(rank - b2.size()));
+  std::copy(a_in_strides.begin(), a_in_strides.end(), as.begin() + static_cast<std::ptrdiff_t>(rank - a2.size()));
+  std::copy(b_in_strides.begin(), b_in_strides.end(), bs.begin() + static_cast<std::ptrdiff_t>(rank - b2.size()));
   s.m = ad[rank - 2];
   s.k = ad[rank - 1];
   s.n = bd[rank - 1];
   if (bd[rank - 2] != s.k) {
-    return InvalidArgument(init.node.Describe() + ": inner dims differ: A " + ShapeToString(a) + " and B " +
+    return InvalidArgument(node.Describe() + ": inner dims differ: A " + ShapeToString(a) + " and B " +
                            ShapeToString(b));
   }
   s.d_dims.assign(rank, 1);
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) {
-      return InvalidArgument(init.node.Describe() + ": batch dims of " + ShapeToString(a) + " and " + ShapeToString(b) +
+      return InvalidArgument(node.Describe() + ": batch dims of " + ShapeToString(a) + " and " + ShapeToString(b) +
                              " do not broadcast");
     }
     s.d_dims[i] = std::max(ad[i], bd[i]);
@@ -68,21 +119,48 @@ Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
   s.d_dims[rank - 1] = s.n;
   s.a_dims = ad;
   s.b_dims = bd;
+  s.a_strides = as;
+  s.b_strides = bs;
   s.b_value = init.inputs[1]->value;
+  if (fused) s.alpha = node.GetFloat("alpha", 1.0f);
+  // The result's perm_y: D is written where Transpose(D, perm_y), row-major, keeps each element. Only
+  // the output's own dims (no 1-D operand's dropped dim) can be permuted.
+  std::vector<int64_t> perm_y;
+  if (fused) {
+    const size_t out_rank = rank - (a.size() == 1 ? 1 : 0) - (b.size() == 1 ? 1 : 0);
+    ASSIGN_OR_RETURN(perm_y, ReadPerm(node, "perm_y", out_rank));
+    if (!perm_y.empty() && out_rank != rank) return Unsupported("perm_y with a 1-D operand");
+  }
+  if (!perm_y.empty()) {
+    memory::dims y_dims(rank);
+    for (size_t i = 0; i < rank; ++i) y_dims[i] = s.d_dims[static_cast<size_t>(perm_y[i])];
+    const memory::dims y_strides = RowMajorStrides(y_dims);
+    s.d_strides.assign(rank, 0);
+    for (size_t i = 0; i < rank; ++i) s.d_strides[static_cast<size_t>(perm_y[i])] = y_strides[i];
+  }
+  // A dim of size 1 is never stepped along: its stride is the one row-major order would give it, so that
+  // oneDNN sees the layout as the plain one it is (brgemm instead of the generic gemm).
+  CanonicalStridesOfOnes(s.a_dims, s.a_strides);
+  CanonicalStridesOfOnes(s.b_dims, s.b_strides);
+  if (!s.d_strides.empty()) CanonicalStridesOfOnes(s.d_dims, s.d_strides);
+  // A permutation that moves only dims of 1 leaves the bytes in row-major order.
+  if (s.d_strides == RowMajorStrides(s.d_dims)) s.d_strides.clear();
+  const bool a_row_major = s.a_strides == RowMajorStrides(s.a_dims);
   // A B without batch dims (2-D, or all of them 1) is one weight matrix for every row of A: the
   // leading dims of A fold into M, so [L, 1, E] x [E, 3E] is one [L, E] x [E, 3E] product instead
   // of L products with M = 1 (oneDNN's batched kernels are far slower there), and the weights are
-  // packed once for a 2-D product. A is row-major, so [..., M, K] is [prod(...) * M, K] as it stands.
+  // packed once for a 2-D product. A row-major A [..., M, K] is [prod(...) * M, K] as it stands
+  // (a permuted A or result is not).
   const bool b_unbatched = std::all_of(bd.begin(), bd.end() - 2, [](memory::dim d) { return d == 1; });
-  if (rank > 2 && b_unbatched) {
+  if (rank > 2 && b_unbatched && a_row_major && s.d_strides.empty()) {
     const int64_t rows = NumElements(Shape(s.d_dims.begin(), s.d_dims.end() - 1));
     s.m = rows;
     s.a_dims = {rows, s.k};
     s.b_dims = {s.k, s.n};
     s.d_dims = {rows, s.n};
+    s.a_strides = RowMajorStrides(s.a_dims);
+    s.b_strides = {s.b_strides[rank - 2], s.b_strides[rank - 1]};
   }
-  s.a_strides = RowMajorStrides(s.a_dims);
-  s.b_strides = RowMajorStrides(s.b_dims);
   return s;
 }
 
@@ -151,6 +229,7 @@ class GemmKernel final : public IKernel {
     const bool bf16 = mode == GemmMode::kBf16;
     const bool b_const = s.b_value != nullptr;
     if (int8 && !b_const) return Unsupported("int8 " + node.op_type + " needs a constant B (weights)");
+    if (int8 && !node.GetInts("perm_b").empty()) return Unsupported("int8 with a permuted B");
     const size_t rank = s.d_dims.size();
 
     ActivationQuant aq;
@@ -192,14 +271,20 @@ class GemmKernel final : public IKernel {
     const memory::desc a_f32_md(s.a_dims, dt::f32, s.a_strides);
     const bool convert_a = int8 || bf16;
     const memory::desc src_md = convert_a ? memory::desc(s.a_dims, src_type, RowMajorStrides(s.a_dims)) : a_f32_md;
-    const memory::desc d_md(s.d_dims, dt::f32, RowMajorStrides(s.d_dims));
+    const memory::desc d_md(s.d_dims, dt::f32, s.d_strides.empty() ? RowMajorStrides(s.d_dims) : s.d_strides);
     memory::desc b_user_md(s.b_dims, dt::f32, s.b_strides);
     // A run-time bf16 B is rounded each run into a plain bf16 copy.
     memory::desc w_md = b_const ? memory::desc(s.b_dims, w_type, tag::any)
                         : bf16  ? memory::desc(s.b_dims, dt::bf16, RowMajorStrides(s.b_dims))
                                 : b_user_md;
     memory::desc bias_md;
-    if (bias) bias_md = inner_product ? memory::desc({s.n}, dt::f32, tag::a) : memory::desc({1, s.n}, dt::f32, tag::ab);
+    if (bias) {
+      // The bias has the product's rank: 1s, then N.
+      memory::dims bias_dims(s.d_dims.size(), 1);
+      bias_dims.back() = s.n;
+      bias_md = inner_product ? memory::desc({s.n}, dt::f32, tag::a)
+                              : memory::desc(bias_dims, dt::f32, RowMajorStrides(bias_dims));
+    }
     if (inner_product) {
       // inner_product weights are [N, K]: B [K, N] read as its transpose.
       b_user_md = memory::desc({s.n, s.k}, dt::f32, {s.b_strides[1], s.b_strides[0]});
