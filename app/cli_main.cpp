@@ -396,6 +396,7 @@ void PrintPlacement(const CompiledModel& model) {
     const KernelInfo& k = model.kernels()[i];
     std::string note = !k.fallback_reason.empty() ? "fallback: " + k.fallback_reason : k.precision_reason;
     if (k.onnx_nodes.size() > 1) note = "covers " + Join(k.onnx_nodes, "+") + (note.empty() ? "" : "; " + note);
+    if (!k.isa.empty()) note = "isa " + k.isa + (note.empty() ? "" : "; " + note);
     fmt::print("{:>4}  {:<28} {:<16} {:<9} {:<28} {:<5} {}\n", i, k.name.substr(0, 28), k.op_type.substr(0, 16),
                k.device, k.implementation.substr(0, 28), k.precision, note);
   }
@@ -409,6 +410,7 @@ nlohmann::json PlacementJson(const CompiledModel& model) {
                        {"onnx_nodes", k.onnx_nodes},
                        {"device", k.device},
                        {"implementation", k.implementation},
+                       {"isa", k.isa},
                        {"precision", k.precision},
                        {"precision_reason", k.precision_reason},
                        {"fallback_reason", k.fallback_reason}});
@@ -479,7 +481,9 @@ int RunInspect(const std::string& path, const std::vector<std::string>& shapes, 
                      target->DeviceId());
         }
         if (is_int8) fmt::print("      {}\n", DescribeQuantReport(quant));
-        if (const std::string bf16 = DescribeBf16Choice(quant); !bf16.empty()) fmt::print("      {}\n", bf16);
+        if (target->precision == Precision::kBf16 && !DescribeBf16Choice(quant).empty()) {
+          fmt::print("      {}\n", DescribeBf16Choice(quant));
+        }
         PrintPlacement(**placed);
       }
       return kExitOk;
@@ -556,7 +560,9 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
     }
   }
   if (target->precision == Precision::kInt8) fmt::print(stderr, "{}\n", DescribeQuantReport(quant));
-  if (const std::string bf16 = DescribeBf16Choice(quant); !bf16.empty()) fmt::print(stderr, "{}\n", bf16);
+  if (target->precision == Precision::kBf16 && !DescribeBf16Choice(quant).empty()) {
+    fmt::print(stderr, "{}\n", DescribeBf16Choice(quant));
+  }
   std::map<std::string, Tensor> inputs;
   for (const std::string& spec : input_files) {
     const auto eq = spec.find('=');

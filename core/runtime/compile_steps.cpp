@@ -185,6 +185,7 @@ Status TryImplementations(const CompileState& state, NodeStep& lowered, const In
       lowered.step.kernel = std::move(created).value();
       lowered.info.device = kind == target.kind ? target.DeviceId() : std::string(DeviceKindName(kind));
       lowered.info.implementation = impl.name;
+      lowered.info.isa = lowered.step.kernel->Isa();
       lowered.info.precision = PrecisionName(precision);
       return Status();
     }

@@ -173,6 +173,9 @@ class IKernel {
   virtual bool AllocatesOutputs() const { return false; }
   // Kernels built at run time for the shapes met: what the last Run used (nullptr: fixed at compile time).
   virtual const RunTimeChoice* LastChoice() const { return nullptr; }
+  // The library implementation and instruction set of its main computation (KernelInfo::isa); empty
+  // when the kernel does not know one.
+  virtual std::string Isa() const { return {}; }
 };
 
 // What an implementation's Init sees: the node, its inputs (dtype, shape with dims < 0 when known

@@ -16,6 +16,10 @@ struct KernelInfo {
   std::vector<std::string> onnx_nodes;  // names of every ONNX node this kernel computes
   std::string device;                   // "ref", "cpu", "opencl:0"
   std::string implementation;           // "reference", "onednn:jit:avx2" …
+  // What the device library says runs it, with the instruction set: oneDNN's implementation name
+  // ("brg:avx512_core_amx_bf16", "jit:uni"); empty where the kernel's code is chipfit's own or the
+  // library does not say.
+  std::string isa{};
   std::string fallback_reason{};        // non-empty when the target's device refused the node
   std::vector<std::string> outputs{};   // value names of the kernel's outputs ("" when omitted)
   std::string precision = "fp32";       // the precision it computes in

@@ -154,4 +154,15 @@ void EltwiseChain::AppendTo(dnnl::post_ops& ops) const {
   for (const Op& op : ops_) ops.append_eltwise(1.0f, op.alg, op.alpha, op.beta);
 }
 
+std::string PrimitiveCall::Impl() const {
+  if (!primitive_) return {};
+  const char* info = nullptr;
+  if (dnnl_primitive_desc_query(primitive_.get_primitive_desc(), dnnl_query_impl_info_str, 0,
+                                static_cast<void*>(&info)) != dnnl_success ||
+      info == nullptr) {
+    return {};
+  }
+  return info;
+}
+
 }  // namespace chipfit::cpu

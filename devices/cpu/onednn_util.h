@@ -73,6 +73,9 @@ class PrimitiveCall {
     Stream().wait();
   }
   dnnl::memory& arg(int id) { return args_.at(id); }
+  // oneDNN's name for the implementation it chose, with its instruction set ("brg:avx512_core_amx");
+  // empty before a primitive is set.
+  std::string Impl() const;
 
   // The common case: a primitive with one source and one destination (eltwise, softmax, reduction,
   // pooling, reorder), bound to new data on each run.

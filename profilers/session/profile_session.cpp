@@ -519,7 +519,9 @@ PreparedTarget CompileTarget(const ProfileOptions& options, RunSetup& setup, siz
   QuantReport quant;
   auto compiled = CompileForTarget(*setup.graph, target, p.compile, int8, &quant);
   if (compiled.ok() && target.precision == Precision::kInt8) p.result.notes.push_back(DescribeQuantReport(quant));
-  if (compiled.ok() && !DescribeBf16Choice(quant).empty()) p.result.notes.push_back(DescribeBf16Choice(quant));
+  if (compiled.ok() && target.precision == Precision::kBf16 && !DescribeBf16Choice(quant).empty()) {
+    p.result.notes.push_back(DescribeBf16Choice(quant));
+  }
   if (compiled.ok()) {
     const std::vector<std::string> lint = TensorCoreChannelLint(*setup.graph, target);
     constexpr size_t kShown = 8;

@@ -99,7 +99,8 @@ GraphCompiler CeilingCompiler();
 
 // The note an int8 target carries about its calibration (also printed by `inspect` and `run`).
 std::string DescribeQuantReport(const QuantReport& q);
-// The note a bf16 target carries when layers stayed fp32 as no faster in bf16 (empty when none did).
+// The note a bf16 target carries when layers stayed fp32 as no faster in bf16 (empty when none did); for
+// a report of a bf16 compile only (an int8 one lists its own in DescribeQuantReport).
 std::string DescribeBf16Choice(const QuantReport& q);
 
 // Deterministic inputs for a seed: each input draws its own stream, keyed by its name (`run --seed`,

@@ -319,6 +319,11 @@ TEST(CliInspectTest, TargetPlacementJson) {
   for (const auto& k : kernels) {
     on_cpu += k["device"] == "cpu" ? 1 : 0;
     covered += static_cast<int>(k["onnx_nodes"].size());
+    // oneDNN kernels say which of its implementations (and instruction set) runs them.
+    const std::string implementation = k["implementation"];
+    if (implementation.starts_with("onednn:")) {
+      EXPECT_FALSE(k["isa"].get<std::string>().empty()) << k["name"];
+    }
   }
   EXPECT_EQ(on_cpu, static_cast<int>(kernels.size())) << o.out;
   EXPECT_GT(covered, static_cast<int>(kernels.size()));  // something was fused

@@ -295,6 +295,10 @@ class OnednnBinaryKernel final : public IKernel {
 
  private:
   OnednnBinaryKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   BroadcastPlan plan_;
   size_t first_ = 0;  // the input oneDNN reads as its full-shape source 0
@@ -349,6 +353,10 @@ class PowScalarKernel final : public IKernel {
 
  private:
   PowScalarKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
   int64_t n_ = 0;

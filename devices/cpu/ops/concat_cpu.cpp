@@ -97,6 +97,10 @@ class ConcatKernel final : public IKernel {
 
  private:
   ConcatKernel() = default;
+ public:
+  std::string Isa() const override { return concat_.Impl(); }
+
+ private:
   PrimitiveCall concat_;
   size_t inputs_ = 0;
   Layout layout_ = Layout::kPlain;

@@ -332,6 +332,10 @@ class ConvKernel final : public IKernel {
 
  private:
   ConvKernel() = default;
+ public:
+  std::string Isa() const override { return conv_.Impl(); }
+
+ private:
   PrimitiveCall conv_;
   PrimitiveCall quantize_;
   PrimitiveCall weight_reorder_;

@@ -300,6 +300,10 @@ class ConvTransposeKernel final : public IKernel {
     }
   }
 
+ public:
+  std::string Isa() const override { return deconv_.Impl(); }
+
+ private:
   PrimitiveCall deconv_;
   PrimitiveCall quantize_;
   PrimitiveCall weight_reorder_;

@@ -426,6 +426,10 @@ class GemmKernel final : public IKernel {
     }
   }
 
+ public:
+  std::string Isa() const override { return main_.Impl(); }
+
+ private:
   PrimitiveCall main_;
   PrimitiveCall quantize_;
   PrimitiveCall convert_b_;

@@ -92,6 +92,10 @@ class BatchNormKernel final : public IKernel {
 
  private:
   BatchNormKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
 };
@@ -206,6 +210,10 @@ class LayerNormKernel final : public IKernel {
 
  private:
   LayerNormKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   AffineInput scale_, shift_;
   bool stats_ = false;  // the Mean / InvStdDev outputs are wanted
@@ -282,6 +290,10 @@ class InstanceNormKernel final : public IKernel {
 
  private:
   InstanceNormKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
   int64_t channels_ = 1;

@@ -143,6 +143,10 @@ class PoolKernel final : public IKernel {
 
  private:
   PoolKernel() = default;
+ public:
+  std::string Isa() const override { return pool_.Impl(); }
+
+ private:
   PrimitiveCall pool_;
   Layout layout_ = Layout::kChannelsLast;
 };

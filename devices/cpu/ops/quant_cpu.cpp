@@ -236,6 +236,10 @@ class IntConvKernel final : public IKernel {
     }
   }
 
+ public:
+  std::string Isa() const override { return conv_.Impl(); }
+
+ private:
   PrimitiveCall conv_;
   memory weights_, bias_, zp_;
   ZeroPoint x_zp_;
@@ -554,6 +558,10 @@ class IntMatMulKernel final : public IKernel {
     for (size_t j = 0; j < column_sums_.size(); ++j) b[j] = bias_values_[j] - zp * column_sums_[j];
   }
 
+ public:
+  std::string Isa() const override { return matmul_.Impl(); }
+
+ private:
   PrimitiveCall matmul_;
   memory weights_, bias_;
   ZeroPoint a_zp_;
@@ -702,6 +710,10 @@ class IntMatMulGeneralKernel final : public IKernel {
 
  private:
   IntMatMulGeneralKernel() = default;
+ public:
+  std::string Isa() const override { return matmul_.Impl(); }
+
+ private:
   PrimitiveCall matmul_;
   std::vector<int8_t> b_s8_;
   std::vector<int32_t> acc_;

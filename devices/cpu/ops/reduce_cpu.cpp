@@ -355,6 +355,10 @@ class OnednnReduceKernel final : public IKernel {
 
  private:
   OnednnReduceKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
   Layout out_layout_ = Layout::kPlain;

@@ -38,6 +38,10 @@ class TransposeKernel final : public IKernel {
   }
 
  private:
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
 };
 

@@ -233,6 +233,10 @@ class ResizeKernel final : public IKernel {
 
  private:
   ResizeKernel() = default;
+ public:
+  std::string Isa() const override { return resample_.Impl(); }
+
+ private:
   PrimitiveCall resample_;
 };
 

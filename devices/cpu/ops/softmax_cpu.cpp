@@ -75,6 +75,10 @@ class SoftmaxKernel final : public IKernel {
 
  private:
   SoftmaxKernel() = default;
+ public:
+  std::string Isa() const override { return call_.Impl(); }
+
+ private:
   PrimitiveCall call_;
   Layout layout_ = Layout::kPlain;
 };

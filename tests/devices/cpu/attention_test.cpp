@@ -150,6 +150,7 @@ TEST_P(AttentionTest, HeadTransposesAndScaleAreStridesAndOutputsMatchTheReferenc
   }
   ASSERT_TRUE(kernels.contains("scores") && kernels.contains("context"));
   EXPECT_EQ(kernels["scores"]->op_type, "FusedMatMul");
+  EXPECT_FALSE(kernels["scores"]->isa.empty()) << "oneDNN names the implementation that runs it";
   EXPECT_EQ(kernels["scores"]->onnx_nodes, (std::vector<std::string>{"scores", "q", "kt", "scale"}));
   EXPECT_EQ(kernels["context"]->onnx_nodes, (std::vector<std::string>{"context", "v", "o1"}));
   EXPECT_EQ(kernels["q_reshape"]->implementation, "view (no copy)");
