@@ -20,10 +20,10 @@ struct KernelInfo {
   // ("brg:avx512_core_amx_bf16", "jit:uni"); empty where the kernel's code is chipfit's own or the
   // library does not say.
   std::string isa{};
-  std::string fallback_reason{};        // non-empty when the target's device refused the node
-  std::vector<std::string> outputs{};   // value names of the kernel's outputs ("" when omitted)
-  std::string precision = "fp32";       // the precision it computes in
-  std::string precision_reason{};       // why it runs in another precision than the target's
+  std::string fallback_reason{};       // non-empty when the target's device refused the node
+  std::vector<std::string> outputs{};  // value names of the kernel's outputs ("" when omitted)
+  std::string precision = "fp32";      // the precision it computes in
+  std::string precision_reason{};      // why it runs in another precision than the target's
   // Nodes inside an If/Loop/Scan body: the index of the control-flow kernel whose body runs it (its
   // name is then the path "If_25/then_branch/LSTM_719"); -1 for the main graph's kernels.
   int parent = -1;

@@ -295,6 +295,7 @@ class OnednnBinaryKernel final : public IKernel {
 
  private:
   OnednnBinaryKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 
@@ -353,6 +354,7 @@ class PowScalarKernel final : public IKernel {
 
  private:
   PowScalarKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 

@@ -97,6 +97,7 @@ class ConcatKernel final : public IKernel {
 
  private:
   ConcatKernel() = default;
+
  public:
   std::string Isa() const override { return concat_.Impl(); }
 

@@ -332,6 +332,7 @@ class ConvKernel final : public IKernel {
 
  private:
   ConvKernel() = default;
+
  public:
   std::string Isa() const override { return conv_.Impl(); }
 

@@ -92,6 +92,7 @@ class BatchNormKernel final : public IKernel {
 
  private:
   BatchNormKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 
@@ -210,6 +211,7 @@ class LayerNormKernel final : public IKernel {
 
  private:
   LayerNormKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 
@@ -290,6 +292,7 @@ class InstanceNormKernel final : public IKernel {
 
  private:
   InstanceNormKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 

@@ -143,6 +143,7 @@ class PoolKernel final : public IKernel {
 
  private:
   PoolKernel() = default;
+
  public:
   std::string Isa() const override { return pool_.Impl(); }
 

@@ -710,6 +710,7 @@ class IntMatMulGeneralKernel final : public IKernel {
 
  private:
   IntMatMulGeneralKernel() = default;
+
  public:
   std::string Isa() const override { return matmul_.Impl(); }
 

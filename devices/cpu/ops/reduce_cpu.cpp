@@ -355,6 +355,7 @@ class OnednnReduceKernel final : public IKernel {
 
  private:
   OnednnReduceKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 

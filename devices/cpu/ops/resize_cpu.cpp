@@ -233,6 +233,7 @@ class ResizeKernel final : public IKernel {
 
  private:
   ResizeKernel() = default;
+
  public:
   std::string Isa() const override { return resample_.Impl(); }
 

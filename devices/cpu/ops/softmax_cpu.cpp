@@ -75,6 +75,7 @@ class SoftmaxKernel final : public IKernel {
 
  private:
   SoftmaxKernel() = default;
+
  public:
   std::string Isa() const override { return call_.Impl(); }
 
