@@ -271,7 +271,7 @@ class GemmKernel final : public IKernel {
     const memory::desc a_f32_md(s.a_dims, dt::f32, s.a_strides);
     const bool convert_a = int8 || bf16;
     const memory::desc src_md = convert_a ? memory::desc(s.a_dims, src_type, RowMajorStrides(s.a_dims)) : a_f32_md;
-    const memory::desc d_md(s.d_dims, dt::f32, s.d_strides.empty() ? RowMajorStrides(s.d_dims) : s.d_strides);
+    memory::desc d_md(s.d_dims, dt::f32, s.d_strides.empty() ? RowMajorStrides(s.d_dims) : s.d_strides);
     memory::desc b_user_md(s.b_dims, dt::f32, s.b_strides);
     // A run-time bf16 B is rounded each run into a plain bf16 copy.
     memory::desc w_md = b_const ? memory::desc(s.b_dims, w_type, tag::any)
@@ -295,23 +295,41 @@ class GemmKernel final : public IKernel {
     memory::desc weights_desc;
     memory::desc pd_src_desc;
     std::string impl;
-    RETURN_IF_ERROR(Guard(node, inner_product ? "inner product" : "matmul", [&] {
-      if (inner_product) {
-        dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, w_md, bias_md, d_md);
-        dnnl::inner_product_forward::primitive_desc pd(desc, attr, Engine());
-        impl = pd.impl_info_str();
-        weights_desc = pd.weights_desc();
-        pd_src_desc = pd.src_desc();
-        primitive = dnnl::inner_product_forward(pd);
-      } else {
-        dnnl::matmul::desc desc(src_md, w_md, bias_md, d_md);
-        dnnl::matmul::primitive_desc pd(desc, attr, Engine());
-        impl = pd.impl_info_str();
-        weights_desc = pd.weights_desc();
-        pd_src_desc = pd.src_desc();
-        primitive = dnnl::matmul(pd);
-      }
-    }));
+    auto create = [&] {
+      return Guard(node, inner_product ? "inner product" : "matmul", [&] {
+        if (inner_product) {
+          dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, w_md, bias_md, d_md);
+          dnnl::inner_product_forward::primitive_desc pd(desc, attr, Engine());
+          impl = pd.impl_info_str();
+          weights_desc = pd.weights_desc();
+          pd_src_desc = pd.src_desc();
+          primitive = dnnl::inner_product_forward(pd);
+        } else {
+          dnnl::matmul::desc desc(src_md, w_md, bias_md, d_md);
+          dnnl::matmul::primitive_desc pd(desc, attr, Engine());
+          impl = pd.impl_info_str();
+          weights_desc = pd.weights_desc();
+          pd_src_desc = pd.src_desc();
+          primitive = dnnl::matmul(pd);
+        }
+      });
+    };
+    Status created = create();
+    if (!s.d_strides.empty() && (!created.ok() || IsReferenceImpl(impl))) {
+      // oneDNN has only its reference loop for writing this order (a permuted result whose columns are
+      // not contiguous, ConvNeXt's channels-last Linear back to NCHW): the product is written row-major
+      // and reordered into place, as a Transpose kernel would.
+      const memory::desc permuted = d_md;
+      d_md = memory::desc(s.d_dims, dt::f32, RowMajorStrides(s.d_dims));
+      created = create();
+      RETURN_IF_ERROR(Guard(node, "result reorder", [&] {
+        kernel->permute_out_ =
+            PrimitiveCall::SrcDst(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), d_md, Engine(), permuted)),
+                                  d_md, permuted, DNNL_ARG_FROM, DNNL_ARG_TO);
+      }));
+      kernel->product_.resize(d_md.get_size() / sizeof(float));
+    }
+    RETURN_IF_ERROR(created);
     if (IsReferenceImpl(impl)) return Unsupported("only oneDNN's reference implementation (" + impl + ")");
 
     std::unordered_map<int, memory> args;
@@ -402,8 +420,9 @@ class GemmKernel final : public IKernel {
     }
     Tensor& y = *ctx.output(0);
     if (prefill_) BroadcastC(*ctx.input(2), y.data<float>());
-    main_.SetHandle(DNNL_ARG_DST, y.raw_data());
+    main_.SetHandle(DNNL_ARG_DST, product_.empty() ? y.raw_data() : product_.data());
     main_.Execute();
+    if (!product_.empty()) permute_out_.Run(product_.data(), y.raw_data());
     return Status();
   }
 
@@ -437,6 +456,8 @@ class GemmKernel final : public IKernel {
   memory weights_;
   memory bias_;
   std::vector<uint8_t> quantized_;
+  PrimitiveCall permute_out_;   // the row-major product reordered into FusedMatMul's perm_y order
+  std::vector<float> product_;  // that row-major product (empty: written in place)
   Shape c_shape_;
   int64_t m_ = 0, n_ = 0;
   bool convert_a_ = false;

@@ -179,6 +179,36 @@ INSTANTIATE_TEST_SUITE_P(Masks, AttentionTest,
                                            Case{false, 1, "PaddingMaskKeysShared"}),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
+// ConvNeXt's channels-last Linear and its way back to NCHW: the permuted result's columns are not
+// contiguous, which oneDNN writes only with its reference loop, so the CPU kernel writes the product
+// row-major and reorders it into place, still one kernel on oneDNN.
+TEST(AttentionFoldTest, APermutedResultOneDnnCannotWriteIsReorderedIntoPlace) {
+  onnx::ModelProto m = testing::NewModel("channels_last_linear", 13);
+  auto* g = m.mutable_graph();
+  AddTypedValue(g->mutable_input(), "x", kF32, {1, 3, 4, 8});
+  testing::AddInitializer(g, "w", {8, 6}, [](int64_t i) { return 0.1 * static_cast<double>((i * 5) % 9) - 0.4; });
+  testing::AddInitializer(g, "b", {6}, [](int64_t i) { return 0.25 * static_cast<double>(i) - 0.5; });
+  AddNode(g, "MatMul", {"x", "w"}, {"p"}, "linear");
+  AddNode(g, "Add", {"p", "b"}, {"pb"}, "bias");
+  Transpose(g, "pb", "y", {0, 3, 1, 2});
+  AddTypedValue(g->mutable_output(), "y", kF32, {1, 6, 3, 4});
+  const Graph graph = Import(m);
+  auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  ASSERT_EQ((*cpu)->kernels().size(), 1u);
+  const KernelInfo& k = (*cpu)->kernels()[0];
+  EXPECT_EQ(k.device, "cpu") << k.fallback_reason;
+  EXPECT_EQ(k.onnx_nodes, (std::vector<std::string>{"linear", "bias", "y"}));
+  auto ref = CompileForTarget(graph, Target{});
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  const std::map<std::string, Tensor> inputs = {{"x", Seeded({1, 3, 4, 8}, 3)}};
+  auto got = (*cpu)->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  auto want = (*ref)->Run(inputs);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ExpectClose((*got)[0], (*want)[0], 1e-5, "cpu:fp32");
+}
+
 // An integer product with transposed operands: the CPU's oneDNN matmul takes float32 only, so the
 // folded node runs on the reference's FusedMatMul, exactly as the graph as written.
 TEST(AttentionFoldTest, IntegerProductsWithTransposesRunExactlyOnTheReference) {
