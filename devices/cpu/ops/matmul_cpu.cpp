@@ -24,6 +24,9 @@ using dt = memory::data_type;
 struct GemmSpec {
   memory::dims a_dims, a_strides, b_dims, b_strides, d_dims;
   memory::dims d_strides{};  // empty: row-major (FusedMatMul's perm_y writes through others)
+  // Non-empty: the product is written row-major, then reordered into the layout of these N-D dims and
+  // strides (a perm_y on a product whose batch dims were folded into M).
+  memory::dims out_dims{}, out_strides{};
   int64_t m = 1, k = 1, n = 1;
   const Tensor* b_value = nullptr;  // constant B, else nullptr
   float alpha = 1.0f, beta = 1.0f;
@@ -152,7 +155,14 @@ Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
   // packed once for a 2-D product. A row-major A [..., M, K] is [prod(...) * M, K] as it stands
   // (a permuted A or result is not).
   const bool b_unbatched = std::all_of(bd.begin(), bd.end() - 2, [](memory::dim d) { return d == 1; });
-  if (rank > 2 && b_unbatched && a_row_major && s.d_strides.empty()) {
+  if (rank > 2 && b_unbatched && a_row_major) {
+    // A permuted result is then written row-major and reordered: one big product and a copy beat
+    // M-row products (ConvNeXt's channels-last Linear back to NCHW: 56 products of 56 rows).
+    if (!s.d_strides.empty()) {
+      s.out_dims = s.d_dims;
+      s.out_strides = s.d_strides;
+      s.d_strides.clear();
+    }
     const int64_t rows = NumElements(Shape(s.d_dims.begin(), s.d_dims.end() - 1));
     s.m = rows;
     s.a_dims = {rows, s.k};
@@ -315,21 +325,28 @@ class GemmKernel final : public IKernel {
       });
     };
     Status created = create();
+    memory::dims out_dims = s.out_dims;
+    memory::dims out_strides = s.out_strides;
     if (!s.d_strides.empty() && (!created.ok() || IsReferenceImpl(impl))) {
       // oneDNN has only its reference loop for writing this order (a permuted result whose columns are
-      // not contiguous, ConvNeXt's channels-last Linear back to NCHW): the product is written row-major
-      // and reordered into place, as a Transpose kernel would.
-      const memory::desc permuted = d_md;
+      // not contiguous): the product is written row-major and reordered into place, as a Transpose
+      // kernel would.
+      out_dims = s.d_dims;
+      out_strides = s.d_strides;
       d_md = memory::desc(s.d_dims, dt::f32, RowMajorStrides(s.d_dims));
       created = create();
-      RETURN_IF_ERROR(Guard(node, "result reorder", [&] {
-        kernel->permute_out_ =
-            PrimitiveCall::SrcDst(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), d_md, Engine(), permuted)),
-                                  d_md, permuted, DNNL_ARG_FROM, DNNL_ARG_TO);
-      }));
-      kernel->product_.resize(d_md.get_size() / sizeof(float));
     }
     RETURN_IF_ERROR(created);
+    if (!out_strides.empty()) {
+      const memory::desc row_major(out_dims, dt::f32, RowMajorStrides(out_dims));
+      const memory::desc permuted(out_dims, dt::f32, out_strides);
+      RETURN_IF_ERROR(Guard(node, "result reorder", [&] {
+        kernel->permute_out_ =
+            PrimitiveCall::SrcDst(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), row_major, Engine(), permuted)),
+                                  row_major, permuted, DNNL_ARG_FROM, DNNL_ARG_TO);
+      }));
+      kernel->product_.resize(static_cast<size_t>(NumElements(Shape(out_dims.begin(), out_dims.end()))));
+    }
     if (IsReferenceImpl(impl)) return Unsupported("only oneDNN's reference implementation (" + impl + ")");
 
     std::unordered_map<int, memory> args;
