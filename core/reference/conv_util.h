@@ -260,5 +260,8 @@ struct MatMulGeometry {
   int64_t m = 1, k = 1, n = 1;
 };
 Result<MatMulGeometry> ReadMatMul(const Node& node, const Shape& a, const Shape& b);
+// FusedMatMul's permutation attribute `attr` (perm_a, perm_b, perm_y) for a value of `rank` dims, checked
+// to be a permutation; empty when the attribute is absent.
+Result<std::vector<int64_t>> ReadMatMulPerm(const Node& node, const char* attr, size_t rank);
 
 }  // namespace chipfit

@@ -299,23 +299,6 @@ double ActivateMatMul(MatMulActivation act, double x) {
   return x;
 }
 
-// A FusedMatMul permutation attribute for a value of `rank` dims; empty when the attribute is absent.
-Result<std::vector<int64_t>> ReadMatMulPerm(const Node& node, const char* attr, size_t rank) {
-  std::vector<int64_t> perm = node.GetInts(attr);
-  if (perm.empty()) return perm;
-  std::vector<bool> seen(rank, false);
-  bool valid = perm.size() == rank;
-  for (size_t i = 0; valid && i < perm.size(); ++i) {
-    valid = perm[i] >= 0 && perm[i] < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(perm[i])];
-    if (valid) seen[static_cast<size_t>(perm[i])] = true;
-  }
-  if (!valid) {
-    return InvalidArgument(node.Describe() + ": " + attr + " is not a permutation of the " + std::to_string(rank) +
-                           " dims of its value");
-  }
-  return perm;
-}
-
 Shape PermutedShape(const Shape& shape, const std::vector<int64_t>& perm) {
   if (perm.empty()) return shape;
   Shape out(perm.size());
@@ -361,6 +344,22 @@ Result<FusedMatMulAttrs> ReadFusedMatMul(const Node& node, const Shape& a, const
 }
 
 }  // namespace
+
+Result<std::vector<int64_t>> ReadMatMulPerm(const Node& node, const char* attr, size_t rank) {
+  std::vector<int64_t> perm = node.GetInts(attr);
+  if (perm.empty()) return perm;
+  std::vector<bool> seen(rank, false);
+  bool valid = perm.size() == rank;
+  for (size_t i = 0; valid && i < perm.size(); ++i) {
+    valid = perm[i] >= 0 && perm[i] < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(perm[i])];
+    if (valid) seen[static_cast<size_t>(perm[i])] = true;
+  }
+  if (!valid) {
+    return InvalidArgument(node.Describe() + ": " + attr + " is not a permutation of the " + std::to_string(rank) +
+                           " dims of its value");
+  }
+  return perm;
+}
 
 Status InferFusedMatMul(InferContext& ctx) {
   if (ctx.input(0) == nullptr || ctx.input(1) == nullptr) return ctx.Error("inputs A and B are required");

@@ -87,6 +87,15 @@ inline void AddScalarInit(onnx::GraphProto* g, const std::string& name, int elem
   }
 }
 
+// A 1-D int64 initializer (a Reshape's shape, Unsqueeze's axes).
+inline void AddI64Init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
 inline onnx::ModelProto NewModel(const std::string& name, int64_t opset = 13) {
   onnx::ModelProto m;
   m.set_ir_version(8);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/reference/conv_util.h"
 #include "devices/cpu/onednn_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
 
@@ -41,21 +42,6 @@ memory::dims RowMajorStrides(const memory::dims& dims) {
   return strides;
 }
 
-// FusedMatMul's perm_a / perm_b / perm_y (empty: none) for a value of `rank` dims.
-Result<std::vector<int64_t>> ReadPerm(const Node& node, const char* attr, size_t rank) {
-  std::vector<int64_t> perm = node.GetInts(attr);
-  if (perm.empty()) return perm;
-  std::vector<int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted.size() != rank || sorted[i] != static_cast<int64_t>(i)) {
-      return InvalidArgument(node.Describe() + ": " + attr + " is not a permutation of " + std::to_string(rank) +
-                             " dims");
-    }
-  }
-  return perm;
-}
-
 // An operand as the product reads it: Transpose(value, perm) is the value's own bytes with its dims
 // and row-major strides permuted (no copy).
 void PermuteOperand(const Shape& shape, const std::vector<int64_t>& perm, Shape& dims, memory::dims& strides) {
@@ -82,8 +68,8 @@ Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
   if (a_in.empty() || b_in.empty()) return Unsupported("MatMul of a scalar");
   std::vector<int64_t> perm_a, perm_b;
   if (fused) {
-    ASSIGN_OR_RETURN(perm_a, ReadPerm(node, "perm_a", a_in.size()));
-    ASSIGN_OR_RETURN(perm_b, ReadPerm(node, "perm_b", b_in.size()));
+    ASSIGN_OR_RETURN(perm_a, ReadMatMulPerm(node, "perm_a", a_in.size()));
+    ASSIGN_OR_RETURN(perm_b, ReadMatMulPerm(node, "perm_b", b_in.size()));
   }
   Shape a, b;
   memory::dims a_in_strides, b_in_strides;
@@ -131,7 +117,7 @@ Result<GemmSpec> ReadMatMulSpec(const KernelInit& init) {
   std::vector<int64_t> perm_y;
   if (fused) {
     const size_t out_rank = rank - (a.size() == 1 ? 1 : 0) - (b.size() == 1 ? 1 : 0);
-    ASSIGN_OR_RETURN(perm_y, ReadPerm(node, "perm_y", out_rank));
+    ASSIGN_OR_RETURN(perm_y, ReadMatMulPerm(node, "perm_y", out_rank));
     if (!perm_y.empty() && out_rank != rank) return Unsupported("perm_y with a 1-D operand");
   }
   if (!perm_y.empty()) {

@@ -10,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/onnx_import.h"
-#include "core/graph/onnx_loader.h"
 #include "devices/target_compiler.h"
 #include "tests/core/onnx_builder.h"
+#include "tests/devices/cpu/graph_test_util.h"
 
 namespace chipfit {
 namespace {
@@ -24,14 +23,6 @@ using testing::AddTypedValue;
 constexpr int kF32 = onnx::TensorProto_DataType_FLOAT;
 constexpr int kI64 = onnx::TensorProto_DataType_INT64;
 constexpr int64_t kBatch = 2, kLen = 5, kHeads = 3, kDim = 4, kEmbed = kHeads * kDim;
-
-void AddI64s(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(kI64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
-}
 
 onnx::NodeProto* Transpose(onnx::GraphProto* g, const std::string& in, const std::string& out,
                            const std::vector<int64_t>& perm) {
@@ -65,9 +56,9 @@ onnx::ModelProto AttentionModel(bool causal, int64_t key_batch) {
     testing::AddInitializer(g, "mask", {1, 1, kLen, kLen},
                             [inf](int64_t i) { return i % kLen > i / kLen ? -inf : 0.0f; });
   }
-  AddI64s(g, "heads", {kBatch, kLen, kHeads, kDim});
-  AddI64s(g, "key_heads", {key_batch, kLen, kHeads, kDim});
-  AddI64s(g, "merged", {kBatch, kLen, kEmbed});
+  testing::AddI64Init(g, "heads", {kBatch, kLen, kHeads, kDim});
+  testing::AddI64Init(g, "key_heads", {key_batch, kLen, kHeads, kDim});
+  testing::AddI64Init(g, "merged", {kBatch, kLen, kEmbed});
   AddNode(g, "MatMul", {"x", "wq"}, {"q0"}, "q_matmul");
   AddNode(g, "Add", {"q0", "bq"}, {"q1"}, "q_bias");
   AddNode(g, "Reshape", {"q1", "heads"}, {"q2"}, "q_reshape");
@@ -87,14 +78,6 @@ onnx::ModelProto AttentionModel(bool causal, int64_t key_batch) {
   AddNode(g, "Reshape", {"o1", "merged"}, {"y"}, "merge");
   AddTypedValue(g->mutable_output(), "y", kF32, {kBatch, kLen, kEmbed});
   return m;
-}
-
-Graph Import(const onnx::ModelProto& m) {
-  auto loaded = CheckOnnxModel(m, "test model");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto graph = ImportModel(*loaded);
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return std::move(graph).value();
 }
 
 Tensor Seeded(Shape shape, int seed) {
@@ -134,7 +117,7 @@ class AttentionTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AttentionTest, HeadTransposesAndScaleAreStridesAndOutputsMatchTheReference) {
   const Case& c = GetParam();
-  const Graph graph = Import(AttentionModel(c.causal, c.key_batch));
+  const Graph graph = testing::ImportOrFail(AttentionModel(c.causal, c.key_batch));
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   auto ref = CompileForTarget(graph, Target{});
@@ -192,7 +175,7 @@ TEST(AttentionFoldTest, APermutedResultOneDnnCannotWriteIsReorderedIntoPlace) {
   AddNode(g, "Add", {"p", "b"}, {"pb"}, "bias");
   Transpose(g, "pb", "y", {0, 3, 1, 2});
   AddTypedValue(g->mutable_output(), "y", kF32, {1, 6, 3, 4});
-  const Graph graph = Import(m);
+  const Graph graph = testing::ImportOrFail(m);
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   ASSERT_EQ((*cpu)->kernels().size(), 1u);
@@ -221,7 +204,7 @@ TEST(AttentionFoldTest, IntegerProductsWithTransposesRunExactlyOnTheReference) {
   AddNode(g, "MatMul", {"at", "bt"}, {"p"}, "product");
   Transpose(g, "p", "y", {2, 1, 0});
   AddTypedValue(g->mutable_output(), "y", kI64, {5, 3, 2});
-  const Graph graph = Import(m);
+  const Graph graph = testing::ImportOrFail(m);
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   ASSERT_EQ((*cpu)->kernels().size(), 1u);

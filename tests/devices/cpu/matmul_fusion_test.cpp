@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/onnx_import.h"
-#include "core/graph/onnx_loader.h"
 #include "devices/target_compiler.h"
 #include "tests/core/onnx_builder.h"
+#include "tests/devices/cpu/graph_test_util.h"
 
 namespace chipfit {
 namespace {
@@ -19,14 +18,6 @@ namespace {
 using testing::AddInitializer;
 using testing::AddNode;
 using testing::AddValue;
-
-Graph Import(const onnx::ModelProto& m) {
-  auto loaded = CheckOnnxModel(m, "test model");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto graph = ImportModel(*loaded);
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return std::move(graph).value();
-}
 
 double Wave(int64_t i, double scale) { return std::sin(0.37 * static_cast<double>(i) + 0.3) * scale; }
 
@@ -121,7 +112,7 @@ double MaxAbsDiff(const Tensor& a, const Tensor& b) {
 }
 
 TEST(MatMulFusionTest, LinearLayersWithGeluAndReluBecomeOneKernelEach) {
-  const Graph graph = Import(FeedForwardModel());
+  const Graph graph = testing::ImportOrFail(FeedForwardModel());
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   auto ref = CompileForTarget(graph, Target{});
@@ -146,7 +137,7 @@ TEST(MatMulFusionTest, LinearLayersWithGeluAndReluBecomeOneKernelEach) {
 }
 
 TEST(MatMulFusionTest, Bf16AndInt8TargetsRunTheFusedLayers) {
-  const Graph graph = Import(FeedForwardModel());
+  const Graph graph = testing::ImportOrFail(FeedForwardModel());
   auto ref = CompileForTarget(graph, Target{});
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
   const std::map<std::string, Tensor> inputs = {{"x", Input({2, 5, 16})}};
@@ -172,7 +163,7 @@ TEST(MatMulFusionTest, PatternsWithAnOutsideReaderStayAsWritten) {
   const std::string gelu = GeluErf(g, y, false);
   AddValue(g->mutable_output(), gelu, {3, 16});
   AddValue(g->mutable_output(), "fc_mm", {3, 16});  // the product itself is an output
-  const Graph graph = Import(m);
+  const Graph graph = testing::ImportOrFail(m);
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   int fused = 0, matmuls = 0;
@@ -207,7 +198,7 @@ TEST(MatMulFusionTest, ConvWithSiluIsOneFusedConv) {
   AddNode(g, "Sigmoid", {"c"}, {"s"}, "sig");
   AddNode(g, "Mul", {"c", "s"}, {"y"}, "silu");
   AddValue(g->mutable_output(), "y", {1, 8, 9, 9});
-  const Graph graph = Import(m);
+  const Graph graph = testing::ImportOrFail(m);
   auto ref = CompileForTarget(graph, Target{});
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
   const std::map<std::string, Tensor> inputs = {{"x", Input({1, 4, 9, 9})}};

@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/onnx_import.h"
-#include "core/graph/onnx_loader.h"
 #include "core/runtime/rank_rules.h"
 #include "core/tensor/metrics.h"
 #include "devices/target_compiler.h"
 #include "tests/core/onnx_builder.h"
+#include "tests/devices/cpu/graph_test_util.h"
 
 namespace chipfit {
 namespace {
@@ -21,14 +20,6 @@ using testing::AddTypedValue;
 
 constexpr int kI64 = onnx::TensorProto_DataType_INT64;
 constexpr int kF32 = onnx::TensorProto_DataType_FLOAT;
-
-Graph Import(const onnx::ModelProto& m) {
-  auto loaded = CheckOnnxModel(m, "test model");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto graph = ImportModel(*loaded);
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return std::move(graph).value();
-}
 
 // n (i64 scalar), k (i64 [1]), x (f32 [2, 12]):
 //   t = Cos(Cast(Range(0, n, 1)) · 0.5), top = TopK(x, k), s = Clip(Slice(x, [k], [12], [1]), lo, hi)
@@ -85,7 +76,7 @@ Tensor Scalar(int64_t v) {
 }
 
 TEST(RunTimeShapesTest, NodesAfterRunTimeShapesGetCpuKernels) {
-  const Graph graph = Import(RunTimeShapedModel());
+  const Graph graph = testing::ImportOrFail(RunTimeShapedModel());
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   auto ref = CompileForTarget(graph, Target{});
@@ -152,7 +143,7 @@ const KernelInfo& KernelNamed(const CompiledModel& model, const std::string& nam
 }
 
 TEST(RunTimeShapesTest, KernelsThatNeedShapesAreBuiltPerShapeAtRunTime) {
-  const Graph graph = Import(ReshapedProductsModel());
+  const Graph graph = testing::ImportOrFail(ReshapedProductsModel());
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   auto ref = CompileForTarget(graph, Target{});
@@ -191,7 +182,7 @@ TEST(RunTimeShapesTest, KernelsThatNeedShapesAreBuiltPerShapeAtRunTime) {
 }
 
 TEST(RunTimeShapesTest, WithoutFallbackARefusedRunTimeShapeIsAnErrorNamingTheNode) {
-  const Graph graph = Import(ReshapedProductsModel());
+  const Graph graph = testing::ImportOrFail(ReshapedProductsModel());
   CompileOptions options;
   options.allow_fallback = false;
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32}, options);

@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/onnx_import.h"
-#include "core/graph/onnx_loader.h"
 #include "devices/target_compiler.h"
 #include "tests/core/onnx_builder.h"
+#include "tests/devices/cpu/graph_test_util.h"
 
 namespace chipfit {
 namespace {
@@ -19,14 +18,6 @@ using testing::AddTypedValue;
 
 constexpr int kF32 = onnx::TensorProto_DataType_FLOAT;
 constexpr const char* kView = "view (no copy)";
-
-void AddI64s(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto_DataType_INT64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
-}
 
 // x (f32 [4, 16]):
 //   v = Flatten(Reshape(Relu(x), [8, 8]))     a chain of two views over Relu's buffer
@@ -39,9 +30,9 @@ onnx::ModelProto ViewsModel() {
   onnx::ModelProto m = testing::NewModel("views", 13);
   auto* g = m.mutable_graph();
   AddTypedValue(g->mutable_input(), "x", kF32, {4, 16});
-  AddI64s(g, "shape88", {8, 8});
-  AddI64s(g, "shape164", {1, 64});
-  AddI64s(g, "axis0", {0});
+  testing::AddI64Init(g, "shape88", {8, 8});
+  testing::AddI64Init(g, "shape164", {1, 64});
+  testing::AddI64Init(g, "axis0", {0});
   AddNode(g, "Relu", {"x"}, {"a"}, "relu");
   AddNode(g, "Reshape", {"a", "shape88"}, {"r"}, "reshape_a");
   testing::SetIntAttr(AddNode(g, "Flatten", {"r"}, {"v"}, "flatten"), "axis", 1);
@@ -58,16 +49,8 @@ onnx::ModelProto ViewsModel() {
   return m;
 }
 
-Graph Import(const onnx::ModelProto& m) {
-  auto loaded = CheckOnnxModel(m, "test model");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto graph = ImportModel(*loaded);
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return std::move(graph).value();
-}
-
 TEST(ViewsTest, ShapeOnlyNodesAreViewsAndTheirBuffersOutliveTheirReaders) {
-  const Graph graph = Import(ViewsModel());
+  const Graph graph = testing::ImportOrFail(ViewsModel());
   auto cpu = CompileForTarget(graph, Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32});
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   auto ref = CompileForTarget(graph, Target{});
