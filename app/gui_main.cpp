@@ -1,5 +1,6 @@
 // chipfit-gui: the Qt front end's entry point; everything it shows comes from the same core as the CLI.
 #include <QApplication>
+#include <QThreadPool>
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
@@ -92,5 +93,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "chipfit-gui: no page '%s'\n%s", page.toLocal8Bit().constData(), kUsage);
     return 2;
   }
-  return QApplication::exec();
+  const int code = QApplication::exec();
+  // Pool threads end before main returns: libcrypto (model hashing on a pool thread) frees every thread's
+  // state in its exit handler, and a pool thread that exits afterwards would free its own again.
+  QThreadPool::globalInstance()->waitForDone();
+  return code;
 }

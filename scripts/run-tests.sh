@@ -5,11 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-dev}
 
+t0=$(date +%s)
+step() { echo "run-tests ($preset): $1 after $(($(date +%s) - t0)) s"; }
+
 scripts/setup-deps.sh
 scripts/fetch-models.sh
+step "dependencies and models ready"
 cmake --preset "$preset"
 cmake --build --preset "$preset"
+step "built"
 ctest --preset "$preset" -j "$(nproc)"
+step "CTest passed"
 
 # The GUI interaction tests once more in a real X window (the xcb platform under Xvfb), so chipfit-gui
 # is known to work outside the offscreen platform CTest uses. Once, in the dev build: the asan build

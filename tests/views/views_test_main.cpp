@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QThreadPool>
 
 // Read by AddressSanitizer at start-up when the sanitize build links it, ignored otherwise; ASAN_OPTIONS
 // still overrides it. POCL, loaded by device discovery on a pool thread, leaves that thread's alternate
@@ -13,5 +14,9 @@ int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   ::testing::InitGoogleTest(&argc, argv);  // first, so Qt never sees --gtest_* flags
   QApplication app(argc, argv);
-  return RUN_ALL_TESTS();
+  const int failed = RUN_ALL_TESTS();
+  // Pool threads end before main returns: libcrypto (model hashing on a pool thread) frees every thread's
+  // state in its exit handler, and a pool thread that exits afterwards would free its own again.
+  QThreadPool::globalInstance()->waitForDone();
+  return failed;
 }
