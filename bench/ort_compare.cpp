@@ -60,7 +60,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kKernelProfileRuns = 20;
 constexpr int kTopKernels = 15;
-constexpr int kTop1Inputs = 32;
+// Seeded inputs the task agreement with cpu:fp32 is measured on when the model has no --data samples (seeds
+// other than the calibration's, so int8 is judged on inputs it was not calibrated on).
+constexpr int kAgreementInputs = 32;
 // Idle gap between one runtime's block and the next, so that the spinning threads of the previous
 // one (ORT's pool, libgomp's OMP_WAIT_POLICY spin) have gone to sleep and the Node worker's
 // after-block work is done before the other is timed. At 20 ms the first chipfit target after each
@@ -289,9 +291,12 @@ struct TargetRun {
   int fallbacks = 0;           // nodes the device did not take (reference kernels)
   int precision_fallback = 0;  // kernels computing in another precision than the target's
   std::optional<double> rel_error;
-  std::string worst_output;                 // of several outputs, the one farthest from ORT's
-  std::optional<std::pair<int, int>> top1;  // agreeing inputs, inputs
-  std::string quant_note;                   // int8: what CompileForTarget's calibration did
+  std::string worst_output;  // of several outputs, the one farthest from ORT's
+  // The task agreement with cpu:fp32 (profile's task metric: top-1, detections, maps, sequences), over
+  // `agreement_inputs`; nullopt where no output has a task metric.
+  std::optional<double> agreement;
+  std::string agreement_inputs;
+  std::string quant_note;  // int8: what CompileForTarget's calibration did
 };
 
 std::string ShapeText(const Shape& shape) {
@@ -344,13 +349,6 @@ Result<double> RelativeError(const std::vector<Tensor>& actual, const std::vecto
     max_err = std::max(max_err, output_err);
   }
   return max_ref > 0 ? max_err / max_ref : max_err;
-}
-
-int64_t ArgMax(const Tensor& t) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < t.numel(); ++i)
-    if (t.GetAsDouble(i) > t.GetAsDouble(best)) best = i;
-  return best;
 }
 
 Tensor Filled(DType dtype, const Shape& shape, int value) {
@@ -678,6 +676,7 @@ struct TargetSummary {
   std::optional<double> rel_error;
   std::string worst_output;
   int fallbacks = 0;
+  std::optional<double> agreement;  // task agreement with cpu:fp32
 };
 
 struct ModelSummary {
@@ -788,6 +787,7 @@ void ReportModel(const std::vector<TargetRun>& runs, const OrtTimes& ort_times, 
     ts.rel_error = run.rel_error;
     ts.worst_output = run.worst_output;
     ts.fallbacks = run.fallbacks;
+    ts.agreement = run.agreement;
     const auto range = RoundRatioRange(run.round_p50s, ort_times.round_p50s);
     if (range) std::tie(ts.ratio_lo, ts.ratio_hi) = *range;
     std::string notes = fmt::format("{} kernels", run.model->kernels().size());
@@ -798,7 +798,9 @@ void ReportModel(const std::vector<TargetRun>& runs, const OrtTimes& ort_times, 
     }
     if (run.precision_fallback > 0)
       notes += fmt::format(", {} kernels not in {}", run.precision_fallback, PrecisionName(run.target.precision));
-    if (run.top1) notes += fmt::format(", top-1 vs cpu:fp32 {}/{} seeded inputs", run.top1->first, run.top1->second);
+    if (run.agreement) {
+      notes += fmt::format(", task agreement with cpu:fp32 {:.1f} % on {}", *run.agreement * 100, run.agreement_inputs);
+    }
     if (!run.quant_note.empty()) notes += "; " + run.quant_note;
     fmt::print("  {:<18} {:>10.1f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.2f}x {:>7} {:>13} {:>10}  {}\n",
                run.target.ToString(), run.compile_ms, run.stats.p50, run.stats.p90, run.stats.min, ts.ratio,
@@ -817,7 +819,7 @@ void ReportModel(const std::vector<TargetRun>& runs, const OrtTimes& ort_times, 
     if (run.rel_error) tj["max_abs_error_rel_to_ort"] = *run.rel_error;
     if (!run.worst_output.empty()) tj["worst_output_vs_ort"] = run.worst_output;
     if (!run.quant_note.empty()) tj["quantization"] = run.quant_note;
-    if (run.top1) tj["top1_agreement_vs_fp32"] = {{"agree", run.top1->first}, {"inputs", run.top1->second}};
+    if (run.agreement) tj["task_agreement_vs_fp32"] = {{"agreement", *run.agreement}, {"on", run.agreement_inputs}};
     target_json.push_back(tj);
   }
 
@@ -856,6 +858,7 @@ void PrintSummary(const std::vector<ModelSummary>& models, const std::vector<Tar
       if (t.status == "ok") {
         cell = fmt::format("{:.2f}x", t.ratio);
         if (t.ratio_hi > 0) cell += fmt::format(" [{:.2f}-{:.2f}]", t.ratio_lo, t.ratio_hi);
+        if (t.agreement) cell += fmt::format(" {:.1f}%", *t.agreement * 100);
         std::string note;
         if (t.rel_error) note += fmt::format("err {:.1e}", *t.rel_error);
         if (t.rel_error && *t.rel_error > 1e-4 && !t.worst_output.empty()) note += " (" + t.worst_output + ")";
@@ -869,6 +872,22 @@ void PrintSummary(const std::vector<ModelSummary>& models, const std::vector<Tar
     for (const std::string& n : notes) joined += (joined.empty() ? "" : "; ") + n;
     fmt::print("  {}\n", joined);
   }
+  // Each target's median ratio over the models it ran on: what the speed goals are stated in.
+  fmt::print("  {:<14} {:>11} {:>7}", "median", "", "");
+  for (const Target& target : targets) {
+    std::vector<double> ratios;
+    for (const ModelSummary& m : models) {
+      for (const TargetSummary& t : m.targets) {
+        if (t.target == target.ToString() && t.status == "ok" && m.error.empty()) ratios.push_back(t.ratio);
+      }
+    }
+    fmt::print("  {:<24}",
+               ratios.empty() ? "-" : fmt::format("{:.2f}x ({} models)", Percentile(ratios, 0.5), ratios.size()));
+  }
+  fmt::print(
+      "\n  (a percentage after a cell: the task agreement of that target's outputs with cpu:fp32, on the model's "
+      "data samples or {} seeded inputs)\n",
+      kAgreementInputs);
 }
 
 // Each target compiled as `chipfit profile` compiles it; a target the CPU or the compiler refuses stays in the
@@ -1048,23 +1067,28 @@ bool BenchModelRun(const BenchModel& bm, const std::vector<Target>& targets, con
     }
   }
 
-  // Top-1 agreement with cpu:fp32 for the class-score model, over several seeded inputs.
+  // Each other target's task agreement with cpu:fp32 (what the accuracy goals are stated in): on the model's
+  // data samples, else on seeded inputs the calibration did not see.
   TargetRun* fp32 = nullptr;
   for (TargetRun& run : runs)
     if (alive(run) && run.target == Target{DeviceKind::kCpu, 0, Precision::kFp32}) fp32 = &run;
-  if (bm.key == "cls" && fp32) {
+  if (fp32 != nullptr) {
+    std::vector<std::map<std::string, Tensor>> judged = samples;
+    std::string judged_on = fmt::format("the {} data samples", samples.size());
+    if (judged.empty()) {
+      for (uint64_t seed = 100; seed < 100 + kAgreementInputs; ++seed)
+        judged.push_back(SeededInputs(graph->inputs, seed));
+      judged_on = fmt::format("{} seeded inputs", judged.size());
+    }
     for (TargetRun& run : runs) {
       if (!alive(run) || &run == fp32) continue;
-      int agree = 0, total = 0;
-      for (uint64_t seed = 100; seed < 100 + kTop1Inputs; ++seed) {
-        const std::map<std::string, Tensor> sample = SeededInputs(graph->inputs, seed);
-        auto a = fp32->model->Run(sample);
-        auto b = run.model->Run(sample);
-        if (!a.ok() || !b.ok()) break;
-        agree += ArgMax((*a)[0]) == ArgMax((*b)[0]) ? 1 : 0;
-        ++total;
+      auto agreement = OutputAgreement(*run.model, *fp32->model, judged, TaskOptions{});
+      if (!agreement.ok()) {
+        fmt::print("  {} task agreement with cpu:fp32: {}\n", run.target.ToString(), agreement.status().message());
+        continue;
       }
-      if (total > 0) run.top1 = std::make_pair(agree, total);
+      run.agreement = *agreement;
+      run.agreement_inputs = judged_on;
     }
   }
 
