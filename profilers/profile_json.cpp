@@ -116,6 +116,8 @@ nlohmann::json LayersJson(const std::vector<LayerResult>& list) {
     if (l.observed_start_ms && l.observed_ms) {
       layers.back()["observed"] = {{"start_ms", *l.observed_start_ms}, {"time_ms", *l.observed_ms}};
     }
+    // Only where the device library named it (runs made before it lack it, and read back as they were).
+    if (!l.isa.empty()) layers.back()["isa"] = l.isa;
     if (!l.output_shape.empty()) layers.back()["output_shape"] = l.output_shape;
     if (!l.parent.empty()) {
       layers.back()["parent"] = l.parent;
@@ -328,6 +330,7 @@ LayerResult LayerFromJson(const json& l) {
   layer.onnx_nodes = Get<std::vector<std::string>>(l, "onnx_nodes");
   layer.device = Get<std::string>(l, "device");
   layer.implementation = Get<std::string>(l, "implementation");
+  layer.isa = GetOptional<std::string>(l, "isa").value_or("");  // absent in profiles written before 2026-11-29
   layer.precision = Get<std::string>(l, "precision");
   layer.time_p50_ms = Get<double>(Member(l, "time_ms"), "p50");
   layer.time_p90_ms = Get<double>(Member(l, "time_ms"), "p90");

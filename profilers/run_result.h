@@ -64,6 +64,10 @@ struct LayerResult {
   std::string op{};                       // "FusedConv", "Copy" …
   std::vector<std::string> onnx_nodes{};  // every ONNX node the kernel covers
   std::string device{}, implementation{}, precision{};
+  // What the device library says runs the kernel, with its instruction set (oneDNN's implementation name,
+  // such as "brgconv_1x1:avx512_core_vnni"); empty for chipfit's own loops and in runs stored before it
+  // (the profile JSON then has no "isa").
+  std::string isa{};
   double time_p50_ms = 0, time_p90_ms = 0;
   // One observed run (the first per-layer pass): when the kernel started after the run began, and
   // how long it took, so a trace shows the real timeline, gaps and all. Absent in older runs.

@@ -49,6 +49,7 @@ nlohmann::json ChromeTrace(const std::vector<TargetResult>& targets) {
                          {{"op", layer.op},
                           {"device", layer.device},
                           {"implementation", layer.implementation},
+                          {"isa", layer.isa},
                           {"precision", layer.precision},
                           {"p50_ms", layer.time_p50_ms},
                           {"p90_ms", layer.time_p90_ms},

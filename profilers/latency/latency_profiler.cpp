@@ -125,7 +125,8 @@ Status LatencyProfiler::Collect(const std::vector<double>& e2e_ms, TargetResult&
                       .onnx_nodes = k.onnx_nodes,
                       .device = k.device,
                       .implementation = k.implementation,
-                      .precision = k.precision};
+                      .precision = k.precision,
+                      .isa = k.isa};
     std::vector<double> times;
     for (const auto& [run, ms] : own_ms[i]) times.push_back(ms);
     layer.time_p50_ms = Quantile(times, 0.5);

@@ -440,6 +440,11 @@ TEST(CliProfileTest, JsonHasEveryTargetAndItsLayers) {
       flops += layer["flops"].get<int64_t>();
       EXPECT_FALSE(layer["onnx_nodes"].empty());
       EXPECT_GE(layer["time_ms"]["p90"].get<double>(), layer["time_ms"]["p50"].get<double>());
+      // A oneDNN kernel names the implementation and instruction set that ran it, as inspect does.
+      if (layer["implementation"].get<std::string>().starts_with("onednn:")) {
+        ASSERT_TRUE(layer.contains("isa")) << layer.dump();
+        EXPECT_FALSE(layer["isa"].get<std::string>().empty()) << layer.dump();
+      }
     }
     EXPECT_GT(flops, 0);
     // Roofline: the CPU's and the OpenCL device's ceilings were measured (or cached), so every
