@@ -177,6 +177,73 @@ namespace {
 
 // FusedConv: residual Z and each activation as oneDNN post-ops, in fp32 and int8 (the output
 // scales apply before the post-ops, so Z and the activation see real values).
+// oneDNN's Winograd kernels (3x3, stride 1) round differently from a direct sum but stay within fp32's
+// tolerance; the test factory takes them whatever they measure. oneDNN 2.6 has them from AVX-512 on only.
+TEST(ConvCpuTest, WinogradMatchesReference) {
+  const bool avx512 =
+      (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
+      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  const std::vector<ConvSpec> specs = {
+      {.x = {1, 64, 20, 20}, .out_channels = 64, .kh = 3, .kw = 3, .pads = {1, 1, 1, 1}},
+      {.x = {1, 32, 9, 13}, .out_channels = 48, .kh = 3, .kw = 3, .pads = {1, 1, 1, 1}, .bias = false},
+      {.x = {2, 16, 12, 10}, .out_channels = 16, .kh = 3, .kw = 3},
+  };
+  uint64_t seed = 3000;
+  for (const ConvSpec& spec : specs) {
+    for (Layout layout : {Layout::kPlain, Layout::kChannelsLast}) {
+      for (const char* activation : {"", "Relu"}) {
+        KernelCase c = MakeConv(spec, seed += 10, layout);
+        if (*activation != 0) {
+          c.node.op_type = "FusedConv";
+          c.node.domain = "com.chipfit";
+          c.node.attributes["activation"] = StringAttr(activation);
+        }
+        SCOPED_TRACE(ShapeToString(spec.x) + " -> " + std::to_string(spec.out_channels) + " input " +
+                     std::string(LayoutName(layout)) + " " + activation);
+        auto out = RunCpuKernel(cpu::CreateConvWinogradForTest, c);
+        if (!avx512) {
+          EXPECT_FALSE(out.ok());
+          GTEST_SKIP() << "oneDNN 2.6 has no Winograd kernel below AVX-512: " << out.status().message();
+        }
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        const auto ref = RunReference(c);
+        EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+        // The table's factory picks Winograd or the direct convolution by timing; either agrees.
+        out = RunCpuKernel(cpu::CreateConvF32, c);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_LE(MaxRelError((*out)[0], ref[0]), 1e-4);
+      }
+    }
+  }
+}
+
+TEST(ConvCpuTest, WinogradRefusesWhatItCannotRunWithAReason) {
+  struct Case {
+    ConvSpec spec;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {{.x = {1, 32, 9, 9}, .out_channels = 32, .kh = 3, .kw = 3, .strides = {2, 2}}, "stride 1"},
+      {{.x = {1, 32, 9, 9}, .out_channels = 32, .kh = 5, .kw = 5}, "3x3 kernels"},
+      {{.x = {1, 32, 9, 9}, .out_channels = 32, .kh = 3, .kw = 3, .dilations = {2, 2}}, "without dilation"},
+      {{.x = {1, 8, 9, 9}, .out_channels = 32, .kh = 3, .kw = 3}, "fewer than 16 channels"},
+      {{.x = {1, 32, 9, 9}, .out_channels = 32, .kh = 3, .kw = 3, .group = 2}, "ungrouped"},
+  };
+  uint64_t seed = 3500;
+  for (const Case& k : cases) {
+    const auto out = RunCpuKernel(cpu::CreateConvWinogradForTest, MakeConv(k.spec, seed += 10, Layout::kChannelsLast));
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(out.status().message().find(k.reason), std::string::npos) << out.status().message();
+  }
+  // Weights computed at run time: the direct kernel reorders them each run; Winograd refuses.
+  KernelCase c = MakeConv({.x = {1, 32, 9, 9}, .out_channels = 32, .kh = 3, .kw = 3}, 3600, Layout::kChannelsLast);
+  c.constant = {false, false, true};
+  const auto out = RunCpuKernel(cpu::CreateConvWinogradForTest, c);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("known at compile time"), std::string::npos) << out.status().message();
+}
+
 TEST(ConvCpuTest, FusedConvPostOpsMatchReference) {
   const ConvSpec spec{.x = {1, 8, 9, 7}, .out_channels = 16, .kh = 3, .kw = 3, .pads = {1, 1, 1, 1}};
   const std::vector<std::pair<std::string, std::vector<float>>> activations = {
