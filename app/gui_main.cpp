@@ -85,15 +85,18 @@ int main(int argc, char** argv) {
     }
   }
 
-  chipfit::MainWindow window(&chipfit::DiscoverDevices, nullptr, db);
-  window.show();
-  if (!model.isEmpty()) window.openModel(model, shapes);
-  if (run_id > 0) window.openStoredRun(run_id, page.isEmpty());
-  if (!page.isEmpty() && !window.showPageNamed(page)) {
-    std::fprintf(stderr, "chipfit-gui: no page '%s'\n%s", page.toLocal8Bit().constData(), kUsage);
-    return 2;
-  }
-  const int code = QApplication::exec();
+  int code = 2;
+  {
+    chipfit::MainWindow window(&chipfit::DiscoverDevices, nullptr, db);
+    window.show();
+    if (!model.isEmpty()) window.openModel(model, shapes);
+    if (run_id > 0) window.openStoredRun(run_id, page.isEmpty());
+    if (!page.isEmpty() && !window.showPageNamed(page)) {
+      std::fprintf(stderr, "chipfit-gui: no page '%s'\n%s", page.toLocal8Bit().constData(), kUsage);
+    } else {
+      code = QApplication::exec();
+    }
+  }  // closing the window asks the work its pages started on the pool (model analysis, store jobs) to stop
   // Pool threads end before main returns: libcrypto (model hashing on a pool thread) frees every thread's
   // state in its exit handler, and a pool thread that exits afterwards would free its own again.
   QThreadPool::globalInstance()->waitForDone();
