@@ -79,7 +79,7 @@ KernelTable BuildTable() {
   t.Add("Gemm", "", kCpu, kFp32, {"onednn:gemm", cpu::CreateGemmF32});
   t.Add("Gemm", "", kCpu, Precision::kBf16, {"onednn:gemm:bf16", cpu::CreateGemmBf16});
   t.Add("Gemm", "", kCpu, kInt8, {"onednn:gemm:int8", cpu::CreateGemmInt8});
-  t.Add("Concat", "", kCpu, kFp32, {"onednn:concat", cpu::CreateConcatF32});
+  t.Add("Concat", "", kCpu, kFp32, {"cpu:concat", cpu::CreateConcatF32});
   t.Add("ConvTranspose", "", kCpu, kFp32, {"onednn:deconv", cpu::CreateConvTransposeF32});
   t.Add("ConvTranspose", "", kCpu, kInt8, {"onednn:deconv:int8", cpu::CreateConvTransposeInt8});
   t.Add("Resize", "", kCpu, kFp32, {"onednn:resampling", cpu::CreateResizeF32});

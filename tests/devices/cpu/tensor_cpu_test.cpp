@@ -56,6 +56,10 @@ const std::vector<ConcatSpec> kConcats = {
     {{{5, 3}, {5, 8}, {5, 1}}, 1},
     {{{7}, {2}}, 0},
     {{{2, 9, 4}, {2, 9, 4}}, -2},
+    // Large enough to be split between threads (a ShuffleNet block's channel concat; a split inside a run).
+    {{{1, 58, 28, 28}, {1, 58, 28, 28}}, 1},
+    {{{1, 3, 97, 131}, {1, 5, 97, 131}, {1, 1, 97, 131}}, 1},
+    {{{2, 24, 56, 56}, {2, 24, 1, 56}}, 2},
 };
 
 TEST(ConcatCpuTest, MatchesReferenceInEveryInputOrder) {
