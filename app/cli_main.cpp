@@ -27,6 +27,7 @@
 #include "core/quant/input_data.h"
 #include "core/quant/qdq_export.h"
 #include "core/recommend/recommend.h"
+#include "core/runtime/allocator.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/conformance.h"
 #include "core/sha256.h"
@@ -2626,6 +2627,7 @@ int Main(int argc, char** argv) {
 }  // namespace chipfit
 
 int main(int argc, char** argv) {
+  chipfit::KeepFreedMemoryForReuse();
   try {
     const int code = chipfit::Main(argc, argv);
 #ifdef CHIPFIT_WITH_REPORTS

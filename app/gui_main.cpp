@@ -7,6 +7,7 @@
 
 #include "app/mainwindow.h"
 #include "chipfit/version.h"
+#include "core/runtime/allocator.h"
 
 namespace {
 
@@ -27,6 +28,7 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  chipfit::KeepFreedMemoryForReuse();
   // Answered before QApplication exists, because QApplication aborts without a display and a version
   // query should work over ssh and in CI.
   for (int i = 1; i < argc; ++i) {

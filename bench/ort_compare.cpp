@@ -40,6 +40,7 @@
 #include "core/quant/calibration_data.h"
 #include "core/quant/input_data.h"
 #include "core/quant/preprocess.h"
+#include "core/runtime/allocator.h"
 #include "core/runtime/compiled_model.h"
 #include "core/runtime/observer.h"
 #include "core/tensor/npy.h"
@@ -1355,6 +1356,7 @@ int Main(int argc, char** argv) {
 }  // namespace chipfit
 
 int main(int argc, char** argv) {
+  chipfit::KeepFreedMemoryForReuse();
   try {
     return chipfit::Main(argc, argv);
   } catch (const std::exception& e) {
