@@ -419,23 +419,19 @@ class WinogradConvKernel final : public IKernel {
                                           geo.strides, geo.dilates, geo.pad_l, geo.pad_r),
           attr, Engine());
     };
-    dnnl::convolution_forward::primitive_desc wino, direct;
+    dnnl::convolution_forward::primitive_desc wino;
     RETURN_IF_ERROR(Guard(node, "Winograd convolution", [&] {
       wino = describe(dnnl::algorithm::convolution_winograd, memory::desc(geo.x, dt::f32, tag::any),
                       memory::desc(geo.y, dt::f32, tag::any));
-      direct = describe(dnnl::algorithm::convolution_direct, Describe(geo.x, dt::f32, Layout::kChannelsLast), y_user);
     }));
     if (IsReferenceImpl(wino.impl_info_str())) return Unsupported("Winograd: only oneDNN's reference implementation");
 
-    // Weights reordered once, into each primitive's order.
+    // Weights reordered once, into the primitive's order.
     const memory::desc w_user(WeightDims(geo), dt::f32, UserWeightTag(geo));
     memory user_w(w_user, Engine(), const_cast<void*>(w->value->raw_data()));
-    memory direct_w;
     RETURN_IF_ERROR(Guard(node, "weight reorder", [&] {
       kernel->weights_ = memory(wino.weights_desc(), Engine());
-      direct_w = memory(direct.weights_desc(), Engine());
       dnnl::reorder(user_w, kernel->weights_).execute(Stream(), user_w, kernel->weights_);
-      dnnl::reorder(user_w, direct_w).execute(Stream(), user_w, direct_w);
       Stream().wait();
       if (bias) {
         kernel->bias_ = memory(b_md, Engine());
@@ -455,16 +451,23 @@ class WinogradConvKernel final : public IKernel {
       kernel->conv_ = PrimitiveCall(dnnl::convolution_forward(wino), std::move(args));
     }));
 
+    if (std::isinf(must_be_faster_by)) return std::unique_ptr<IKernel>(std::move(kernel));  // taken untimed
+
     // Both on zeros of the layer's shapes (fp32 takes the same time on any values): Winograd with its reorders
     // against the direct convolution from and to channels-last, as the direct kernel would run.
     std::vector<float> x_data(static_cast<size_t>(NumElements(geo.x))), y_data(static_cast<size_t>(NumElements(geo.y)));
-    std::unordered_map<int, memory> direct_args = {{DNNL_ARG_SRC, memory(direct.src_desc(), Engine(), x_data.data())},
-                                                   {DNNL_ARG_WEIGHTS, direct_w},
-                                                   {DNNL_ARG_DST, memory(direct.dst_desc(), Engine(), y_data.data())}};
-    if (bias) direct_args[DNNL_ARG_BIAS] = kernel->bias_;
-    PrimitiveCall direct_call(dnnl::convolution_forward(direct), std::move(direct_args));
     double direct_ms = 0, wino_ms = 0;
     RETURN_IF_ERROR(Guard(node, "timing Winograd against the direct convolution", [&] {
+      const auto direct =
+          describe(dnnl::algorithm::convolution_direct, Describe(geo.x, dt::f32, Layout::kChannelsLast), y_user);
+      memory direct_w(direct.weights_desc(), Engine());
+      dnnl::reorder(user_w, direct_w).execute(Stream(), user_w, direct_w);
+      Stream().wait();
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(direct.src_desc(), Engine(), x_data.data())},
+                                              {DNNL_ARG_WEIGHTS, direct_w},
+                                              {DNNL_ARG_DST, memory(direct.dst_desc(), Engine(), y_data.data())}};
+      if (bias) args[DNNL_ARG_BIAS] = kernel->bias_;
+      PrimitiveCall direct_call(dnnl::convolution_forward(direct), std::move(args));
       direct_ms = FastestMs([&] { direct_call.Execute(); }, kTimedRuns);
       wino_ms = FastestMs([&] { kernel->Compute(x_data.data(), y_data.data()); }, kTimedRuns);
     }));

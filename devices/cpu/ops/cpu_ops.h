@@ -8,7 +8,7 @@ namespace chipfit::cpu {
 // conv_cpu.cpp: Conv and FusedConv (com.chipfit). fp32 runs 3x3 stride-1 layers through oneDNN's Winograd
 // kernels where they measure clearly faster at compile time, every other layer as a direct convolution.
 Result<std::unique_ptr<IKernel>> CreateConvF32(const KernelInit& init);
-// The Winograd kernel alone, whatever it measures (tests: its results, its refusals): Unsupported with the
+// The Winograd kernel alone, taken without timing it (tests: its results, its refusals): Unsupported with the
 // reason where the layer or oneDNN cannot take it. Never in the kernel table.
 Result<std::unique_ptr<IKernel>> CreateConvWinogradForTest(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateConvInt8(const KernelInit& init);
