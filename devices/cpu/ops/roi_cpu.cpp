@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -34,6 +35,10 @@ namespace {
 constexpr int64_t kParallelTaps = 32768;
 // Samples per RoI beyond which the reference refuses the RoI (a run would take hours).
 constexpr double kMaxRoiSamples = 1 << 26;
+// Channels whose bins one loop computes side by side (AlignPlanes).
+constexpr int kLanes = 8;
+// Taps per element of X from which RoiAlign reads a channels-last copy of X instead of its planes.
+constexpr int64_t kChannelsLastTapsPerElement = 8;
 
 // X's element type as a tag; the factories admit only the float types.
 template <typename F>
@@ -192,49 +197,163 @@ void FillAxisTaps(double start, double bin, int64_t bins, int64_t grid, int64_t 
   }
 }
 
-// The output bins of one RoI in one channel plane. Samples go y-major, x-minor and corners in the
-// order (low, left), (low, right), (high, left), (high, right), as the reference sums them.
-template <typename T, bool kMax>
-void AlignPlane(const T* plane, const AxisTap* ys, const AxisTap* xs, const RoiAlignAttrs& a, const RoiPlan& p,
-                T* dst) {
+// The output bins of one RoI in kLanes channel planes `plane_stride` apart (outputs `bins` apart). Samples
+// go y-major, x-minor and corners in the order (low, left), (low, right), (high, left), (high, right), as
+// the reference sums them; each channel keeps its own sum in that order, so the result is the reference's
+// bit for bit. The channels are interleaved only so that their sums, each a chain of dependent additions,
+// overlap in the CPU's pipeline (one channel at a time waits on each addition's latency).
+template <typename T, bool kMax, int kLanes>
+void AlignPlanes(const T* planes, int64_t plane_stride, const AxisTap* ys, const AxisTap* xs, const RoiAlignAttrs& a,
+                 const RoiPlan& p, T* dst) {
+  const int64_t bins = a.out_h * a.out_w;
   const int64_t per_bin = p.grid_h * p.grid_w;
   if (per_bin == 0) {  // no samples (an empty RoI, adaptively sampled): the reference's 0
-    std::fill(dst, dst + a.out_h * a.out_w, FromDouble<T>(0.0));
+    for (int l = 0; l < kLanes; ++l) std::fill(dst + l * bins, dst + (l + 1) * bins, FromDouble<T>(0.0));
     return;
   }
   // A sample outside the map: the reference's four weight-0 corners at offset 0.
-  const double outside = 0.0 * Widen(plane[0]);
+  double outside[kLanes];
+  for (int l = 0; l < kLanes; ++l) outside[l] = 0.0 * Widen(planes[l * plane_stride]);
   for (int64_t ph = 0; ph < a.out_h; ++ph) {
     const AxisTap* bin_ys = ys + ph * p.grid_h;
     for (int64_t pw = 0; pw < a.out_w; ++pw) {
       const AxisTap* bin_xs = xs + pw * p.grid_w;
-      double acc = 0;
+      double acc[kLanes] = {};
       for (int64_t iy = 0; iy < p.grid_h; ++iy) {
         const AxisTap& ty = bin_ys[iy];
-        const T* row_lo = plane + ty.lo;
-        const T* row_hi = plane + ty.hi;
         for (int64_t ix = 0; ix < p.grid_w; ++ix) {
           const AxisTap& tx = bin_xs[ix];
-          double v0 = outside, v1 = outside, v2 = outside, v3 = outside;
-          if (ty.inside && tx.inside) {
-            v0 = ty.h * tx.h * Widen(row_lo[tx.lo]);
-            v1 = ty.h * tx.l * Widen(row_lo[tx.hi]);
-            v2 = ty.l * tx.h * Widen(row_hi[tx.lo]);
-            v3 = ty.l * tx.l * Widen(row_hi[tx.hi]);
-          }
-          if constexpr (kMax) {
-            double v = std::max(std::max(std::max(v0, v1), v2), v3);
-            acc = iy == 0 && ix == 0 ? v : std::max(acc, v);
-          } else {
-            acc += v0;
-            acc += v1;
-            acc += v2;
-            acc += v3;
+          const bool inside = ty.inside && tx.inside;
+          // The reference's products, ty·tx first, then the value.
+          const double w0 = ty.h * tx.h, w1 = ty.h * tx.l, w2 = ty.l * tx.h, w3 = ty.l * tx.l;
+          const int64_t o0 = ty.lo + tx.lo, o1 = ty.lo + tx.hi, o2 = ty.hi + tx.lo, o3 = ty.hi + tx.hi;
+          for (int l = 0; l < kLanes; ++l) {
+            const T* plane = planes + l * plane_stride;
+            double v0 = outside[l], v1 = outside[l], v2 = outside[l], v3 = outside[l];
+            if (inside) {
+              v0 = w0 * Widen(plane[o0]);
+              v1 = w1 * Widen(plane[o1]);
+              v2 = w2 * Widen(plane[o2]);
+              v3 = w3 * Widen(plane[o3]);
+            }
+            if constexpr (kMax) {
+              const double v = std::max(std::max(std::max(v0, v1), v2), v3);
+              acc[l] = iy == 0 && ix == 0 ? v : std::max(acc[l], v);
+            } else {
+              acc[l] += v0;
+              acc[l] += v1;
+              acc[l] += v2;
+              acc[l] += v3;
+            }
           }
         }
       }
-      if constexpr (!kMax) acc /= static_cast<double>(per_bin);
-      dst[ph * a.out_w + pw] = FromDouble<T>(acc);
+      for (int l = 0; l < kLanes; ++l) {
+        if constexpr (!kMax) acc[l] /= static_cast<double>(per_bin);
+        dst[l * bins + ph * a.out_w + pw] = FromDouble<T>(acc[l]);
+      }
+    }
+  }
+}
+
+// sum[c] += w0·x0[c], then += w1·x1[c], += w2·x2[c], += w3·x3[c], for c in [0, n): the avg loop's four
+// corners of one sample, eight channels per vector. Each product and each sum is one IEEE double operation
+// as in the scalar loop (this file is compiled with -ffp-contract=off: no fused multiply-adds), so the
+// result does not depend on the clone the CPU runs.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void AccumulateCorners(double* __restrict sum,
+                                                                                    const float* x0, const float* x1,
+                                                                                    const float* x2, const float* x3,
+                                                                                    double w0, double w1, double w2,
+                                                                                    double w3, int64_t n) {
+  using F8 = float __attribute__((vector_size(32)));
+  using D8 = double __attribute__((vector_size(64)));
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    D8 acc;
+    F8 v0, v1, v2, v3;
+    std::memcpy(&acc, sum + c, sizeof acc);
+    std::memcpy(&v0, x0 + c, sizeof v0);
+    std::memcpy(&v1, x1 + c, sizeof v1);
+    std::memcpy(&v2, x2 + c, sizeof v2);
+    std::memcpy(&v3, x3 + c, sizeof v3);
+    acc += w0 * __builtin_convertvector(v0, D8);
+    acc += w1 * __builtin_convertvector(v1, D8);
+    acc += w2 * __builtin_convertvector(v2, D8);
+    acc += w3 * __builtin_convertvector(v3, D8);
+    std::memcpy(sum + c, &acc, sizeof acc);
+  }
+  for (; c < n; ++c) {
+    sum[c] += w0 * static_cast<double>(x0[c]);
+    sum[c] += w1 * static_cast<double>(x1[c]);
+    sum[c] += w2 * static_cast<double>(x2[c]);
+    sum[c] += w3 * static_cast<double>(x3[c]);
+  }
+}
+
+// The same bins for channels [0, n) of one RoI from a channels-last copy of its map (`pixels` points at
+// the block's first channel of pixel (0, 0); the taps' offsets step over whole pixels). Each channel's sum
+// takes the reference's terms in the reference's order, as above; the loops over channels read
+// neighbouring memory and vectorise. `acc` holds n doubles.
+template <typename T, bool kMax>
+void AlignChannelsLast(const T* pixels, int64_t n, const AxisTap* ys, const AxisTap* xs, const RoiAlignAttrs& a,
+                       const RoiPlan& p, T* dst, double* acc) {
+  const int64_t bins = a.out_h * a.out_w;
+  const int64_t per_bin = p.grid_h * p.grid_w;
+  if (per_bin == 0) {  // no samples (an empty RoI, adaptively sampled): the reference's 0
+    for (int64_t c = 0; c < n; ++c) std::fill(dst + c * bins, dst + (c + 1) * bins, FromDouble<T>(0.0));
+    return;
+  }
+  for (int64_t ph = 0; ph < a.out_h; ++ph) {
+    const AxisTap* bin_ys = ys + ph * p.grid_h;
+    for (int64_t pw = 0; pw < a.out_w; ++pw) {
+      const AxisTap* bin_xs = xs + pw * p.grid_w;
+      std::fill(acc, acc + n, 0.0);
+      for (int64_t iy = 0; iy < p.grid_h; ++iy) {
+        const AxisTap& ty = bin_ys[iy];
+        for (int64_t ix = 0; ix < p.grid_w; ++ix) {
+          const AxisTap& tx = bin_xs[ix];
+          const bool first = iy == 0 && ix == 0;
+          if (!(ty.inside && tx.inside)) {  // the reference's four weight-0 corners at offset 0
+            for (int64_t c = 0; c < n; ++c) {
+              const double v = 0.0 * Widen(pixels[c]);
+              if constexpr (kMax) {
+                acc[c] = first ? v : std::max(acc[c], v);
+              } else {
+                acc[c] += v;
+                acc[c] += v;
+                acc[c] += v;
+                acc[c] += v;
+              }
+            }
+            continue;
+          }
+          const double w0 = ty.h * tx.h, w1 = ty.h * tx.l, w2 = ty.l * tx.h, w3 = ty.l * tx.l;
+          const T* __restrict x0 = pixels + ty.lo + tx.lo;
+          const T* __restrict x1 = pixels + ty.lo + tx.hi;
+          const T* __restrict x2 = pixels + ty.hi + tx.lo;
+          const T* __restrict x3 = pixels + ty.hi + tx.hi;
+          if constexpr (!kMax && std::is_same_v<T, float>) {
+            AccumulateCorners(acc, x0, x1, x2, x3, w0, w1, w2, w3, n);
+            continue;
+          }
+          double* __restrict sum = acc;
+          for (int64_t c = 0; c < n; ++c) {
+            const double v0 = w0 * Widen(x0[c]), v1 = w1 * Widen(x1[c]), v2 = w2 * Widen(x2[c]), v3 = w3 * Widen(x3[c]);
+            if constexpr (kMax) {
+              const double v = std::max(std::max(std::max(v0, v1), v2), v3);
+              sum[c] = first ? v : std::max(sum[c], v);
+            } else {
+              sum[c] += v0;
+              sum[c] += v1;
+              sum[c] += v2;
+              sum[c] += v3;
+            }
+          }
+        }
+      }
+      for (int64_t c = 0; c < n; ++c) {
+        dst[c * bins + ph * a.out_w + pw] = FromDouble<T>(kMax ? acc[c] : acc[c] / static_cast<double>(per_bin));
+      }
     }
   }
 }
@@ -269,9 +388,9 @@ class RoiAlignKernel final : public IKernel {
         return Status();
       }
       if (attrs_.max) {
-        Align<T, true>(x.data<T>(), channels, height, width, out);
+        Align<T, true>(x.data<T>(), x.dim(0), channels, height, width, out);
       } else {
-        Align<T, false>(x.data<T>(), channels, height, width, out);
+        Align<T, false>(x.data<T>(), x.dim(0), channels, height, width, out);
       }
       return Status();
     });
@@ -299,20 +418,39 @@ class RoiAlignKernel final : public IKernel {
   }
 
   template <typename T, bool kMax>
-  void Align(const T* in, int64_t channels, int64_t height, int64_t width, T* out) const {
+  void Align(const T* in, int64_t batches, int64_t channels, int64_t height, int64_t width, T* out) const {
     const auto num_rois = static_cast<int64_t>(plans_.size());
     const int64_t bins = attrs_.out_h * attrs_.out_w;
     const int64_t plane = height * width;
     int64_t samples = 0;
     for (const RoiPlan& p : plans_) samples += p.grid_h * p.grid_w;
+    const int64_t taps = samples * bins * channels * 4;
+    // Many taps per element of X (detectors pool hundreds of RoIs from small maps): a channels-last copy
+    // of X first, so that the channel loops read neighbouring memory. Few taps (a handful of RoIs on a
+    // large map): the planes as they are, a copy would cost more than it saves.
+    const bool channels_last = taps >= kChannelsLastTapsPerElement * batches * channels * plane;
     const TaskSplit split = SplitTasks(num_rois, channels);
     const int64_t tasks = num_rois * split.blocks_per_roi;
-    const bool parallel = tasks > 1 && samples * bins * channels * 4 >= kParallelTaps;
+    const bool parallel = tasks > 1 && taps >= kParallelTaps;
+    std::vector<T> hwc;
+    if (channels_last) {
+      hwc.resize(static_cast<size_t>(batches * channels * plane));
+      const int64_t pixels = batches * plane;
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int64_t px = 0; px < pixels; ++px) {
+        const int64_t b = px / plane, at = px % plane;
+        T* to = hwc.data() + px * channels;
+        const T* from = in + b * channels * plane + at;
+        for (int64_t c = 0; c < channels; ++c) to[c] = from[c * plane];
+      }
+    }
     const RoiAlignAttrs a = attrs_;
     const RoiPlan* plans = plans_.data();
+    const T* hwc_data = hwc.data();
 #pragma omp parallel if (parallel)
     {
       std::vector<AxisTap> ys, xs;
+      std::vector<double> acc(channels_last ? static_cast<size_t>(split.channel_block) : 0);
       int64_t tapped = -1;  // the RoI whose taps ys and xs hold
                             // Dynamic: RoIs differ in size and, adaptively sampled, in samples per bin.
 #pragma omp for schedule(dynamic, 1)
@@ -322,13 +460,27 @@ class RoiAlignKernel final : public IKernel {
         const int64_t c1 = std::min(channels, c0 + split.channel_block);
         const RoiPlan& p = plans[r];
         if (p.grid_h * p.grid_w > 0 && tapped != r) {
-          FillAxisTaps(p.start_h, p.bin_h, a.out_h, p.grid_h, height, width, ys);
-          FillAxisTaps(p.start_w, p.bin_w, a.out_w, p.grid_w, width, 1, xs);
+          // Channels-last: a row is width pixels of `channels` values, a pixel `channels` values.
+          const int64_t row = channels_last ? width * channels : width;
+          const int64_t pixel = channels_last ? channels : 1;
+          FillAxisTaps(p.start_h, p.bin_h, a.out_h, p.grid_h, height, row, ys);
+          FillAxisTaps(p.start_w, p.bin_w, a.out_w, p.grid_w, width, pixel, xs);
           tapped = r;
         }
-        for (int64_t c = c0; c < c1; ++c) {
-          AlignPlane<T, kMax>(in + (p.batch * channels + c) * plane, ys.data(), xs.data(), a, p,
-                              out + (r * channels + c) * bins);
+        T* dst = out + (r * channels + c0) * bins;
+        if (channels_last) {
+          AlignChannelsLast<T, kMax>(hwc_data + p.batch * plane * channels + c0, c1 - c0, ys.data(), xs.data(), a, p,
+                                     dst, acc.data());
+          continue;
+        }
+        int64_t c = c0;
+        for (; c + kLanes <= c1; c += kLanes) {
+          AlignPlanes<T, kMax, kLanes>(in + (p.batch * channels + c) * plane, plane, ys.data(), xs.data(), a, p,
+                                       out + (r * channels + c) * bins);
+        }
+        for (; c < c1; ++c) {
+          AlignPlanes<T, kMax, 1>(in + (p.batch * channels + c) * plane, plane, ys.data(), xs.data(), a, p,
+                                  out + (r * channels + c) * bins);
         }
       }
     }

@@ -118,6 +118,19 @@ Tensor BatchIndices(int64_t count, int64_t batches) {
   return t;
 }
 
+// `rois` and their batch indices `times` over: enough RoIs on a small map for the kernel to read a
+// channels-last copy of X (many taps per element of X) where the RoIs alone read its planes.
+std::pair<Tensor, Tensor> RepeatedRois(const Tensor& rois, const Tensor& indices, int64_t times) {
+  const int64_t n = indices.numel();
+  Tensor r(DType::kF32, {n * times, 4});
+  Tensor b(DType::kI64, {n * times});
+  for (int64_t t = 0; t < times; ++t) {
+    for (int64_t i = 0; i < n * 4; ++i) r.data<float>()[t * n * 4 + i] = rois.data<float>()[i];
+    for (int64_t i = 0; i < n; ++i) b.data<int64_t>()[t * n + i] = indices.GetAsInt64(i);
+  }
+  return {std::move(r), std::move(b)};
+}
+
 TEST(RoiCpuTest, RoiAlignMatchesReferenceInEveryMode) {
   const Tensor x = RandomF32({3, 4, 11, 9}, 1, -2, 2);
   for (const int64_t opset : {10, 16}) {
@@ -153,15 +166,19 @@ TEST(RoiCpuTest, RoiAlignOpset10IgnoresTheCoordinateMode) {
 
 TEST(RoiCpuTest, RoiAlignAdaptiveSamplingOfLargeAndTinyRois) {
   // Adaptive sampling: a large RoI takes many samples per bin, a tiny one (half_pixel: no 1×1 minimum) one,
-  // a zero-size one none (output 0); other output sizes and sampling ratios.
-  const Tensor x = RandomF32({2, 3, 40, 30}, 4);
+  // a zero-size one none (output 0); other output sizes and sampling ratios. 11 channels: a group of 8
+  // computed side by side and 3 alone.
+  const Tensor x = RandomF32({2, 11, 40, 30}, 4);
   const Tensor rois = F32({4, 4}, {0, 0, 29, 39, 3.2f, 4.1f, 3.3f, 4.15f, 7, 7, 7, 7, -5, 10, 40, 12});
   for (const std::string transform : {"half_pixel", "output_half_pixel"}) {
     for (const std::string mode : {"avg", "max"}) {
       for (const int64_t ratio : {0, 1, 3}) {
         SCOPED_TRACE(transform + " " + mode + " " + std::to_string(ratio));
         const AlignSpec s{.mode = mode, .transform = transform, .sampling_ratio = ratio, .out_h = 2, .out_w = 5};
-        ExpectLikeReference(MakeAlignCase(s, x, rois, I64({4}, {1, 0, 1, 0})));
+        const Tensor indices = I64({4}, {1, 0, 1, 0});
+        ExpectLikeReference(MakeAlignCase(s, x, rois, indices));
+        auto [many, many_indices] = RepeatedRois(rois, indices, 16);
+        ExpectLikeReference(MakeAlignCase(s, x, std::move(many), std::move(many_indices)));
       }
     }
   }
@@ -214,7 +231,10 @@ TEST(RoiCpuTest, RoiAlignInfAndNanReachTheOutputAsInTheReference) {
     for (const std::string transform : {"half_pixel", "output_half_pixel"}) {
       SCOPED_TRACE(mode + " " + transform);
       const AlignSpec s{.mode = mode, .transform = transform, .sampling_ratio = 2, .out_h = 2, .out_w = 2};
-      ExpectLikeReference(MakeAlignCase(s, x, rois, I64({4}, {0, 0, 0, 0})));
+      const Tensor indices = I64({4}, {0, 0, 0, 0});
+      ExpectLikeReference(MakeAlignCase(s, x, rois, indices));
+      auto [many, many_indices] = RepeatedRois(rois, indices, 4);
+      ExpectLikeReference(MakeAlignCase(s, x, std::move(many), std::move(many_indices)));
     }
   }
 }
