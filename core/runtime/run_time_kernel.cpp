@@ -93,9 +93,15 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
     outputs = infer.outputs();
     return Status();
   };
-  auto allocate = [&] {
+  // A device kernel writes its outputs whole (at compile-time shapes it writes arena slots holding the last
+  // run's values), so its outputs skip the zeroing pass (a 15 MB int64 Expand of Faster R-CNN's RoI pooling
+  // spent as long zeroing as writing); the reference kernels get zeroed outputs as everywhere.
+  auto allocate = [&](bool device_kernel) {
     for (size_t k = 0; k < ctx.num_outputs() && k < outputs.size(); ++k) {
-      if (Tensor* out = ctx.output(k); out != nullptr) *out = Tensor(outputs[k].dtype, outputs[k].shape);
+      if (Tensor* out = ctx.output(k); out != nullptr) {
+        *out = device_kernel ? Tensor::Uninitialized(outputs[k].dtype, outputs[k].shape)
+                             : Tensor(outputs[k].dtype, outputs[k].shape);
+      }
     }
   };
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -106,7 +112,7 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
     last_ = &kHost;
     if (reference_ == nullptr) return Unsupported(kHost.fallback_reason + " (fallback disabled)");
     RETURN_IF_ERROR(infer_outputs());
-    allocate();
+    allocate(false);
     return reference_(ctx);
   }
   // What the kernel's Init would have seen had these shapes been known at compile time.
@@ -145,7 +151,7 @@ Status RunTimeShapedKernel::Run(KernelContext& ctx) {
   IKernel* kernel = it->second.kernel.get();
   if (kernel != nullptr && kernel->AllocatesOutputs()) return kernel->Run(ctx);
   if (outputs.empty()) RETURN_IF_ERROR(infer_outputs());
-  allocate();
+  allocate(kernel != nullptr);
   if (kernel != nullptr) return kernel->Run(ctx);
   if (reference_ == nullptr) {
     return Unsupported(node_.Describe() + " cannot run on " + device_id_ +

@@ -29,7 +29,11 @@ std::vector<int64_t> Strides(const Shape& shape) {
   return strides;
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::Uninitialized(DType dtype, Shape shape) { return Tensor(dtype, std::move(shape), false); }
+
+Tensor::Tensor(DType dtype, Shape shape, bool zeroed) : dtype_(dtype), shape_(std::move(shape)) {
   if (dtype_ == DType::kString) {
     auto* strings = new std::string[static_cast<size_t>(std::max<int64_t>(numel(), 1))];
     storage_ = std::shared_ptr<void>(strings, [](void* p) { delete[] static_cast<std::string*>(p); });
@@ -40,7 +44,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   const size_t bytes = (std::max<size_t>(nbytes(), 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes);
   if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
+  if (zeroed) std::memset(p, 0, bytes);
   storage_ = std::shared_ptr<void>(p, std::free);
   data_ = p;
 }

@@ -34,6 +34,9 @@ class Tensor {
   Tensor() = default;
   // Owns zero-initialised storage (empty strings for kString; strings never live in an arena).
   Tensor(DType dtype, Shape shape);
+  // Owns storage left as the allocator gives it, for an output a kernel writes whole (as it writes an arena
+  // slot, which holds the previous run's values); kString is zero-initialised as above.
+  static Tensor Uninitialized(DType dtype, Shape shape);
   // Borrows `data` (e.g. an arena slot); the caller keeps it alive while the Tensor is used.
   static Tensor View(DType dtype, Shape shape, void* data);
   // A sequence of dense tensors of one dtype. Elements that borrow their data are copied, so a
@@ -81,6 +84,7 @@ class Tensor {
   std::vector<int64_t> ToInt64Vector() const;
 
  private:
+  Tensor(DType dtype, Shape shape, bool zeroed);
   template <typename T>
   bool Holds() const {
     if (dtype_ == DType::kString) return std::is_same_v<T, std::string>;

@@ -124,18 +124,6 @@ void FillElements(char* to, int64_t count, const char* value, size_t bytes) {
   });
 }
 
-// dst = src, `bytes` of them, in parallel chunks when large.
-void CopyBytes(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0 || dst == src) return;
-  constexpr int64_t kChunk = int64_t{1} << 16;
-  const auto n = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
-  ForChunks(n, static_cast<int64_t>(bytes), [&](int64_t b, int64_t e) {
-    const auto from = static_cast<size_t>(b * kChunk);
-    const size_t to = std::min(bytes, static_cast<size_t>(e * kChunk));
-    std::memcpy(static_cast<char*>(dst) + from, static_cast<const char*>(src) + from, to - from);
-  });
-}
-
 // f(pointer to the index values) for an int32 or int64 tensor.
 template <typename F>
 Status WithIndices(const Node& node, const Tensor& indices, const F& f) {

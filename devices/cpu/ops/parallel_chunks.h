@@ -1,10 +1,12 @@
 // Splitting n independent items across the OpenMP threads in contiguous chunks, for the CPU kernels that
-// copy or scan in bulk (gather_cpu.cpp, select_cpu.cpp).
+// copy or scan in bulk (gather_cpu.cpp, select_cpu.cpp, reshape_cpu.cpp).
 #pragma once
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace chipfit::cpu {
 
@@ -27,6 +29,18 @@ void ForChunks(int64_t n, int64_t work, const F& f) {
     const int64_t end = n * (t + 1) / nt;
     if (begin < end) f(begin, end);
   }
+}
+
+// dst = src, `bytes` of them, in parallel chunks when large.
+inline void CopyBytes(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const auto n = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+  ForChunks(n, static_cast<int64_t>(bytes), [&](int64_t b, int64_t e) {
+    const auto from = static_cast<size_t>(b * kChunk);
+    const size_t to = std::min(bytes, static_cast<size_t>(e * kChunk));
+    std::memcpy(static_cast<char*>(dst) + from, static_cast<const char*>(src) + from, to - from);
+  });
 }
 
 }  // namespace chipfit::cpu

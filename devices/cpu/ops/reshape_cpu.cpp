@@ -4,6 +4,7 @@
 
 #include "devices/cpu/onednn_util.h"
 #include "devices/cpu/ops/cpu_ops.h"
+#include "devices/cpu/ops/parallel_chunks.h"
 
 namespace chipfit::cpu {
 namespace {
@@ -18,9 +19,7 @@ class CopyKernel final : public IKernel {
     if (in->nbytes() != out->nbytes())
       return ctx.Error("copy of " + DescribeTensor(*in) + " into " + DescribeTensor(*out));
     // (An empty tensor may have no buffer at all: nothing to copy.)
-    if (in->nbytes() > 0 && out->raw_data() != in->raw_data()) {
-      std::memcpy(out->raw_data(), in->raw_data(), in->nbytes());
-    }
+    if (in->nbytes() > 0) CopyBytes(out->raw_data(), in->raw_data(), in->nbytes());
     // Dropout's optional mask output: all true in inference.
     if (Tensor* mask = ctx.output(1); mask != nullptr && mask->nbytes() > 0) {
       std::memset(mask->raw_data(), 1, mask->nbytes());
