@@ -370,8 +370,12 @@ int AbsorbTails(Graph& graph) {
       const bool first = tail.inputs[0] == y;
       const std::string other = first ? tail.inputs[1] : tail.inputs[0];
       auto c = graph.initializers.find(other);
+      // A one-element constant of rank up to y's broadcasts without changing y's shape (tf2onnx writes
+      // openWakeWord's floor as [1, 1, 1, 1]); y's rank is the weights' (a Conv's output has rank >= 3).
+      auto w = fused.inputs.size() > 1 ? graph.initializers.find(fused.inputs[1]) : graph.initializers.end();
+      const int64_t y_rank = w != graph.initializers.end() ? w->second.rank() : 3;
       if (other == y || c == graph.initializers.end() || c->second.dtype() != DType::kF32 || c->second.numel() != 1 ||
-          c->second.rank() > 1) {
+          c->second.rank() > y_rank) {
         continue;
       }
       const double v = c->second.data<float>()[0];

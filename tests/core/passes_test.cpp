@@ -710,12 +710,13 @@ TEST(FuseConvActivationsTest, WrongHardSwishConstantsAreNotFused) {
   EXPECT_EQ(FuseAndCompare(m).count, 0);
 }
 
-// openWakeWord: Conv → LeakyRelu → Max(·, c): the Max becomes the FusedConv's clamp_min.
+// openWakeWord: Conv → LeakyRelu → Max(·, c): the Max becomes the FusedConv's clamp_min (tf2onnx writes
+// c as [1, 1, 1, 1], of the output's rank).
 TEST(FuseConvActivationsTest, MaxAndMinWithAConstantAfterTheActivationBecomeAClamp) {
   onnx::ModelProto m = ConvModel("clamp", 13);
   auto* g = m.mutable_graph();
   AddNode(g, "LeakyRelu", {"c"}, {"l"}, "leaky");
-  AddInitializer(g, "floor", {1}, [](int64_t) { return -0.05; });
+  AddInitializer(g, "floor", {1, 1, 1, 1}, [](int64_t) { return -0.05; });
   AddInitializer(g, "ceiling", {1}, [](int64_t) { return 0.3; });
   AddNode(g, "Max", {"l", "floor"}, {"m"}, "max");
   AddNode(g, "Min", {"ceiling", "m"}, {"y"}, "min");
@@ -728,6 +729,20 @@ TEST(FuseConvActivationsTest, MaxAndMinWithAConstantAfterTheActivationBecomeACla
   EXPECT_FLOAT_EQ(fused.GetFloat("clamp_max", 0), 0.3f);
   EXPECT_EQ(fused.covers, (std::vector<std::string>{"conv", "leaky", "max", "min"}));
   EXPECT_EQ(fused.outputs[0], "y");
+}
+
+// A one-element constant of a higher rank than the Conv's output broadcasts it to that rank: the Max stays.
+TEST(FuseConvActivationsTest, AConstantOfHigherRankThanTheOutputIsNotAClamp) {
+  onnx::ModelProto m = ConvModel("clamp_rank", 13);
+  auto* g = m.mutable_graph();
+  AddNode(g, "Relu", {"c"}, {"r"}, "relu");
+  AddInitializer(g, "floor", {1, 1, 1, 1, 1}, [](int64_t) { return -0.05; });
+  AddNode(g, "Max", {"r", "floor"}, {"y"}, "max");
+  AddValue(m.mutable_graph()->mutable_output(), "y", {1, 1, 3, 5, 5});
+  const Fused f = FuseAndCompare(m);
+  ASSERT_EQ(f.graph.nodes.size(), 2u);
+  EXPECT_EQ(f.graph.nodes[0].op_type, "FusedConv");
+  EXPECT_EQ(f.graph.nodes[1].op_type, "Max");
 }
 
 // Imports, promotes Constant nodes, folds affine maps into the layers; checks the results did not change.
