@@ -95,6 +95,15 @@ int FuseMatMulBiasActivation(Graph& graph);
 // of rewritten products.
 int FoldTransposesIntoMatMul(Graph& graph);
 
+// ShuffleNet's channel shuffle as one com.chipfit ChannelShuffle node (attributes `group` and `shape`
+// [N, C, H, W]): Reshape by a constant of positive dims [N, g, C/g, H, W], Transpose(0, 2, 1, 3, 4),
+// Reshape to [N, C, H, W] (a constant; 0 and -1 resolved), each intermediate read only by the next node.
+// The node reads its input as `shape`, as the first Reshape does, so x's shape need not be known here.
+// A device runs it in the order its producer writes (channels-last: a permutation within each pixel)
+// instead of reordering to plain for the 5-D transpose and back. The node keeps the first Reshape's name
+// and covers all three. Returns the number of rewrites.
+int FuseChannelShuffle(Graph& graph);
+
 // Rewrites Conv [→ Add(conv, Z)] [→ activation] into one com.chipfit FusedConv node:
 //   Y = activation(Conv(X, W, B) + Z)
 // with attribute `activation` (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh; "" for

@@ -224,6 +224,7 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       // com.chipfit ops written by chipfit's own passes: versioned with chipfit, not ONNX.
       {"FusedConv", "com.chipfit", 1, 1, ""},
       {"FusedMatMul", "com.chipfit", 1, 1, ""},
+      {"ChannelShuffle", "com.chipfit", 1, 1, ""},
       {"QLinearGemm", "com.chipfit", 1, 1, ""},
   };
   return table;

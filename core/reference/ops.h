@@ -33,5 +33,7 @@ Status InferFusedConv(InferContext& ctx);  // conv.cpp: activation(Conv(X, W, B)
 Status RunFusedConv(KernelContext& ctx);
 Status InferFusedMatMul(InferContext& ctx);  // matmul.cpp: activation(MatMul(A, B) + bias)
 Status RunFusedMatMul(KernelContext& ctx);
+Status InferChannelShuffle(InferContext& ctx);  // tensor_ops.cpp: a grouped channel transpose
+Status RunChannelShuffle(KernelContext& ctx);
 
 }  // namespace chipfit

@@ -19,6 +19,7 @@ const std::vector<OpEntry>& ReferenceOps() {
     }
     all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});
     all.push_back({"FusedMatMul", InferFusedMatMul, RunFusedMatMul, kChipfitDomain});
+    all.push_back({"ChannelShuffle", InferChannelShuffle, RunChannelShuffle, kChipfitDomain});
     return all;
   }();
   return table;

@@ -1344,6 +1344,56 @@ Status RunSpaceDepth(KernelContext& ctx) {
   return Status::Ok();
 }
 
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// ChannelShuffle (com.chipfit; FuseChannelShuffle writes it): Reshape [N, g, C/g, …] → Transpose
+// (0, 2, 1, …) → Reshape [N, C, …] as one op. The input is read as attribute `shape` [N, C, …] (its
+// element count must match, as a Reshape's); output channel j·g + i is input channel i·(C/g) + j.
+
+Status InferChannelShuffle(InferContext& ctx) {
+  const ValueInfo* x = ctx.input(0);
+  if (x == nullptr) return ctx.Error("missing input");
+  const int64_t group = ctx.node().GetInt("group", 0);
+  const Shape shape = ctx.node().GetInts("shape");
+  if (group <= 0) return ctx.Error("group must be positive, got " + std::to_string(group));
+  if (shape.size() < 2 || std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
+    return ctx.Error("shape must have a channel axis and no negative dims, got " + ShapeToString(shape));
+  }
+  if (shape[1] % group != 0) {
+    return ctx.Error("channels " + std::to_string(shape[1]) + " do not divide into " + std::to_string(group) +
+                     " groups");
+  }
+  const bool known = std::all_of(x->shape.begin(), x->shape.end(), [](int64_t d) { return d >= 0; });
+  if (known && NumElements(x->shape) != NumElements(shape)) {
+    return ctx.Error("input " + ShapeToString(x->shape) + " cannot be read as " + ShapeToString(shape));
+  }
+  ctx.SetOutput(0, x->dtype, shape);
+  return Status::Ok();
+}
+
+Status RunChannelShuffle(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const int64_t group = ctx.node().GetInt("group", 1);
+  const Shape shape = ctx.node().GetInts("shape");
+  if (x.numel() != NumElements(shape)) {
+    return ctx.Error("input " + ShapeToString(x.shape()) + " cannot be read as " + ShapeToString(shape));
+  }
+  const int64_t per_group = shape[1] / group;
+  const std::vector<int64_t> strides = Strides(shape);
+  MoveElements(x, *ctx.output(0), [&](const std::vector<int64_t>& c) {
+    int64_t from = 0;
+    for (size_t d = 0; d < c.size(); ++d) {
+      const int64_t at = d == 1 ? c[1] % group * per_group + c[1] / group : c[d];
+      from += at * strides[d];
+    }
+    return from;
+  });
+  return Status::Ok();
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // CenterCropPad and Col2Im (opset 18)
 

@@ -425,6 +425,12 @@ Status Fuse(Graph& graph, const Target& target, const CompileOptions& options, C
   // SiLU (x · Sigmoid(x)) fuses where the device's FusedConv takes it: the CPU's (oneDNN's swish
   // post-op); OpenCL's and CUDA's epilogues do not have it yet.
   if (options.fuse && device_fuses) stats.fused = FuseConvActivations(graph, target.kind == DeviceKind::kCpu);
+  // ShuffleNet's channel shuffle as one kernel where the device has it (in its producer's layout).
+  const bool device_shuffles =
+      options.kernels != nullptr &&
+      (!options.kernels->Find("ChannelShuffle", kChipfitDomain, target.kind, target.precision).empty() ||
+       !options.kernels->Find("ChannelShuffle", kChipfitDomain, target.kind, Precision::kFp32).empty());
+  if (options.fuse && device_shuffles) stats.fused += FuseChannelShuffle(graph);
   // Linear layers (MatMul + bias Add [+ Relu / GELU]) as one kernel with the bias and activation as
   // post-ops, where the device has that kernel.
   const bool device_fuses_matmul =

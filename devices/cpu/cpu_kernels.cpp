@@ -24,6 +24,7 @@ KernelTable BuildTable() {
     t.Add(op, "", kCpu, kFp32, {"cpu:copy", cpu::CreateCopy});
   }
   t.Add("Transpose", "", kCpu, kFp32, {"onednn:reorder", cpu::CreateTranspose});
+  t.Add("ChannelShuffle", kFused, kCpu, kFp32, {"cpu:channel-shuffle", cpu::CreateChannelShuffle});
   t.Add("Pad", "", kCpu, kFp32, {"cpu:index-copy", cpu::CreatePad});
   t.Add("Slice", "", kCpu, kFp32, {"cpu:index-copy", cpu::CreateSlice});
   t.Add("LSTM", "", kCpu, kFp32, {"onednn:lstm", cpu::CreateLstmF32});

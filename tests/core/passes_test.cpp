@@ -881,5 +881,58 @@ TEST(FuseConvActivationsTest, ScalarArithmeticAfterTheActivationBecomesAScaleAnd
   EXPECT_EQ(f.graph.nodes[1].op_type, "Max");
 }
 
+// ShuffleNet's channel shuffle: x [1, 6, 2, 3] → Reshape [1, g, 6/g, 2, 3] → Transpose(0, 2, 1, 3, 4) →
+// Reshape `back` (torch writes [1, -1, 2, 3]); `extra_reader`: the transposed value is also an output.
+onnx::ModelProto ShuffleModel(int64_t group, std::vector<int64_t> back, std::vector<int64_t> perm = {0, 2, 1, 3, 4},
+                              bool extra_reader = false) {
+  onnx::ModelProto m = testing::NewModel("shuffle", 13);
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 6, 2, 3});
+  testing::AddI64Init(g, "grouped", {1, group, 6 / group, 2, 3});
+  testing::AddI64Init(g, "back", back);
+  AddNode(g, "Reshape", {"x", "grouped"}, {"r"}, "split");
+  SetIntsAttr(AddNode(g, "Transpose", {"r"}, {"t"}, "transpose"), "perm", perm);
+  AddNode(g, "Reshape", {"t", "back"}, {"y"}, "merge");
+  const bool concrete = std::all_of(back.begin(), back.end(), [](int64_t d) { return d > 0; });
+  AddValue(g->mutable_output(), "y", concrete ? back : std::vector<int64_t>{1, 6, 2, 3});
+  if (extra_reader) AddValue(g->mutable_output(), "t", {1, 6 / group, group, 2, 3});
+  return m;
+}
+
+Fused ShuffleAndCompare(const onnx::ModelProto& m) {
+  Fused f;
+  f.original = ImportOrDie(m);
+  f.graph = f.original;
+  PromoteConstantNodes(f.graph);
+  f.count = FuseChannelShuffle(f.graph);
+  ExpectSameResults(f.original, f.graph);
+  return f;
+}
+
+TEST(FuseChannelShuffleTest, ReshapeTransposeReshapeBecomesOneNode) {
+  for (const auto& [group, back] : std::vector<std::pair<int64_t, std::vector<int64_t>>>{
+           {2, {1, -1, 2, 3}}, {3, {1, 6, 2, 3}}, {2, {0, 6, -1, 3}}}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    const Fused f = ShuffleAndCompare(ShuffleModel(group, back));
+    EXPECT_EQ(f.count, 1);
+    ASSERT_EQ(f.graph.nodes.size(), 1u);
+    const Node& shuffle = f.graph.nodes[0];
+    EXPECT_EQ(shuffle.op_type, "ChannelShuffle");
+    EXPECT_EQ(shuffle.domain, kChipfitDomain);
+    EXPECT_EQ(shuffle.GetInt("group", 0), group);
+    EXPECT_EQ(shuffle.GetInts("shape"), (std::vector<int64_t>{1, 6, 2, 3}));
+    EXPECT_EQ(shuffle.covers, (std::vector<std::string>{"split", "transpose", "merge"}));
+    EXPECT_EQ(shuffle.inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(shuffle.outputs, (std::vector<std::string>{"y"}));
+  }
+}
+
+// Another permutation, a merge to another shape, an intermediate read elsewhere: not a channel shuffle.
+TEST(FuseChannelShuffleTest, OtherPatternsStay) {
+  EXPECT_EQ(ShuffleAndCompare(ShuffleModel(2, {1, -1, 2, 3}, {0, 1, 2, 4, 3})).count, 0);
+  EXPECT_EQ(ShuffleAndCompare(ShuffleModel(2, {1, 3, 4, 3})).count, 0);
+  EXPECT_EQ(ShuffleAndCompare(ShuffleModel(2, {1, -1, 2, 3}, {0, 2, 1, 3, 4}, true)).count, 0);
+}
+
 }  // namespace
 }  // namespace chipfit

@@ -23,6 +23,7 @@ Result<std::unique_ptr<IKernel>> CreateConvBf16ForTest(const KernelInit& init);
 // reshape_cpu.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (a copy), Transpose.
 Result<std::unique_ptr<IKernel>> CreateCopy(const KernelInit& init);
 Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init);
+Result<std::unique_ptr<IKernel>> CreateChannelShuffle(const KernelInit& init);
 
 // index_copy_cpu.cpp: Pad (constant, edge, reflect, wrap) and Slice with constant pads/starts…, any
 // fixed-size dtype: a copy driven by the reference's index maps.

@@ -1,5 +1,6 @@
 // Data movement on the CPU: Reshape-like ops (a copy in plain order) and Transpose (a oneDNN
 // reorder with permuted strides, of the elements' bits: any element type).
+#include <algorithm>
 #include <cstring>
 
 #include "devices/cpu/onednn_util.h"
@@ -42,6 +43,78 @@ class TransposeKernel final : public IKernel {
 
  private:
   PrimitiveCall call_;
+};
+
+// com.chipfit ChannelShuffle: output channel j·g + i is input channel i·(C/g) + j. In the producer's
+// order: plain moves whole H·W planes; channels-last permutes the C values of each pixel, so the
+// convolutions around it keep their layout (no reorder to plain for a 5-D transpose and back).
+class ChannelShuffleKernel final : public IKernel {
+ public:
+  ChannelShuffleKernel(Layout layout, int64_t group, Shape shape, size_t element)
+      : layout_(layout), group_(group), shape_(std::move(shape)), element_(element) {
+    const int64_t per_group = shape_[1] / group_;
+    for (int64_t c = 0; c < shape_[1]; ++c) source_.push_back(c % group_ * per_group + c / group_);
+  }
+
+  Status Run(KernelContext& ctx) override {
+    const auto* in = static_cast<const char*>(ctx.input(0)->raw_data());
+    auto* out = static_cast<char*>(ctx.output(0)->raw_data());
+    const int64_t channels = shape_[1];
+    const int64_t pixels = NumElements(shape_) / (shape_[0] * channels);
+    const int64_t* source = source_.data();
+    if (layout_ == Layout::kPlain) {
+      const size_t plane = static_cast<size_t>(pixels) * element_;
+      const int64_t planes = shape_[0] * channels;
+#pragma omp parallel for schedule(static) if (planes * static_cast <int64_t>(plane) >= kChunksParallelFrom)
+      for (int64_t p = 0; p < planes; ++p) {
+        const int64_t n = p / channels, c = p % channels;
+        std::memcpy(out + static_cast<size_t>(p) * plane, in + static_cast<size_t>(n * channels + source[c]) * plane,
+                    plane);
+      }
+      return Status();
+    }
+    const int64_t rows = shape_[0] * pixels;
+    const size_t row = static_cast<size_t>(channels) * element_;
+    ForChunks(rows, rows * static_cast<int64_t>(row), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const char* from = in + static_cast<size_t>(r) * row;
+        char* to = out + static_cast<size_t>(r) * row;
+        switch (element_) {
+          case 4: Permute<uint32_t>(from, to, channels, group_, source); break;
+          case 2: Permute<uint16_t>(from, to, channels, group_, source); break;
+          case 8: Permute<uint64_t>(from, to, channels, group_, source); break;
+          default: Permute<uint8_t>(from, to, channels, group_, source); break;
+        }
+      }
+    });
+    return Status();
+  }
+  Layout InputLayout(size_t /*input*/) const override { return layout_; }
+  Layout OutputLayout(size_t /*output*/) const override { return layout_; }
+
+ private:
+  // One pixel's channels; two groups (ShuffleNetV2's) interleave the two halves, which vectorises.
+  template <typename T>
+  static void Permute(const char* from, char* to, int64_t channels, int64_t group, const int64_t* source) {
+    const auto* src = reinterpret_cast<const T*>(from);
+    auto* dst = reinterpret_cast<T*>(to);
+    if (group == 2) {
+      const int64_t half = channels / 2;
+      const T* second = src + half;
+      for (int64_t j = 0; j < half; ++j) {
+        dst[2 * j] = src[j];
+        dst[2 * j + 1] = second[j];
+      }
+      return;
+    }
+    for (int64_t c = 0; c < channels; ++c) dst[c] = src[source[c]];
+  }
+
+  Layout layout_;
+  int64_t group_;
+  Shape shape_;
+  size_t element_;
+  std::vector<int64_t> source_;  // output channel c reads input channel source_[c]
 };
 
 }  // namespace
@@ -124,6 +197,29 @@ Result<std::unique_ptr<IKernel>> CreateTranspose(const KernelInit& init) {
   });
   RETURN_IF_ERROR(status);
   return std::unique_ptr<IKernel>(new TransposeKernel(std::move(call)));
+}
+
+Result<std::unique_ptr<IKernel>> CreateChannelShuffle(const KernelInit& init) {
+  const ValueInfo* in = init.inputs.empty() ? nullptr : init.inputs[0];
+  if (in == nullptr) return Unsupported("input 0 is missing");
+  const size_t element = DTypeSize(in->dtype);
+  if (element != 1 && element != 2 && element != 4 && element != 8) {
+    return Unsupported(std::string(DTypeName(in->dtype)) + " input");
+  }
+  const Shape shape = init.node.GetInts("shape");
+  const int64_t group = init.node.GetInt("group", 0);
+  const bool valid = shape.size() >= 2 && group > 0 && shape[1] % group == 0 &&
+                     std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; }) &&
+                     NumElements(in->shape) == NumElements(shape);
+  for (int64_t d : in->shape) {
+    if (d < 0) return Unsupported("shapes known only at run time");
+  }
+  if (!valid) return Unsupported("group, shape or input do not agree (the reference reports it)");
+  // Channels-last only where the input is the [N, C, H, W] it is read as (else its plain bytes are).
+  const Layout layout = in->shape == shape && shape.size() == 4 && in->layout == Layout::kChannelsLast
+                            ? Layout::kChannelsLast
+                            : Layout::kPlain;
+  return std::unique_ptr<IKernel>(std::make_unique<ChannelShuffleKernel>(layout, group, shape, element));
 }
 
 }  // namespace chipfit::cpu

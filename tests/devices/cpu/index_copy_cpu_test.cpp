@@ -1,11 +1,12 @@
 // Pad and Slice on the CPU (index_copy_cpu.cpp) against the reference: every Pad mode, negative pads,
-// the opset forms of pads, value and axes, Slice steps in both directions, integer dtypes, and pads or
-// starts known only at run time (planned when the node runs).
+// the opset forms of pads, value and axes, Slice steps in both directions, integer dtypes, pads or
+// starts known only at run time (planned when the node runs), and Slice of channels-last inputs.
 #include <gtest/gtest.h>
 
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
 #include "tests/devices/cpu/cpu_kernel_test_util.h"
+#include "tests/devices/cpu/kernel_layout_util.h"
 
 namespace chipfit::testing {
 namespace {
@@ -121,6 +122,64 @@ TEST(IndexCopyCpuTest, SliceWithStartsAndShapeKnownOnlyAtRunTime) {
 
 TEST(IndexCopyCpuTest, EmptySliceWritesNothing) {
   ExpectSameAsReference(CreateSlice, SliceCase(DType::kF32, {3, 4}, {2}, {2}, {1}, {1}));
+}
+
+// The same Slice with its data input written channels-last by its producer: the kernel keeps that order
+// for input 0 and its output (the slice parameters stay plain) and must give the reference's result.
+KernelCase ChannelsLast(KernelCase c) {
+  c.layouts = {Layout::kChannelsLast};
+  return c;
+}
+
+void ExpectChannelsLastSameAsReference(const KernelCase& plain) {
+  const KernelCase c = ChannelsLast(plain);
+  auto layouts = LayoutsOf(CreateSlice, c);
+  ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+  EXPECT_EQ(layouts->inputs[0], Layout::kChannelsLast);
+  for (size_t k = 1; k < layouts->inputs.size(); ++k) EXPECT_EQ(layouts->inputs[k], Layout::kPlain) << k;
+  EXPECT_EQ(layouts->output, Layout::kChannelsLast);
+  ExpectSameAsReference(CreateSlice, c);
+}
+
+TEST(IndexCopyCpuTest, SliceChannelsLastSplitsChannelsInHalves) {
+  // A ShuffleNet split: [1, 116, 7, 7] into channels [0, 58) and [58, 116).
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kF32, {1, 116, 7, 7}, {0}, {58}, {1}, {1}));
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kF32, {1, 116, 7, 7}, {58}, {116}, {1}, {1}));
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kF32, {2, 8, 3, 5}, {4}, {1000}, {1}, {1}));
+}
+
+TEST(IndexCopyCpuTest, SliceChannelsLastHeightAndWidthWithSteps) {
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kF32, {2, 6, 9, 10}, {1, 0}, {8, 10}, {2, 3}, {2, 3}));
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kF32, {2, 6, 9, 10}, {1, 9}, {8, 0}, {2, 3}, {2, -3}));
+  ExpectChannelsLastSameAsReference(SliceCase(DType::kU8, {1, 5, 7, 4}, {-1, 1}, {-100, 4}, {2, 3}, {-2, 1}));
+}
+
+TEST(IndexCopyCpuTest, SliceChannelsLastOfEveryDimGivenNegativeAxes) {
+  ExpectChannelsLastSameAsReference(
+      SliceCase(DType::kF32, {3, 10, 6, 8}, {1, -8, 5, 1}, {3, 9, 0, 8}, {-4, -3, -2, -1}, {1, 3, -2, 2}));
+  ExpectChannelsLastSameAsReference(
+      SliceCase(DType::kI64, {2, 7, 5, 6}, {-1, 6, 1, -2}, {-100, 0, 4, 1}, {-4, -3, -2, -1}, {-1, -2, 1, -1}));
+}
+
+TEST(IndexCopyCpuTest, SliceChannelsLastWithStartsKnownOnlyAtRunTime) {
+  KernelCase c = SliceCase(DType::kF32, {2, 8, 5, 6}, {1, 5}, {7, 0}, {1, 3}, {2, -2});
+  c.constant = {false, false, true, true, true};
+  ExpectChannelsLastSameAsReference(c);
+}
+
+// A plain Slice input stays plain; Pad runs plain whatever order its input arrives in.
+TEST(IndexCopyCpuTest, PlainSliceAndPadStayPlain) {
+  const KernelCase plain = SliceCase(DType::kF32, {1, 8, 4, 4}, {0}, {4}, {1}, {1});
+  auto layouts = LayoutsOf(CreateSlice, plain);
+  ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+  EXPECT_EQ(layouts->inputs[0], Layout::kPlain);
+  EXPECT_EQ(layouts->output, Layout::kPlain);
+  const KernelCase pad = ChannelsLast(PadCase("constant", DType::kF32, {1, 3, 4, 5}, {0, 0, 1, 1, 0, 0, 1, 1}));
+  layouts = LayoutsOf(CreatePad, pad);
+  ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+  EXPECT_EQ(layouts->inputs[0], Layout::kPlain);
+  EXPECT_EQ(layouts->output, Layout::kPlain);
+  ExpectSameAsReference(CreatePad, pad);
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 
 #include <cstring>
 
+#include "core/graph/passes.h"
 #include "devices/cpu/ops/cpu_ops.h"
 #include "tests/core/reference/ref_test_util.h"
 #include "tests/devices/cpu/cpu_kernel_test_util.h"
+#include "tests/devices/cpu/kernel_layout_util.h"
 
 namespace chipfit::testing {
 namespace {
@@ -125,6 +127,62 @@ TEST(ReshapeCpuTest, DropoutCopiesOutsideTrainingAndRefusesRandomMasks) {
     EXPECT_EQ(MaxRelError((*out)[0], ref[0]), 0.0);
     for (int64_t i = 0; i < (*out)[1].numel(); ++i) EXPECT_TRUE((*out)[1].data<bool>()[i]);
   }
+}
+
+// ChannelShuffle (FuseChannelShuffle's node) gives the reference's bytes in the order its producer writes:
+// channels-last stays channels-last (a permutation within each pixel), plain moves planes; an input of
+// another shape with the same element count is read as `shape` in plain order. Element sizes 1 to 8.
+TEST(ReshapeCpuTest, ChannelShuffleMatchesReferenceInEitherOrder) {
+  struct Case {
+    Shape input, shape;
+    int64_t group;
+  };
+  const std::vector<Case> cases = {{{1, 6, 3, 4}, {1, 6, 3, 4}, 2},
+                                   {{1, 6, 3, 4}, {1, 6, 3, 4}, 3},
+                                   {{2, 8, 5, 2}, {2, 8, 5, 2}, 4},
+                                   {{1, 24, 5}, {1, 6, 4, 5}, 2}};
+  for (DType dtype : {DType::kF32, DType::kI64, DType::kF16, DType::kU8}) {
+    for (const Case& k : cases) {
+      for (Layout layout : {Layout::kPlain, Layout::kChannelsLast}) {
+        if (layout == Layout::kChannelsLast && k.input.size() != 4) continue;
+        KernelCase c{.node =
+                         MakeNode("ChannelShuffle", 1, 1, {{"group", IntAttr(k.group)}, {"shape", IntsAttr(k.shape)}})};
+        c.node.domain = kChipfitDomain;
+        Tensor x(dtype, k.input);
+        auto* bytes = static_cast<uint8_t*>(x.raw_data());
+        for (size_t i = 0; i < x.nbytes(); ++i) bytes[i] = static_cast<uint8_t>((i * 37 + 11) % 251);
+        c.inputs = {x};
+        c.layouts = {layout};
+        SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + ShapeToString(k.input) + " group " +
+                     std::to_string(k.group) + " " + std::string(LayoutName(layout)));
+        auto layouts = LayoutsOf(cpu::CreateChannelShuffle, c);
+        ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
+        const Layout expected = k.input == k.shape ? layout : Layout::kPlain;
+        EXPECT_EQ(layouts->inputs[0], expected);
+        EXPECT_EQ(layouts->output, expected);
+        auto out = RunCpuKernel(cpu::CreateChannelShuffle, c);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        const auto ref = RunReference(c);
+        ASSERT_EQ((*out)[0].shape(), k.shape);
+        ASSERT_EQ(ref[0].shape(), k.shape);
+        EXPECT_EQ(std::memcmp((*out)[0].raw_data(), ref[0].raw_data(), ref[0].nbytes()), 0);
+      }
+    }
+  }
+}
+
+// The reference's own definition, on a small case written out: output channel j·g + i is input
+// channel i·(C/g) + j.
+TEST(ReshapeCpuTest, ChannelShuffleInterleavesTheGroups) {
+  KernelCase c{.node = MakeNode("ChannelShuffle", 1, 1, {{"group", IntAttr(2)}, {"shape", IntsAttr({1, 6, 1, 1})}})};
+  c.node.domain = kChipfitDomain;
+  c.inputs = {MakeTensor<float>({1, 6, 1, 1}, {0, 1, 2, 3, 4, 5})};
+  const auto ref = RunReference(c);
+  const float* y = ref[0].data<float>();
+  EXPECT_EQ(std::vector<float>(y, y + 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  auto out = RunCpuKernel(cpu::CreateChannelShuffle, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(std::memcmp((*out)[0].raw_data(), ref[0].raw_data(), ref[0].nbytes()), 0);
 }
 
 }  // namespace
