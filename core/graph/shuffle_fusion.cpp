@@ -101,6 +101,7 @@ class ShuffleFuser : GraphIndex {
     const std::optional<size_t> m = Sole(transpose.outputs[0]);
     if (!m) return std::nullopt;
     const Node& merge = graph_.nodes[*m];
+    if (merge.inputs.empty() || merge.inputs[0] != transpose.outputs[0]) return std::nullopt;
     const Shape transposed = {grouped[0], grouped[2], group, grouped[3], grouped[4]};
     if (ReshapeTarget(merge, transposed) != x) return std::nullopt;
     Node fused;
