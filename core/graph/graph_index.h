@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -45,6 +46,16 @@ class GraphIndex {
   // before it, every reader of its output after it), drops the pattern's other nodes, the
   // descriptions of the values they wrote, and initializers nothing reads any more.
   void ReplaceWithFused(std::vector<FusedRewrite> rewrites);
+
+  // The only main-graph node reading `value`, when it is read exactly once (no graph output, no body).
+  std::optional<size_t> SoleReader(const std::string& value) const {
+    auto it = consumers_.find(value);
+    auto reads = readers_.find(value);
+    if (it == consumers_.end() || it->second.size() != 1 || reads == readers_.end() || reads->second != 1) {
+      return std::nullopt;
+    }
+    return it->second[0];
+  }
 
   Graph& graph_;
   std::map<std::string, int> readers_;                    // CountValueReaders: every read, bodies and outputs too

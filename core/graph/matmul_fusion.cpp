@@ -49,15 +49,11 @@ class MatMulFuser : GraphIndex {
   }
 
  private:
-  // The only main-graph node reading `value`, when it is read exactly once (no graph output, no body).
+  // SoleReader, unless another pattern has claimed it.
   std::optional<size_t> Sole(const std::string& value) const {
-    auto it = consumers_.find(value);
-    auto reads = readers_.find(value);
-    if (it == consumers_.end() || it->second.size() != 1 || reads == readers_.end() || reads->second != 1) {
-      return std::nullopt;
-    }
-    if (claimed_.contains(it->second[0])) return std::nullopt;
-    return it->second[0];
+    const std::optional<size_t> reader = SoleReader(value);
+    if (!reader || claimed_.contains(*reader)) return std::nullopt;
+    return reader;
   }
 
   int Reads(const std::string& value) const {

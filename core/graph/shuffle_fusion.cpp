@@ -8,6 +8,7 @@
 
 #include "core/graph/graph_index.h"
 #include "core/graph/passes.h"
+#include "core/reference/ops.h"
 
 namespace chipfit {
 namespace {
@@ -36,46 +37,6 @@ class ShuffleFuser : GraphIndex {
   }
 
  private:
-  // The only node reading `value`, which nothing else reads (no graph output, no body).
-  std::optional<size_t> Sole(const std::string& value) const {
-    auto it = consumers_.find(value);
-    auto reads = readers_.find(value);
-    if (it == consumers_.end() || it->second.size() != 1 || reads == readers_.end() || reads->second != 1) {
-      return std::nullopt;
-    }
-    return it->second[0];
-  }
-
-  // A Reshape of `node` with a constant target shape, resolved against `in` (0 copies the input's dim
-  // unless allowzero, one -1 takes what is left); nullopt when it is not one or does not resolve.
-  std::optional<Shape> ReshapeTarget(const Node& node, const Shape& in) const {
-    if (!IsOnnxOp(node, "Reshape") || node.inputs.size() != 2 || node.outputs.size() != 1) return std::nullopt;
-    auto c = graph_.initializers.find(node.inputs[1]);
-    if (c == graph_.initializers.end() || c->second.rank() != 1) return std::nullopt;
-    const bool allowzero = node.GetInt("allowzero", 0) != 0;
-    Shape out = c->second.ToInt64Vector();
-    int64_t known = 1, infer_at = -1;
-    for (size_t d = 0; d < out.size(); ++d) {
-      if (out[d] == 0 && !allowzero) {
-        if (d >= in.size()) return std::nullopt;
-        out[d] = in[d];
-      }
-      if (out[d] == -1) {
-        if (infer_at >= 0) return std::nullopt;
-        infer_at = static_cast<int64_t>(d);
-        continue;
-      }
-      if (out[d] <= 0) return std::nullopt;
-      known *= out[d];
-    }
-    if (infer_at >= 0) {
-      if (NumElements(in) % known != 0) return std::nullopt;
-      out[static_cast<size_t>(infer_at)] = NumElements(in) / known;
-    }
-    if (NumElements(out) != NumElements(in)) return std::nullopt;
-    return out;
-  }
-
   // Reshape(x → [N, g, C/g, H, W], a constant of positive dims) → Transpose(0, 2, 1, 3, 4) → Reshape(→
   // [N, C, H, W]), each intermediate read only by the next node. x's own shape need not be known here:
   // the node reads x as [N, C, H, W] (attribute `shape`), as the first Reshape does.
@@ -91,19 +52,26 @@ class ShuffleFuser : GraphIndex {
     const int64_t group = grouped[1];
     if (group < 2) return std::nullopt;
     const Shape x = {grouped[0], group * grouped[2], grouped[3], grouped[4]};
-    const std::optional<size_t> t = Sole(split.outputs[0]);
+    const std::optional<size_t> t = SoleReader(split.outputs[0]);
     if (!t) return std::nullopt;
     const Node& transpose = graph_.nodes[*t];
     if (!IsOnnxOp(transpose, "Transpose") || transpose.outputs.size() != 1 ||
         transpose.GetInts("perm") != std::vector<int64_t>{0, 2, 1, 3, 4}) {
       return std::nullopt;
     }
-    const std::optional<size_t> m = Sole(transpose.outputs[0]);
+    const std::optional<size_t> m = SoleReader(transpose.outputs[0]);
     if (!m) return std::nullopt;
     const Node& merge = graph_.nodes[*m];
-    if (merge.inputs.empty() || merge.inputs[0] != transpose.outputs[0]) return std::nullopt;
+    if (!IsOnnxOp(merge, "Reshape") || merge.inputs.size() != 2 || merge.inputs[0] != transpose.outputs[0]) {
+      return std::nullopt;
+    }
+    auto back = graph_.initializers.find(merge.inputs[1]);
+    if (back == graph_.initializers.end() || back->second.rank() != 1) return std::nullopt;
+    // The merge's target resolved as the Reshape op resolves it (0 copies a dim unless allowzero, -1 infers).
     const Shape transposed = {grouped[0], grouped[2], group, grouped[3], grouped[4]};
-    if (ReshapeTarget(merge, transposed) != x) return std::nullopt;
+    const bool allowzero = graph_.opset >= 14 && merge.GetInt("allowzero", 0) != 0;
+    const Result<Shape> merged = ReshapeTarget(merge, transposed, back->second.ToInt64Vector(), allowzero);
+    if (!merged.ok() || *merged != x) return std::nullopt;
     Node fused;
     fused.name = split.name;
     fused.op_type = "ChannelShuffle";

@@ -28,6 +28,11 @@ std::vector<OpEntry> RandomOps();         // random_ops.cpp: RandomUniform, Rand
 std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If, Loop, Scan
 std::vector<OpEntry> SequenceOps();       // sequence_ops.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 
+// Reshape's output shape for `target` on an input of shape `in`: 0 copies the input's dim unless allowzero,
+// one -1 takes what is left (-1 stays where `in` has unknown dims). Also FuseChannelShuffle's test of a
+// Reshape's constant target.
+Result<Shape> ReshapeTarget(const Node& node, const Shape& in, const std::vector<int64_t>& target, bool allowzero);
+
 // com.chipfit ops that graph passes create (core/graph/passes.h), one row each in the table.
 Status InferFusedConv(InferContext& ctx);  // conv.cpp: activation(Conv(X, W, B) + Z)
 Status RunFusedConv(KernelContext& ctx);

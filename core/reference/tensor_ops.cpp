@@ -152,6 +152,8 @@ Status RunCopy(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout
 
+}  // namespace
+
 Result<Shape> ReshapeTarget(const Node& node, const Shape& in, const std::vector<int64_t>& target, bool allowzero) {
   Shape out(target.size());
   int64_t infer_at = -1;
@@ -191,6 +193,8 @@ Result<Shape> ReshapeTarget(const Node& node, const Shape& in, const std::vector
   }
   return out;
 }
+
+namespace {
 
 Status InferReshape(InferContext& ctx) {
   const ValueInfo* x = ctx.input(0);

@@ -197,6 +197,21 @@ void FillAxisTaps(double start, double bin, int64_t bins, int64_t grid, int64_t 
   }
 }
 
+// One sample's four weighted corners into its bin's running value, in the reference's order: max keeps the
+// largest (the bin's first sample starts it), avg adds them one at a time.
+template <bool kMax>
+void AddSample(double& acc, bool first, double v0, double v1, double v2, double v3) {
+  if constexpr (kMax) {
+    const double v = std::max(std::max(std::max(v0, v1), v2), v3);
+    acc = first ? v : std::max(acc, v);
+  } else {
+    acc += v0;
+    acc += v1;
+    acc += v2;
+    acc += v3;
+  }
+}
+
 // The output bins of one RoI in kLanes channel planes `plane_stride` apart (outputs `bins` apart). Samples
 // go y-major, x-minor and corners in the order (low, left), (low, right), (high, left), (high, right), as
 // the reference sums them; each channel keeps its own sum in that order, so the result is the reference's
@@ -236,15 +251,7 @@ void AlignPlanes(const T* planes, int64_t plane_stride, const AxisTap* ys, const
               v2 = w2 * Widen(plane[o2]);
               v3 = w3 * Widen(plane[o3]);
             }
-            if constexpr (kMax) {
-              const double v = std::max(std::max(std::max(v0, v1), v2), v3);
-              acc[l] = iy == 0 && ix == 0 ? v : std::max(acc[l], v);
-            } else {
-              acc[l] += v0;
-              acc[l] += v1;
-              acc[l] += v2;
-              acc[l] += v3;
-            }
+            AddSample<kMax>(acc[l], iy == 0 && ix == 0, v0, v1, v2, v3);
           }
         }
       }
@@ -316,14 +323,7 @@ void AlignChannelsLast(const T* pixels, int64_t n, const AxisTap* ys, const Axis
           if (!(ty.inside && tx.inside)) {  // the reference's four weight-0 corners at offset 0
             for (int64_t c = 0; c < n; ++c) {
               const double v = 0.0 * Widen(pixels[c]);
-              if constexpr (kMax) {
-                acc[c] = first ? v : std::max(acc[c], v);
-              } else {
-                acc[c] += v;
-                acc[c] += v;
-                acc[c] += v;
-                acc[c] += v;
-              }
+              AddSample<kMax>(acc[c], first, v, v, v, v);
             }
             continue;
           }
@@ -338,16 +338,7 @@ void AlignChannelsLast(const T* pixels, int64_t n, const AxisTap* ys, const Axis
           }
           double* __restrict sum = acc;
           for (int64_t c = 0; c < n; ++c) {
-            const double v0 = w0 * Widen(x0[c]), v1 = w1 * Widen(x1[c]), v2 = w2 * Widen(x2[c]), v3 = w3 * Widen(x3[c]);
-            if constexpr (kMax) {
-              const double v = std::max(std::max(std::max(v0, v1), v2), v3);
-              sum[c] = first ? v : std::max(sum[c], v);
-            } else {
-              sum[c] += v0;
-              sum[c] += v1;
-              sum[c] += v2;
-              sum[c] += v3;
-            }
+            AddSample<kMax>(sum[c], first, w0 * Widen(x0[c]), w1 * Widen(x1[c]), w2 * Widen(x2[c]), w3 * Widen(x3[c]));
           }
         }
       }
