@@ -405,16 +405,29 @@ void PrintPlacement(const CompiledModel& model) {
 
 nlohmann::json PlacementJson(const CompiledModel& model) {
   nlohmann::json kernels = nlohmann::json::array();
-  for (const KernelInfo& k : model.kernels()) {
-    kernels.push_back({{"name", k.name},
-                       {"op", k.op_type},
-                       {"onnx_nodes", k.onnx_nodes},
-                       {"device", k.device},
-                       {"implementation", k.implementation},
-                       {"isa", k.isa},
-                       {"precision", k.precision},
-                       {"precision_reason", k.precision_reason},
-                       {"fallback_reason", k.fallback_reason}});
+  const auto& costs = model.costs();
+  for (size_t i = 0; i < model.kernels().size(); ++i) {
+    const KernelInfo& k = model.kernels()[i];
+    nlohmann::json row = {
+        {"name", k.name},
+        {"op", k.op_type},
+        {"onnx_nodes", k.onnx_nodes},
+        {"device", k.device},
+        {"implementation", k.implementation},
+        {"isa", k.isa},
+        {"precision", k.precision},
+        {"precision_reason", k.precision_reason},
+        {"fallback_reason", k.fallback_reason},
+        {"parent", k.parent >= 0 ? nlohmann::json(model.kernels()[static_cast<size_t>(k.parent)].name) : nullptr}};
+    // The op-formula cost (what a profile's layers report, known before running): `project
+    // --validate-published` builds its layer features from it.
+    if (i < costs.size() && costs[i].known) {
+      row["flops"] = costs[i].flops;
+      row["bytes_read"] = costs[i].bytes_read;
+      row["bytes_written"] = costs[i].bytes_written;
+      row["output_shape"] = costs[i].output_shape;
+    }
+    kernels.push_back(std::move(row));
   }
   nlohmann::json fallbacks = nlohmann::json::array();
   for (const Fallback& f : model.fallbacks())
@@ -1872,6 +1885,9 @@ struct ProjectFlags {
   std::string json_file;
   std::string from_json;
   bool validate = false;
+  bool validate_published = false;
+  std::string published_dir;
+  std::string write_efficiency;
   std::string configurations;
   std::string work_dir = "chipfit-validation";
   int iterations = 20;
@@ -1903,8 +1919,35 @@ int RunProjectValidation(const ProjectFlags& f) {
   return kExitOk;
 }
 
+// chipfit project --validate-published: every published measurement projected with its device left out.
+int RunPublishedValidation(const ProjectFlags& f) {
+  if (!f.models.empty()) return Fail(InvalidArgument("project --validate-published takes no MODEL"));
+  auto catalog = LoadHardwareCatalog(DefaultHardwareDir());
+  if (!catalog.ok()) return Fail(catalog.status());
+  const std::filesystem::path dir =
+      f.published_dir.empty() ? DefaultValidationDir() : std::filesystem::path(f.published_dir);
+  for (const auto& [flag, path] :
+       {std::pair{"--json", f.json_file}, std::pair{"--write-efficiency", f.write_efficiency}}) {
+    if (!path.empty()) {
+      if (Status s = CheckWritable(path, flag); !s.ok()) return Fail(s);
+    }
+  }
+  auto result = ValidatePublished(dir, *catalog);
+  if (!result.ok()) return Fail(result.status());
+  if (!f.json_file.empty()) {
+    if (Status s = WriteJsonFile(f.json_file, result->document); !s.ok()) return Fail(s);
+  }
+  if (!f.write_efficiency.empty()) {
+    if (Status s = WriteJsonFile(f.write_efficiency, PublishedEfficiencyToJson(result->efficiency)); !s.ok())
+      return Fail(s);
+  }
+  fmt::print("{}", PublishedValidationTable(result->document));
+  return kExitOk;
+}
+
 // chipfit project MODEL: projected targets on catalog hardware, calibrated on a profile of this machine.
 int RunProject(const ProjectFlags& f) {
+  if (f.validate_published) return RunPublishedValidation(f);
   if (f.models.empty()) return Fail(InvalidArgument("project: give a MODEL"));
   if (f.validate) return RunProjectValidation(f);
   if (f.models.size() > 1) return Fail(InvalidArgument("project: one MODEL at a time (several only with --validate)"));
@@ -2484,7 +2527,7 @@ int Main(int argc, char** argv) {
   ProjectFlags project_flags;
   auto* project = app.add_subcommand(
       "project", "Project a model onto hardware you do not own (catalog), calibrated on this machine's measurements");
-  project->add_option("MODEL", project_flags.models, "Path to an .onnx file (several with --validate)")->required();
+  project->add_option("MODEL", project_flags.models, "Path to an .onnx file (several with --validate)");
   project->add_option("--shape", project_flags.shapes, "Bind an input's dims: NAME=1x3x224x224 (repeatable)");
   project->add_option("--hardware", project_flags.hardware, "Catalog ids, comma-separated (t4,h100-sxm …)");
   project->add_flag("--all-hardware", project_flags.all_hardware, "Every device of the catalog");
@@ -2498,6 +2541,15 @@ int Main(int argc, char** argv) {
   project->add_flag("--validate", project_flags.validate,
                     "Hold out local configurations (AVX2, one thread, no VNNI/bf16, OpenCL), project each from the "
                     "others, measure it, and print the errors against two baselines");
+  project->add_flag("--validate-published", project_flags.validate_published,
+                    "Project every published measurement of the validation set (resources/hardware/validation) with "
+                    "its device left out of the efficiency fit, and print the errors per row, device and kind "
+                    "against the η=1 roofline and a fixed 70 % efficiency (no MODEL)");
+  project->add_option("--published", project_flags.published_dir,
+                      "--validate-published: the validation set's folder (published-*.csv and features/)");
+  project->add_option("--write-efficiency", project_flags.write_efficiency,
+                      "--validate-published: write the efficiency fitted on every row here (what `project` reads "
+                      "from resources/hardware/validation/efficiency.json)");
   project->add_option("--configurations", project_flags.configurations,
                       "--validate: only these held-out configurations (avx2,1-thread,no-vnni-bf16,opencl)");
   project

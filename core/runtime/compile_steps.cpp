@@ -372,6 +372,7 @@ void CountBytes(const Program& program, const NodeStep& lowered, KernelCost& cos
   cost.bytes_written = 0;
   for (int id : lowered.step.in) cost.bytes_read += bytes(id);
   for (int id : lowered.step.out) cost.bytes_written += bytes(id);
+  if (!lowered.step.in.empty()) CountGatheredReads(lowered.info.op_type, bytes(lowered.step.in[0]), cost);
 }
 
 }  // namespace

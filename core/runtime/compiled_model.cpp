@@ -247,6 +247,10 @@ KernelCost RunTimeCost(const Node& node, const TensorInfos& inputs, const std::v
       cost.bytes_written += NumElements(out.shape) * static_cast<int64_t>(DTypeSize(out.dtype));
     }
   }
+  const auto data = inputs.pointers().empty() ? nullptr : inputs.pointers()[0];
+  if (data != nullptr && data->value != nullptr) {
+    CountGatheredReads(node.op_type, static_cast<int64_t>(data->value->nbytes()), cost);
+  }
   if (!outputs.empty()) cost.output_shape = outputs[0].shape;
   cost.known = true;
   return cost;

@@ -1,6 +1,7 @@
 // Op formulas for FLOPs; bytes come straight from the shapes and dtypes.
 #include "core/runtime/cost.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -48,6 +49,11 @@ int64_t OpsPerElement(const std::string& op) {
 
 }  // namespace
 
+void CountGatheredReads(const std::string& op, int64_t data_bytes, KernelCost& cost) {
+  if (op != "Gather" && op != "GatherElements" && op != "GatherND") return;
+  cost.bytes_read -= std::clamp<int64_t>(data_bytes - cost.bytes_written, 0, cost.bytes_read);
+}
+
 KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& inputs,
                         const std::vector<ValueInfo>& outputs) {
   KernelCost cost;
@@ -61,6 +67,7 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
     out_elements += NumElements(outputs[i].shape);
   }
   const std::string& op = node.op_type;
+  if (!inputs.empty()) CountGatheredReads(op, Bytes(inputs[0]), cost);
   const ValueInfo* x = inputs.empty() ? nullptr : inputs[0];
   const ValueInfo* w = inputs.size() > 1 ? inputs[1] : nullptr;
   const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);

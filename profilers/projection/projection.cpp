@@ -29,14 +29,6 @@ double PriorOverheadMs(const std::string& launch_class) {
 
 bool IsMatrix(OpClass c) { return c == OpClass::kMatrix; }
 
-std::string PrecisionGroup(Precision p) {
-  switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kInt8: return "int8";
-    default: return "half";  // tf32, fp16, bf16: the matrix units' reduced-precision path
-  }
-}
-
 // Bytes per element relative to fp32 that a layer moves at `p`. int8 pipelines keep
 // elementwise and reductions in float around the quantised matrix ops.
 double ByteFactor(Precision p, OpClass c) {
@@ -164,17 +156,8 @@ LayerFeature FeatureOf(const LayerResult& l) {
   return f;
 }
 
-// A layer's two roofline terms on `spec` at `p` with the prior η, ms; the matrix units' tile padding
-// and the wave fill of compute units are in the compute term, on-chip caching in the memory term.
-struct LayerTerms {
-  double compute_ms = 0, memory_ms = 0;              // at the prior η
-  double ideal_compute_ms = 0, ideal_memory_ms = 0;  // flops/peak, bytes/DRAM bandwidth: the plain roofline
-  double eta_c = 1, eta_m = 1;                       // the priors used
-  EtaCell cell;
-};
-
-// `byte_factor`: what the layer's bytes are multiplied by at `p` (1 for a layer measured as it ran).
-LayerTerms Terms(const LayerFeature& f, const HardwareSpec& spec, Precision p, double byte_factor) {
+LayerTerms Terms(const LayerFeature& f, const HardwareSpec& spec, Precision p, double byte_factor,
+                 bool all_units_busy = false) {
   LayerTerms t;
   const double bytes = f.bytes * byte_factor;
   double flops = f.flops;
@@ -187,20 +170,34 @@ LayerTerms Terms(const LayerFeature& f, const HardwareSpec& spec, Precision p, d
     flops *= (std::ceil(f.n / tn) * tn / f.n) * (std::ceil(k / tk) * tk / k);
   }
   if (spec.kind != "cpu" && IsMatrix(f.op_class) && f.m > 0 && f.n > 0) {
-    // Output tiles are dealt to compute units in waves; the last wave may leave most of them idle.
-    const double tiles = std::ceil(f.m / 128) * std::ceil(f.n / 128);
-    fill = tiles / (std::ceil(tiles / cu) * cu);
+    // Output tiles are dealt to compute units in waves; the last wave may leave most of them idle. A
+    // small product (a batch-1 transformer's 128 × 768) gets the tiles libraries pick for it, 64 × 64,
+    // and its depth split over idle units (split-K, 256 deep at least) until they are busy.
+    const double tiles = std::ceil(f.m / 64) * std::ceil(f.n / 64);
+    const double split = tiles < cu ? std::clamp(std::floor(f.k / 256), 1.0, std::ceil(cu / tiles)) : 1.0;
+    const double work = tiles * split;
+    fill = work / (std::ceil(work / cu) * cu);
   } else {
     // A layer keeps only as many units busy as it has grains of work (a thread's share on a CPU,
     // a block's on a GPU); two cores run a 100 KB elementwise layer no faster than one.
+    // A CPU matrix layer's grain is 10 µs of one core's work at the precision's peak: the faster the
+    // matrix unit (AMX int8 does 16× a core's fp32 FMAs), the fewer cores a layer is worth splitting over.
     const bool cpu = spec.kind == "cpu";
-    const double grains =
-        IsMatrix(f.op_class) ? f.flops / (cpu ? 2e6 : 2 * 128.0 * 128 * 64) : f.bytes / (cpu ? 128e3 : 32e3);
+    const double core_peak = PeakFor(spec, p, f.op_class) / cu;  // GFLOP/s
+    const double grains = !IsMatrix(f.op_class)  ? f.bytes / (cpu ? 128e3 : 32e3)
+                          : cpu && core_peak > 0 ? f.flops / (core_peak * 1e4)
+                                                 : f.flops / (cpu ? 2e6 : 2 * 128.0 * 128 * 64);
     fill = std::clamp(grains / cu, 1 / cu, 1.0);
   }
+  // Throughput with concurrent requests (an inference server's streams, MLPerf Offline): other requests
+  // occupy the units a small layer leaves idle.
+  if (all_units_busy) fill = 1;
   const double peak = PeakFor(spec, p, f.op_class);
   t.cell = {f.op_class, PrecisionGroup(p), SizeOf(f, f.bytes)};
-  std::tie(t.eta_c, t.eta_m) = PriorEta(spec.kind, t.cell);
+  // With every unit busy a small layer is no less efficient than a large one: the size penalty of the
+  // priors is for the units a lone request leaves idle.
+  std::tie(t.eta_c, t.eta_m) =
+      PriorEta(spec.kind, all_units_busy ? EtaCell{t.cell.op_class, t.cell.group, "large"} : t.cell);
   t.ideal_compute_ms = peak > 0 ? f.flops / (peak * 1e6) : 0;
   t.ideal_memory_ms = spec.memory_bandwidth_gbs > 0 ? bytes / (spec.memory_bandwidth_gbs * 1e6) : 0;
   t.compute_ms = peak > 0 ? flops / (peak * 1e6) / fill / t.eta_c : 0;
@@ -331,7 +328,110 @@ std::optional<double> LastLevelCacheMb(const DeviceInfo& device) {
   return best;
 }
 
+// A catalog CPU with at least this machine's cores, memory bandwidth and per-core peak at every
+// precision it may use could run the model as chipfit ran it here: its projection is capped at the
+// fastest local p50 among those precisions, the layers scaled alike, and a note says so.
+std::optional<double> CapAtLocalCpu(const HardwareSpec& spec, const std::vector<Precision>& allowed,
+                                    const Calibration& cal, Projection& out) {
+  if (spec.kind != "cpu" || !cal.local_cpu || out.p50_ms <= 0) return std::nullopt;
+  const HardwareSpec& local = *cal.local_cpu;
+  if (spec.compute_units < local.compute_units || spec.memory_bandwidth_gbs < local.memory_bandwidth_gbs) {
+    return std::nullopt;
+  }
+  std::optional<double> ceiling;
+  for (Precision q : allowed) {
+    auto measured = cal.local_cpu_p50_ms.find(q);
+    auto theirs = spec.peak_gflops.find(q), ours = local.peak_gflops.find(q);
+    if (measured == cal.local_cpu_p50_ms.end() || theirs == spec.peak_gflops.end() || ours == local.peak_gflops.end())
+      continue;
+    if (theirs->second / spec.compute_units < ours->second / local.compute_units) continue;
+    ceiling = ceiling ? std::min(*ceiling, measured->second) : measured->second;
+  }
+  if (!ceiling || out.p50_ms <= *ceiling) return ceiling;
+  const double scale = *ceiling / out.p50_ms;
+  for (ProjectedLayer& l : out.layers) {
+    l.time_ms *= scale;
+    l.p10_ms *= scale;
+    l.p90_ms *= scale;
+  }
+  out.notes.push_back(fmt::format(
+      "capped at {:.3g} ms, measured here: {} has at least this CPU's cores, bandwidth and per-core peak, so it could "
+      "run the model as it ran here (the model projected {:.3g} ms)",
+      *ceiling, spec.name, out.p50_ms));
+  out.p50_ms = *ceiling;
+  return ceiling;
+}
+
+// The band of a projection onto a device of a kind with published rows: the P10–P90 of the kind's
+// leave-one-device-out errors, drawn towards ×/÷ 2 when the kind has fewer than ten rows (a few rows'
+// quantiles say little about the tails).
+std::pair<double, double> PublishedBand(const std::vector<double>& log_errors) {
+  constexpr double kPrior = 0.6931471805599453;  // log 2
+  double lo = -kPrior, hi = kPrior;
+  if (log_errors.size() >= 2) {
+    const double w = std::min(1.0, static_cast<double>(log_errors.size()) / 10.0);
+    lo = w * Quantile(log_errors, 0.10) - (1 - w) * kPrior;
+    hi = w * Quantile(log_errors, 0.90) + (1 - w) * kPrior;
+  }
+  return {std::exp(std::min(lo, -0.05)), std::exp(std::max(hi, 0.05))};
+}
+
 }  // namespace
+
+std::string PrecisionGroup(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kInt8: return "int8";
+    default: return "half";  // tf32, fp16, bf16: the matrix units' reduced-precision path
+  }
+}
+
+LayerTerms PriorTerms(const LayerFeature& f, const HardwareSpec& spec, Precision p, double byte_factor,
+                      bool all_units_busy) {
+  return Terms(f, spec, p, byte_factor, all_units_busy);
+}
+
+double SpecByteFactor(const HardwareSpec& spec, Precision p, OpClass c) {
+  // chipfit's CPU device keeps fp32 activations between layers at every precision (measured here);
+  // other devices move activations at the precision.
+  return spec.kind == "cpu" ? 1.0 : ByteFactor(p, c);
+}
+
+double PrecisionByteFactor(Precision p, OpClass c) {
+  // A vendor's int8 engine keeps quantised tensors between its fused layers (TensorRT, OpenVINO, QNN);
+  // only normalisations and softmax run in 16-bit.
+  if (p == Precision::kInt8) return c == OpClass::kReduce ? 0.5 : 0.25;
+  return ByteFactor(p, c);
+}
+
+std::vector<Precision> AllowedPrecisions(const HardwareSpec& spec, Precision p) {
+  // Each precision with what a runtime asked for it may fall back to: tf32 and the 16-bit formats
+  // keep fp32 kernels available, int8 keeps the 16-bit and fp32 ones (TensorRT's --int8 with --fp16).
+  std::vector<Precision> lower;
+  switch (p) {
+    case Precision::kFp32: break;
+    case Precision::kTf32: lower = {Precision::kFp32}; break;
+    case Precision::kFp16:
+    case Precision::kBf16: lower = {Precision::kTf32, Precision::kFp32}; break;
+    case Precision::kInt8: lower = {Precision::kFp16, Precision::kBf16, Precision::kTf32, Precision::kFp32}; break;
+  }
+  std::vector<Precision> out = {p};
+  for (Precision q : lower) {
+    if (spec.Supports(q)) out.push_back(q);
+  }
+  return out;
+}
+
+double BlendTerms(double compute_ms, double memory_ms) { return Blend(compute_ms, memory_ms); }
+
+double PriorLaunchOverheadMs(const std::string& launch_class) { return PriorOverheadMs(launch_class); }
+
+std::string AssumedRuntime(const std::string& kind) {
+  if (kind == "gpu") return "TensorRT";
+  if (kind == "cpu") return "OpenVINO";
+  if (kind == "npu") return "the vendor's NPU runtime (QNN)";
+  return "the vendor's graph compiler (Neuron, SynapseAI)";
+}
 
 const char* OpClassName(OpClass op_class) {
   switch (op_class) {
@@ -523,49 +623,107 @@ Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec
   }
   const bool calibrated = options.model == ProjectionModel::kCalibrated;
   const double fixed_eta = options.model == ProjectionModel::kFixed70 ? 0.7 : 1.0;
-  const double overhead = !calibrated ? 0.0
+  const KindEfficiency* learned = nullptr;
+  if (calibrated && !options.local_software && calibration.published) {
+    auto it = calibration.published->kinds.find(spec.kind);
+    if (it != calibration.published->kinds.end()) learned = &it->second;
+  }
+  const double overhead = !calibrated          ? 0.0
+                          : learned != nullptr ? PriorOverheadMs(spec.launch_overhead) * learned->layer_overhead_factor
                           : spec.launch_overhead == "cpu" && calibration.cpu_overhead_ms
                               ? *calibration.cpu_overhead_ms
                               : PriorOverheadMs(spec.launch_overhead);
   const bool cross_kind = spec.kind != "cpu";
+  // The baselines are the plain roofline at the precision asked; the model lets every layer take the
+  // fastest precision the runtime may choose for it.
+  const std::vector<Precision> allowed =
+      calibrated ? AllowedPrecisions(spec, precision) : std::vector<Precision>{precision};
   auto [layer_lo, layer_hi] = BandFactors(calibration.layer_log_errors, 0.10);
   double roof_ms = 0;
   for (const LayerFeature& f : features) {
-    ProjectedLayer l;
+    ProjectedLayer best;
+    double best_body = -1, best_roof = 0;
+    for (Precision q : allowed) {
+      ProjectedLayer l;
+      // A vendor's runtime moves activations at the precision it computes in; chipfit's CPU kernels
+      // (measured here) keep them in fp32.
+      const double byte_factor =
+          learned != nullptr ? PrecisionByteFactor(q, f.op_class) : SpecByteFactor(spec, q, f.op_class);
+      const LayerTerms t = Terms(f, spec, q, options.byte_factor.value_or(byte_factor));
+      double body = 0;
+      if (learned != nullptr) {
+        // The learned factors of the device's kind; on a CPU also this machine's variation from cell
+        // to cell around its mean (how this model's layers sit against the roofline here).
+        double fc = IsMatrix(f.op_class)                ? learned->matrix.at(PrecisionGroup(q))
+                    : f.op_class == OpClass::kDepthwise ? learned->depthwise
+                                                        : learned->memory;
+        double fm = IsMatrix(f.op_class) ? learned->memory : fc;
+        if (spec.kind == "cpu" && calibration.scale_overall) {
+          const double relative = std::clamp(ScaleFor(calibration, t.cell) / *calibration.scale_overall, 0.5, 2.0);
+          fc *= relative;
+          fm *= relative;
+        }
+        // No factor makes a unit compute faster than its peak (η_c ≤ 1); the memory term may shrink
+        // further (a runtime that fuses an elementwise layer into its neighbour never moves its bytes).
+        l.compute_ms = std::max(t.compute_ms / fc, t.compute_ms * t.eta_c);
+        l.memory_ms = t.memory_ms / fm;
+        l.eta = l.compute_ms >= l.memory_ms ? t.eta_c * fc : t.eta_m * fm;
+        body = Blend(l.compute_ms, l.memory_ms);
+      } else if (calibrated) {
+        // On a CPU the calibrated scale applies as measured; on other kinds of device its square root
+        // (a shrunk correction: the software differs, the effects of layer shape and size carry over
+        // in part).
+        const double scale = ScaleFor(calibration, t.cell);
+        const double applied = spec.kind == "cpu" ? scale : std::sqrt(scale);
+        l.compute_ms = t.compute_ms / applied;
+        l.memory_ms = t.memory_ms / applied;
+        l.eta = (l.compute_ms >= l.memory_ms ? t.eta_c : t.eta_m) * applied;
+        body = Blend(l.compute_ms, l.memory_ms);
+      } else {
+        l.compute_ms = t.ideal_compute_ms / fixed_eta;
+        l.memory_ms = t.ideal_memory_ms / fixed_eta;
+        l.eta = fixed_eta;
+        body = std::max(l.compute_ms, l.memory_ms);
+      }
+      if (best_body < 0 || body < best_body) {
+        best = std::move(l);
+        best_body = body;
+        best_roof = std::max(t.ideal_compute_ms, t.ideal_memory_ms);
+      }
+    }
+    ProjectedLayer& l = best;
     l.name = f.name;
     l.op = f.op;
     l.op_class = OpClassName(f.op_class);
-    // chipfit's CPU device keeps fp32 activations between layers at every precision (measured
-    // here); other devices move activations at the precision.
-    const double byte_factor = spec.kind == "cpu" ? 1.0 : ByteFactor(precision, f.op_class);
-    const LayerTerms t = Terms(f, spec, precision, options.byte_factor.value_or(byte_factor));
-    double body = 0;
-    if (calibrated) {
-      // On a CPU the calibrated scale applies as measured; on other kinds of device its square root
-      // (a shrunk correction: the software differs, the effects of layer shape and size carry over
-      // in part).
-      const double scale = ScaleFor(calibration, t.cell);
-      const double applied = spec.kind == "cpu" ? scale : std::sqrt(scale);
-      l.compute_ms = t.compute_ms / applied;
-      l.memory_ms = t.memory_ms / applied;
-      l.eta = (l.compute_ms >= l.memory_ms ? t.eta_c : t.eta_m) * applied;
-      body = Blend(l.compute_ms, l.memory_ms);
-    } else {
-      l.compute_ms = t.ideal_compute_ms / fixed_eta;
-      l.memory_ms = t.ideal_memory_ms / fixed_eta;
-      l.eta = fixed_eta;
-      body = std::max(l.compute_ms, l.memory_ms);
-    }
-    l.time_ms = (overhead + body) * f.iterations;
-    l.bound = overhead > body ? "overhead" : l.compute_ms >= l.memory_ms ? "compute" : "memory";
+    l.time_ms = (overhead + best_body) * f.iterations;
+    l.bound = overhead > best_body ? "overhead" : l.compute_ms >= l.memory_ms ? "compute" : "memory";
     l.p10_ms = l.time_ms * layer_lo;
     l.p90_ms = l.time_ms * layer_hi;
-    roof_ms += std::max(t.ideal_compute_ms, t.ideal_memory_ms) * f.iterations;
+    roof_ms += best_roof * f.iterations;
     out.p50_ms += l.time_ms;
     out.layers.push_back(std::move(l));
   }
   auto [lo, hi] = BandFactors(calibration.model_log_errors, 0.05);
-  if (cross_kind && calibrated) {
+  if (learned != nullptr) out.p50_ms += learned->inference_overhead_ms;
+  const std::optional<double> ceiling =
+      calibrated && !options.local_software ? CapAtLocalCpu(spec, allowed, calibration, out) : std::nullopt;
+  if (learned != nullptr) {
+    out.runtime = learned->runtime;
+    std::tie(lo, hi) = PublishedBand(learned->lodo_log_errors);
+    if (!learned->lodo_log_errors.empty()) {
+      std::vector<double> abs_errors;
+      // As a factor: projected twice or half the measurement are both 100 % off.
+      for (double e : learned->lodo_log_errors) abs_errors.push_back(std::exp(std::abs(e)) - 1);
+      out.validated_error = Median(abs_errors);
+      out.validated_rows = static_cast<int>(abs_errors.size());
+    }
+    out.notes.push_back(fmt::format(
+        "as {} would run it: η learned from {} published measurements on {} {} device(s) ({}){}", learned->runtime,
+        learned->rows, learned->devices.size(), spec.kind, fmt::join(learned->devices, ", "),
+        out.validated_error ? fmt::format("; leave-one-device-out median |error| {:.0f} % over {} rows",
+                                          *out.validated_error * 100, out.validated_rows)
+                            : std::string()));
+  } else if (cross_kind && calibrated) {
     // Calibrated on CPUs only: the band adds the prior's spread for another kind of device.
     lo *= 1 / 1.5;
     hi *= 1.5;
@@ -575,7 +733,7 @@ Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec
         spec.name, spec.kind));
   }
   out.p10_ms = out.p50_ms * lo;
-  out.p90_ms = out.p50_ms * hi;
+  out.p90_ms = ceiling ? std::min(out.p50_ms * hi, std::max(*ceiling, out.p50_ms)) : out.p50_ms * hi;
   out.throughput_per_s = out.p50_ms > 0 ? 1000.0 / out.p50_ms : 0;
   out.utilisation = out.p50_ms > 0 ? std::clamp(roof_ms / out.p50_ms, 0.0, 1.0) : 0;
   out.energy_j = out.p50_ms / 1000.0 * (spec.idle_w + (spec.tdp_w - spec.idle_w) * out.utilisation);
@@ -630,6 +788,9 @@ nlohmann::json ProjectionToJson(const Projection& p, bool with_layers) {
       {"utilisation", opt(p.utilisation, ok)},
       {"price_per_hour_usd", p.price_per_hour_usd ? nlohmann::json(*p.price_per_hour_usd) : nlohmann::json(nullptr)},
       {"cost_per_million", p.cost_per_million && ok ? nlohmann::json(*p.cost_per_million) : nlohmann::json(nullptr)},
+      {"runtime", p.runtime.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.runtime)},
+      {"validated_error", p.validated_error ? nlohmann::json(*p.validated_error) : nlohmann::json(nullptr)},
+      {"validated_rows", p.validated_rows},
       {"notes", p.notes}};
   if (with_layers && ok) {
     nlohmann::json layers = nlohmann::json::array();
@@ -675,6 +836,53 @@ nlohmann::json CalibrationToJson(const Calibration& cal) {
           {"local_median_abs_error", abs_errors.empty() ? nlohmann::json(nullptr) : nlohmann::json(Median(abs_errors))},
           {"band_factors", {lo, hi}},
           {"notes", cal.notes}};
+}
+
+nlohmann::json PublishedEfficiencyToJson(const PublishedEfficiency& e) {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [kind, k] : e.kinds) {
+    kinds[kind] = {{"runtime", k.runtime},
+                   {"matrix", k.matrix},
+                   {"depthwise", k.depthwise},
+                   {"memory", k.memory},
+                   {"layer_overhead_factor", k.layer_overhead_factor},
+                   {"inference_overhead_ms", k.inference_overhead_ms},
+                   {"rows", k.rows},
+                   {"devices", k.devices},
+                   {"lodo_log_errors", k.lodo_log_errors}};
+  }
+  return {{"schema", "chipfit.efficiency/1"}, {"fitted_on", e.fitted_on}, {"kinds", kinds}};
+}
+
+Result<PublishedEfficiency> PublishedEfficiencyFromJson(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object() || j.value("schema", std::string()) != "chipfit.efficiency/1" || !j.contains("kinds") ||
+      !j["kinds"].is_object()) {
+    return InvalidArgument(file + ": not a chipfit.efficiency/1 document");
+  }
+  PublishedEfficiency e;
+  e.fitted_on = j.value("fitted_on", std::string());
+  try {
+    for (const auto& [kind, k] : j["kinds"].items()) {
+      KindEfficiency ke;
+      ke.runtime = k.at("runtime").get<std::string>();
+      for (const auto& group : {"fp32", "half", "int8"}) ke.matrix[group] = k.at("matrix").at(group).get<double>();
+      ke.depthwise = k.at("depthwise").get<double>();
+      ke.memory = k.at("memory").get<double>();
+      ke.layer_overhead_factor = k.at("layer_overhead_factor").get<double>();
+      ke.inference_overhead_ms = k.at("inference_overhead_ms").get<double>();
+      ke.rows = k.at("rows").get<int>();
+      ke.devices = k.at("devices").get<std::vector<std::string>>();
+      ke.lodo_log_errors = k.at("lodo_log_errors").get<std::vector<double>>();
+      for (double v : {ke.matrix["fp32"], ke.matrix["half"], ke.matrix["int8"], ke.depthwise, ke.memory}) {
+        if (!(v > 0) || !std::isfinite(v))
+          return InvalidArgument(fmt::format("{}: kind {}: a factor is not positive", file, kind));
+      }
+      e.kinds[kind] = std::move(ke);
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    return InvalidArgument(fmt::format("{}: {}", file, ex.what()));
+  }
+  return e;
 }
 
 }  // namespace chipfit

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/runtime/target.h"
+#include "core/status.h"
 #include "profilers/projection/catalog.h"
 #include "profilers/run_result.h"
 
@@ -48,6 +49,28 @@ struct EtaCell {
   auto operator<=>(const EtaCell&) const = default;
 };
 
+// Factors on chipfit's prior η for one kind of device, learned from measurements published for
+// devices of that kind (published.h): how far the vendor's runtime (TensorRT, OpenVINO, Neuron, QNN)
+// gets from the roofline, by op class and precision group, and its per-layer dispatch cost.
+struct KindEfficiency {
+  std::map<std::string, double> matrix = {{"fp32", 1.0}, {"half", 1.0}, {"int8", 1.0}};  // by precision group
+  double depthwise = 1, memory = 1;  // depthwise convolutions; every other class (η_c and η_m alike)
+  double layer_overhead_factor = 1;  // on the launch prior of the device's class
+  double inference_overhead_ms = 0;  // once per inference (the runtime's own call, input binding)
+  std::string runtime;               // "TensorRT", "OpenVINO", …: what the published figures ran
+  int rows = 0;                      // published rows of this kind behind the fit
+  std::vector<std::string> devices;  // their catalog ids
+  // log(measured / projected) of this kind's rows, each projected with its device left out of the fit:
+  // the band of a projection onto a device of this kind.
+  std::vector<double> lodo_log_errors;
+};
+struct PublishedEfficiency {
+  std::map<std::string, KindEfficiency> kinds;  // cpu | gpu | npu | accelerator
+  std::string fitted_on;                        // "97 rows on 10 devices (resources/hardware/validation)"
+};
+nlohmann::json PublishedEfficiencyToJson(const PublishedEfficiency& e);
+Result<PublishedEfficiency> PublishedEfficiencyFromJson(const nlohmann::json& j, const std::string& file);
+
 // The efficiencies a projection uses. Each cell's scale is Σ prior time / Σ measured time of the
 // layers that fell in it on this machine's CPU targets: η_c and η_m are the priors times the scale.
 // Cells without two layers fall back to their class and precision, their class, then the whole CPU.
@@ -65,6 +88,14 @@ struct Calibration {
   std::vector<double> model_log_errors, layer_log_errors;
   std::vector<nlohmann::json> loo_rows;  // {"target", "projected_ms", "measured_ms", "error"}
   std::vector<std::string> notes;
+  // Catalog devices of a kind the published measurements cover are projected with that kind's
+  // learned efficiency (and, on CPUs, this machine's cell-to-cell variation around its mean).
+  std::optional<PublishedEfficiency> published{};
+  // This machine's CPU and what its targets measured (p50 per precision): a catalog CPU with at least
+  // its cores, bandwidth and per-core peak could run the model as it ran here, so it is never
+  // projected slower than that.
+  std::optional<HardwareSpec> local_cpu{};
+  std::map<Precision, double> local_cpu_p50_ms{};
 };
 
 // One measured target with the spec of the hardware it ran on (a local device, described as a
@@ -114,9 +145,46 @@ struct Projection {
   double utilisation = 0;                      // share of time at a roof (energy model)
   std::optional<double> price_per_hour_usd{};  // the catalog's
   std::optional<double> cost_per_million{};    // from the catalog's price
+  std::string runtime;                         // the runtime the efficiency assumes ("TensorRT")
+  // The leave-one-device-out median |error| of the published rows of this device's kind, and how
+  // many rows: how far projections of the kind were from measurements (nullopt: no published rows).
+  std::optional<double> validated_error{};
+  int validated_rows = 0;
   std::vector<ProjectedLayer> layers;
   std::vector<std::string> notes;
 };
+
+// A layer's two roofline terms on `spec` at `p` with chipfit's prior η, ms: the matrix units' tile
+// padding and the wave fill of compute units are in the compute term, on-chip caching in the memory
+// term; the ideal terms are the plain roofline (FLOPs / peak, bytes / DRAM bandwidth).
+struct LayerTerms {
+  double compute_ms = 0, memory_ms = 0;
+  double ideal_compute_ms = 0, ideal_memory_ms = 0;
+  double eta_c = 1, eta_m = 1;
+  EtaCell cell;
+};
+// `byte_factor`: what the layer's bytes are multiplied by at `p` (1 for a layer measured as it ran).
+// `all_units_busy`: concurrent requests fill the units a small layer leaves idle (throughput).
+LayerTerms PriorTerms(const LayerFeature& f, const HardwareSpec& spec, Precision p, double byte_factor,
+                      bool all_units_busy = false);
+// The bytes factor relative to fp32 that `spec` moves at `p` (1 on CPUs: chipfit's CPU kernels keep fp32
+// activations between layers).
+double SpecByteFactor(const HardwareSpec& spec, Precision p, OpClass c);
+// The bytes factor relative to fp32 of a layer computed at `p` by a runtime that keeps activations at
+// the precision (half for fp16/bf16; a quarter for int8 matrix layers, whose neighbours stay in float).
+double PrecisionByteFactor(Precision p, OpClass c);
+// "fp32", "half" (tf32, fp16, bf16) or "int8".
+std::string PrecisionGroup(Precision p);
+// The precisions a runtime asked for `p` may also pick per layer, the fastest winning (TensorRT's
+// builder flags, OpenVINO's inference precision hint): `p` itself, then each lower one `spec` has. So a
+// precision with a higher peak is never projected slower than the ones it includes.
+std::vector<Precision> AllowedPrecisions(const HardwareSpec& spec, Precision p);
+// The max-like blend of the compute and memory terms (cube root of the sum of cubes).
+double BlendTerms(double compute_ms, double memory_ms);
+// The per-layer launch prior of a catalog launch class, ms.
+double PriorLaunchOverheadMs(const std::string& launch_class);
+// The runtime a projection onto a device of `kind` assumes (what the published figures of the kind ran).
+std::string AssumedRuntime(const std::string& kind);
 
 struct ProjectOptions {
   ProjectionModel model = ProjectionModel::kCalibrated;
@@ -125,6 +193,9 @@ struct ProjectOptions {
   // (chipfit's CPU kernels keep fp32 activations between layers at every precision), else the
   // precision's (fp16/bf16 half, int8 a quarter in matrix layers).
   std::optional<double> byte_factor{};
+  // Projecting a configuration of this machine that runs chipfit's own kernels (`--validate`, the
+  // leave-one-out pass): the local calibration only, never the published efficiency.
+  bool local_software = false;
 };
 
 // Projects `features` onto `spec` at `precision`. Unsupported (precision absent from the spec, model

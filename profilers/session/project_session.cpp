@@ -36,6 +36,13 @@ std::string Family(DeviceKind kind) {
   return kind == DeviceKind::kCpu ? "cpu" : kind == DeviceKind::kOpenCL ? "opencl" : "cuda";
 }
 
+// A projected time rounded to what its band supports: two significant figures when the band is wider
+// than ±25 %, three otherwise (a 1.234 ms projection with a ×/÷ 2 band reads 1.2).
+std::string Rounded(double v, double p10, double p90) {
+  const int digits = v > 0 && (p90 - p10) / v > 0.5 ? 2 : 3;
+  return fmt::format("{:.{}g}", v, digits);
+}
+
 std::string Ms(double v) {
   return v >= 100 ? fmt::format("{:.0f}", v) : v >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:.3f}", v);
 }
@@ -117,7 +124,25 @@ Result<nlohmann::json> ProjectRun(const RunResult& run, const std::vector<Hardwa
     return InvalidArgument("project: no target of the local profile ran, so there are no layers to project from");
   }
   const auto samples = LocalCalibrationSamples(run);
-  const Calibration calibration = Calibrate(samples);
+  Calibration calibration = Calibrate(samples);
+  // The efficiency learned from published measurements (project --validate-published --write-efficiency):
+  // what the vendors' runtimes reach on each kind of device.
+  if (auto published = LoadPublishedEfficiency(DefaultEfficiencyFile()); published.ok()) {
+    calibration.published = std::move(*published);
+  } else {
+    calibration.notes.push_back(
+        "no published efficiency (" + published.status().message() +
+        "): catalog devices are projected with chipfit's priors and this machine's calibration");
+  }
+  // This machine's CPU and its measured p50s: a bigger catalog CPU is never projected slower.
+  if (const DeviceInfo* cpu = FindDevice(run, "cpu"); cpu != nullptr) {
+    calibration.local_cpu = LocalHardwareSpec(*cpu, FindCeilings(run, "cpu"));
+    for (const auto& t : run.targets) {
+      if (t->status == "ok" && t->target.kind == DeviceKind::kCpu && t->latency.p50 > 0) {
+        calibration.local_cpu_p50_ms[t->target.precision] = t->latency.p50;
+      }
+    }
+  }
   const auto features = FeaturesOf(*source);
   ProjectOptions options;
   options.model_bytes = static_cast<double>(source->peak_memory_bytes);
@@ -138,21 +163,28 @@ Result<nlohmann::json> ProjectRun(const RunResult& run, const std::vector<Hardwa
 }
 
 std::string ProjectionTable(const nlohmann::json& document) {
-  std::string out = fmt::format("{:<28} {:>10} {:>19} {:>10} {:>12} {:>10}  {}\n", "projected target", "p50 ms",
-                                "P10–P90 ms", "inf/s", "energy J*", "$/1M inf", "notes");
+  std::string out = fmt::format("{:<28} {:>8} {:>13} {:>9} {:>10} {:>9} {:>16}  {}\n", "projected target", "p50 ms",
+                                "P10–P90 ms", "inf/s", "energy J*", "$/1M inf", "validated (kind)", "notes");
   for (const auto& p : document["projections"]) {
     const std::string target = p.value("target", std::string());
     if (p.value("status", std::string()) != "ok") {
-      out += fmt::format("{:<28} {:>10} {:>19} {:>10} {:>12} {:>10}  unsupported: {}\n", target, "-", "-", "-", "-",
-                         "-", p["reason"].is_string() ? p["reason"].get<std::string>() : "");
+      out += fmt::format("{:<28} {:>8} {:>13} {:>9} {:>10} {:>9} {:>16}  unsupported: {}\n", target, "-", "-", "-", "-",
+                         "-", "-", p["reason"].is_string() ? p["reason"].get<std::string>() : "");
       continue;
     }
     const double energy = p["energy_j"].is_object() ? NumberOr(p["energy_j"], "value", 0) : 0;
     const std::string cost =
-        p["cost_per_million"].is_number() ? fmt::format("{:.3f}", p["cost_per_million"].get<double>()) : "-";
-    out += fmt::format("{:<28} {:>10} {:>19} {:>10.1f} {:>12.4g} {:>10}\n", target, Ms(NumberOr(p, "p50_ms", 0)),
-                       Ms(NumberOr(p, "p10_ms", 0)) + "–" + Ms(NumberOr(p, "p90_ms", 0)),
-                       NumberOr(p, "throughput_per_s", 0), energy, cost);
+        p["cost_per_million"].is_number() ? fmt::format("{:.2g}", p["cost_per_million"].get<double>()) : "-";
+    const double p50 = NumberOr(p, "p50_ms", 0), p10 = NumberOr(p, "p10_ms", 0), p90 = NumberOr(p, "p90_ms", 0);
+    // The leave-one-device-out median |error| of published measurements on devices of this kind.
+    const std::string validated =
+        p.contains("validated_error") && p["validated_error"].is_number()
+            ? fmt::format("±{:.0f} % ({} rows)", 100 * p["validated_error"].get<double>(), p.value("validated_rows", 0))
+            : "not validated";
+    out += fmt::format(
+        "{:<28} {:>8} {:>13} {:>9.3g} {:>10.2g} {:>9} {:>16}  {}\n", target, Rounded(p50, p10, p90),
+        Rounded(p10, p10, p90) + "–" + Rounded(p90, p10, p90), NumberOr(p, "throughput_per_s", 0), energy, cost,
+        validated, p.contains("runtime") && p["runtime"].is_string() ? "as " + p["runtime"].get<std::string>() : "");
   }
   const auto& cal = document["calibration"];
   out +=

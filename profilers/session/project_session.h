@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "profilers/projection/catalog.h"
 #include "profilers/projection/projection.h"
+#include "profilers/projection/published.h"
 #include "profilers/run_result.h"
 
 namespace chipfit {

@@ -135,9 +135,9 @@ TEST(ProjectionTest, FasterDeviceProjectsFaster) {
 }
 
 TEST(ProjectionTest, WaveQuantisationOnAGpu) {
-  // 101 output tiles of 128×128 on 100 SMs take two waves, as 200 tiles do.
-  const auto one = FeaturesOf(Measured({MatMulLayer("a", 101 * 128, 128, 4096, 1)}));
-  const auto two = FeaturesOf(Measured({MatMulLayer("b", 200 * 128, 128, 4096, 1)}));
+  // 101 output tiles of 64×64 on 100 SMs take two waves, as 200 tiles do.
+  const auto one = FeaturesOf(Measured({MatMulLayer("a", 101 * 64, 64, 4096, 1)}));
+  const auto two = FeaturesOf(Measured({MatMulLayer("b", 200 * 64, 64, 4096, 1)}));
   const Projection p101 = Project(one, Gpu(100), Precision::kFp32, {});
   const Projection p200 = Project(two, Gpu(100), Precision::kFp32, {});
   EXPECT_NEAR(p101.layers[0].compute_ms / p200.layers[0].compute_ms, 1.0, 0.01);
@@ -211,6 +211,153 @@ TEST(ProjectionTest, LocalSpecNeedsABandwidth) {
   EXPECT_EQ(spec->kind, "cpu");
   EXPECT_DOUBLE_EQ(spec->memory_bandwidth_gbs, 30);
   EXPECT_TRUE(spec->Supports(Precision::kFp32));
+}
+
+// A mix of layers a model has: large and small products, a depthwise convolution, elementwise and data.
+std::vector<LayerFeature> MixedFeatures() {
+  std::vector<LayerResult> layers = {MatMulLayer("big", 4096, 1024, 1024, 1), MatMulLayer("small", 128, 768, 768, 1),
+                                     MatMulLayer("thin", 49, 2048, 512, 1), AddLayer("add", 1 << 18, 1),
+                                     AddLayer("tiny", 256, 1)};
+  LayerResult dw;
+  dw.name = "dw";
+  dw.op = "Conv";
+  dw.flops = 2 * 112 * 112 * 32 * 9;
+  dw.bytes_read = 4 * 112 * 112 * 32;
+  dw.bytes_written = dw.bytes_read;
+  dw.output_shape = {1, 32, 112, 112};
+  layers.push_back(dw);
+  return FeaturesOf(Measured(layers));
+}
+
+// Learned factors that would make the 16-bit and int8 matrix paths look worse than fp32: the
+// ordering must hold anyway, since a runtime asked for them may still pick fp32 kernels.
+Calibration WithLearned(double half, double int8) {
+  Calibration cal;
+  PublishedEfficiency e;
+  KindEfficiency gpu;
+  gpu.matrix = {{"fp32", 1.0}, {"half", half}, {"int8", int8}};
+  gpu.runtime = "TensorRT";
+  e.kinds["gpu"] = gpu;
+  e.kinds["cpu"] = gpu;
+  cal.published = e;
+  return cal;
+}
+
+TEST(ProjectionOrderingTest, AHigherPeakPrecisionIsNeverSlower) {
+  HardwareSpec gpu = Gpu(80);
+  gpu.peak_gflops[Precision::kTf32] = 20000;  // twice fp32, as on A10 and L4
+  gpu.peak_gflops[Precision::kBf16] = 40000;
+  gpu.peak_gflops[Precision::kInt8] = 80000;
+  const auto features = MixedFeatures();
+  for (const Calibration& cal : {Calibration{}, WithLearned(0.2, 0.1), WithLearned(3, 3)}) {
+    auto t = [&](Precision p) {
+      const Projection proj = Project(features, gpu, p, cal);
+      EXPECT_EQ(proj.status, "ok");
+      return proj.p50_ms;
+    };
+    const double fp32 = t(Precision::kFp32), tf32 = t(Precision::kTf32), fp16 = t(Precision::kFp16),
+                 bf16 = t(Precision::kBf16), int8 = t(Precision::kInt8);
+    EXPECT_LE(tf32, fp32 * (1 + 1e-12));
+    EXPECT_LE(fp16, tf32 * (1 + 1e-12));
+    EXPECT_NEAR(bf16, fp16, 1e-12 * fp16);  // same peak, same bytes: equal
+    EXPECT_LE(int8, fp16 * (1 + 1e-12));
+  }
+}
+
+TEST(ProjectionOrderingTest, AMemoryBoundLayerIsEqualAcrossPrecisionsOfOneByteWidth) {
+  HardwareSpec gpu = Gpu(80);
+  gpu.peak_gflops[Precision::kTf32] = 20000;
+  const auto features = FeaturesOf(Measured({AddLayer("add", 1 << 22, 1)}));
+  EXPECT_DOUBLE_EQ(Project(features, gpu, Precision::kTf32, {}).p50_ms,
+                   Project(features, gpu, Precision::kFp32, {}).p50_ms);
+}
+
+TEST(ProjectionOrderingTest, MoreComputeUnitsOfOneArchitectureAreNeverSlower) {
+  const auto features = MixedFeatures();
+  for (const Calibration& cal : {Calibration{}, WithLearned(1.5, 2)}) {
+    for (Precision p : {Precision::kFp32, Precision::kFp16, Precision::kInt8}) {
+      double previous = 0;
+      for (int units : {8, 10, 20, 40, 58, 80, 108, 132, 200}) {
+        // Peak and bandwidth per unit fixed: a bigger part of the same family.
+        HardwareSpec gpu = Gpu(units);
+        gpu.peak_gflops = {
+            {Precision::kFp32, 100.0 * units}, {Precision::kFp16, 800.0 * units}, {Precision::kInt8, 1600.0 * units}};
+        gpu.memory_bandwidth_gbs = 10.0 * units;
+        const double ms = Project(features, gpu, p, cal).p50_ms;
+        if (previous > 0) {
+          EXPECT_LE(ms, previous * (1 + 1e-9)) << units << " units at " << PrecisionName(p);
+        }
+        previous = ms;
+      }
+      if (p == Precision::kFp16) continue;  // the test CPU has fp32 and int8
+      double cpu_previous = 0;
+      for (int cores : {1, 2, 4, 8, 16, 32, 56, 96}) {
+        const double ms = Project(features, Cpu(50.0 * cores, 5.0 * cores, cores), p, cal).p50_ms;
+        if (cpu_previous > 0) {
+          EXPECT_LE(ms, cpu_previous * (1 + 1e-9)) << cores << " cores at " << PrecisionName(p);
+        }
+        cpu_previous = ms;
+      }
+    }
+  }
+}
+
+// A catalog CPU with at least this machine's cores, bandwidth and per-core peak is never projected
+// slower than the model measured here, whatever the learned efficiency says.
+TEST(ProjectionOrderingTest, AServerCpuIsNeverSlowerThanTheLocalMachine) {
+  const HardwareSpec local = Cpu(166, 50, 2);
+  std::vector<LayerResult> layers;
+  for (int i = 0; i < 40; ++i) layers.push_back(AddLayer("add" + std::to_string(i), 4096, 0.01));
+  const TargetResult measured = Measured(layers);
+  Calibration cal = WithLearned(0.5, 0.5);
+  cal.published->kinds["cpu"].layer_overhead_factor = 20;  // a runtime with a costly fork/join
+  cal.local_cpu = local;
+  cal.local_cpu_p50_ms = {{Precision::kFp32, measured.latency.p50}};
+  const HardwareSpec server = Cpu(7168, 307, 56);
+  const Projection p = Project(FeaturesOf(measured), server, Precision::kFp32, cal);
+  EXPECT_LE(p.p50_ms, measured.latency.p50 * (1 + 1e-12));
+  EXPECT_LE(p.p90_ms, measured.latency.p50 * (1 + 1e-12));
+  bool noted = false;
+  for (const auto& n : p.notes) noted = noted || n.find("capped at") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // A CPU with fewer cores than this one is not capped: it might be slower.
+  const Projection small = Project(FeaturesOf(measured), Cpu(83, 50, 1), Precision::kFp32, cal);
+  EXPECT_GT(small.p50_ms, measured.latency.p50);
+}
+
+TEST(ProjectionOrderingTest, LearnedEfficiencyStatesItsRuntimeAndValidation) {
+  Calibration cal = WithLearned(1, 1);
+  cal.published->kinds["gpu"].lodo_log_errors = {0.1, -0.2, 0.3, std::log(2.0)};
+  cal.published->kinds["gpu"].rows = 4;
+  cal.published->kinds["gpu"].devices = {"a", "b"};
+  const Projection p = Project(MixedFeatures(), Gpu(), Precision::kFp16, cal);
+  EXPECT_EQ(p.runtime, "TensorRT");
+  ASSERT_TRUE(p.validated_error.has_value());
+  EXPECT_NEAR(*p.validated_error, 0.5 * (std::exp(0.2) - 1 + std::exp(0.3) - 1), 1e-9);
+  EXPECT_EQ(p.validated_rows, 4);
+  // Four rows: the band is drawn towards ×/÷ 2.
+  EXPECT_LT(p.p10_ms, p.p50_ms / 1.3);
+  EXPECT_GT(p.p90_ms, p.p50_ms * 1.3);
+  const auto j = ProjectionToJson(p);
+  EXPECT_EQ(j["runtime"], "TensorRT");
+  EXPECT_EQ(j["validated_rows"], 4);
+  // The local --validate path never uses it.
+  const Projection local = Project(MixedFeatures(), Gpu(), Precision::kFp16, cal, {.local_software = true});
+  EXPECT_TRUE(local.runtime.empty());
+}
+
+TEST(ProjectionOrderingTest, EfficiencyJsonRoundTrips) {
+  Calibration cal = WithLearned(1.25, 0.5);
+  cal.published->kinds["gpu"].lodo_log_errors = {0.5};
+  cal.published->fitted_on = "test";
+  const auto back = PublishedEfficiencyFromJson(PublishedEfficiencyToJson(*cal.published), "e.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->kinds.at("gpu").matrix.at("half"), 1.25);
+  EXPECT_EQ(back->kinds.at("gpu").lodo_log_errors.size(), 1u);
+  auto broken = PublishedEfficiencyToJson(*cal.published);
+  broken["kinds"]["gpu"]["memory"] = -1;
+  EXPECT_FALSE(PublishedEfficiencyFromJson(broken, "e.json").ok());
+  EXPECT_FALSE(PublishedEfficiencyFromJson(nlohmann::json::object(), "e.json").ok());
 }
 
 }  // namespace
