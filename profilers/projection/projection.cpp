@@ -430,7 +430,7 @@ std::string AssumedRuntime(const std::string& kind) {
   if (kind == "gpu") return "TensorRT";
   if (kind == "cpu") return "OpenVINO";
   if (kind == "npu") return "the vendor's NPU runtime (QNN)";
-  return "the vendor's graph compiler (Neuron, SynapseAI)";
+  return "the vendor's graph compiler (Neuron, SynapseAI, XLA)";
 }
 
 const char* OpClassName(OpClass op_class) {
@@ -835,6 +835,8 @@ nlohmann::json CalibrationToJson(const Calibration& cal) {
           {"leave_one_out", cal.loo_rows},
           {"local_median_abs_error", abs_errors.empty() ? nlohmann::json(nullptr) : nlohmann::json(Median(abs_errors))},
           {"band_factors", {lo, hi}},
+          {"published_efficiency",
+           cal.published ? nlohmann::json(cal.published->fitted_on) : nlohmann::json(nullptr)},
           {"notes", cal.notes}};
 }
 
