@@ -835,8 +835,7 @@ nlohmann::json CalibrationToJson(const Calibration& cal) {
           {"leave_one_out", cal.loo_rows},
           {"local_median_abs_error", abs_errors.empty() ? nlohmann::json(nullptr) : nlohmann::json(Median(abs_errors))},
           {"band_factors", {lo, hi}},
-          {"published_efficiency",
-           cal.published ? nlohmann::json(cal.published->fitted_on) : nlohmann::json(nullptr)},
+          {"published_efficiency", cal.published ? nlohmann::json(cal.published->fitted_on) : nlohmann::json(nullptr)},
           {"notes", cal.notes}};
 }
 
