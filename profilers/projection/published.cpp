@@ -583,7 +583,7 @@ Result<PublishedValidation> ValidatePublished(const std::filesystem::path& dir,
   for (size_t i = 0; i < prepared.size(); ++i) {
     const PreparedRow& p = prepared[i];
     const PublishedRow& r = rows[p.row];
-    const std::string kind = kKinds[p.kind];
+    const std::string& kind = kKinds[p.kind];
     // The band from the kind's errors on the other devices: the row's own device never widens or
     // narrows its own band.
     std::vector<double> others;

@@ -14,9 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kShippedIds = {
-    "t4",      "l4",     "a10",           "a100-sxm",  "h100-sxm",     "h100-pcie",    "inferentia2",
-    "tpu-v5e", "gaudi2", "xeon-8480plus", "epyc-9654", "apple-m4-gpu", "apple-m4-ane", "snapdragon-x-elite-npu"};
+const std::set<std::string> kShippedIds = {"t4",        "l4",           "a10",           "a100-sxm",
+                                           "h100-sxm",  "h100-pcie",    "inferentia2",   "tpu-v5e",
+                                           "gaudi2",    "xeon-8380",    "xeon-8480plus", "xeon-8580",
+                                           "epyc-9654", "apple-m4-gpu", "apple-m4-ane",  "snapdragon-x-elite-npu"};
 
 // A small valid device; each bad-input test breaks one thing in it.
 const char* const kGood = R"(id: toy
