@@ -328,6 +328,70 @@ std::optional<double> LastLevelCacheMb(const DeviceInfo& device) {
   return best;
 }
 
+// One layer at one precision: its projected terms, the body time (without the launch overhead) and
+// the plain roofline time.
+struct LayerChoice {
+  ProjectedLayer layer;
+  double body = -1, roof = 0;
+};
+
+// How a projection turns a layer's prior terms into time: the learned efficiency of the device's kind,
+// the local calibration, or a baseline's fixed η.
+struct LayerModel {
+  const HardwareSpec& spec;
+  const Calibration& calibration;
+  const KindEfficiency* learned;
+  const ProjectOptions& options;
+  bool calibrated;
+  double fixed_eta;
+
+  LayerChoice Body(const LayerFeature& f, Precision q, bool all_units_busy) const {
+    LayerChoice c;
+    ProjectedLayer& l = c.layer;
+    // A vendor's runtime moves activations at the precision it computes in; chipfit's CPU kernels
+    // (measured here) keep them in fp32.
+    const double byte_factor =
+        learned != nullptr ? PrecisionByteFactor(q, f.op_class) : SpecByteFactor(spec, q, f.op_class);
+    const LayerTerms t = Terms(f, spec, q, options.byte_factor.value_or(byte_factor), all_units_busy);
+    if (learned != nullptr) {
+      // The learned factors of the device's kind; on a CPU also this machine's variation from cell
+      // to cell around its mean (how this model's layers sit against the roofline here).
+      double fc = IsMatrix(f.op_class)                ? learned->matrix.at(PrecisionGroup(q))
+                  : f.op_class == OpClass::kDepthwise ? learned->depthwise
+                                                      : learned->memory;
+      double fm = IsMatrix(f.op_class) ? learned->memory : fc;
+      if (spec.kind == "cpu" && calibration.scale_overall) {
+        const double relative = std::clamp(ScaleFor(calibration, t.cell) / *calibration.scale_overall, 0.5, 2.0);
+        fc *= relative;
+        fm *= relative;
+      }
+      // No factor makes a unit compute faster than its peak (η_c ≤ 1); the memory term may shrink
+      // further (a runtime that fuses an elementwise layer into its neighbour never moves its bytes).
+      l.compute_ms = std::max(t.compute_ms / fc, t.compute_ms * t.eta_c);
+      l.memory_ms = t.memory_ms / fm;
+      l.eta = l.compute_ms >= l.memory_ms ? t.eta_c * fc : t.eta_m * fm;
+      c.body = Blend(l.compute_ms, l.memory_ms);
+    } else if (calibrated) {
+      // On a CPU the calibrated scale applies as measured; on other kinds of device its square root
+      // (a shrunk correction: the software differs, the effects of layer shape and size carry over
+      // in part).
+      const double scale = ScaleFor(calibration, t.cell);
+      const double applied = spec.kind == "cpu" ? scale : std::sqrt(scale);
+      l.compute_ms = t.compute_ms / applied;
+      l.memory_ms = t.memory_ms / applied;
+      l.eta = (l.compute_ms >= l.memory_ms ? t.eta_c : t.eta_m) * applied;
+      c.body = Blend(l.compute_ms, l.memory_ms);
+    } else {
+      l.compute_ms = t.ideal_compute_ms / fixed_eta;
+      l.memory_ms = t.ideal_memory_ms / fixed_eta;
+      l.eta = fixed_eta;
+      c.body = std::max(l.compute_ms, l.memory_ms);
+    }
+    c.roof = std::max(t.ideal_compute_ms, t.ideal_memory_ms);
+    return c;
+  }
+};
+
 // A catalog CPU with at least this machine's cores, memory bandwidth and per-core peak at every
 // precision it may use could run the model as chipfit ran it here: its projection is capped at the
 // fastest local p50 among those precisions, the layers scaled alike, and a note says so.
@@ -640,58 +704,22 @@ Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec
       calibrated ? AllowedPrecisions(spec, precision) : std::vector<Precision>{precision};
   auto [layer_lo, layer_hi] = BandFactors(calibration.layer_log_errors, 0.10);
   double roof_ms = 0;
+  const LayerModel model{spec, calibration, learned, options, calibrated, fixed_eta};
+  double busy_ms = 0;  // every unit busy with concurrent requests: the throughput
   for (const LayerFeature& f : features) {
-    ProjectedLayer best;
-    double best_body = -1, best_roof = 0;
+    LayerChoice best;
     for (Precision q : allowed) {
-      ProjectedLayer l;
-      // A vendor's runtime moves activations at the precision it computes in; chipfit's CPU kernels
-      // (measured here) keep them in fp32.
-      const double byte_factor =
-          learned != nullptr ? PrecisionByteFactor(q, f.op_class) : SpecByteFactor(spec, q, f.op_class);
-      const LayerTerms t = Terms(f, spec, q, options.byte_factor.value_or(byte_factor));
-      double body = 0;
-      if (learned != nullptr) {
-        // The learned factors of the device's kind; on a CPU also this machine's variation from cell
-        // to cell around its mean (how this model's layers sit against the roofline here).
-        double fc = IsMatrix(f.op_class)                ? learned->matrix.at(PrecisionGroup(q))
-                    : f.op_class == OpClass::kDepthwise ? learned->depthwise
-                                                        : learned->memory;
-        double fm = IsMatrix(f.op_class) ? learned->memory : fc;
-        if (spec.kind == "cpu" && calibration.scale_overall) {
-          const double relative = std::clamp(ScaleFor(calibration, t.cell) / *calibration.scale_overall, 0.5, 2.0);
-          fc *= relative;
-          fm *= relative;
-        }
-        // No factor makes a unit compute faster than its peak (η_c ≤ 1); the memory term may shrink
-        // further (a runtime that fuses an elementwise layer into its neighbour never moves its bytes).
-        l.compute_ms = std::max(t.compute_ms / fc, t.compute_ms * t.eta_c);
-        l.memory_ms = t.memory_ms / fm;
-        l.eta = l.compute_ms >= l.memory_ms ? t.eta_c * fc : t.eta_m * fm;
-        body = Blend(l.compute_ms, l.memory_ms);
-      } else if (calibrated) {
-        // On a CPU the calibrated scale applies as measured; on other kinds of device its square root
-        // (a shrunk correction: the software differs, the effects of layer shape and size carry over
-        // in part).
-        const double scale = ScaleFor(calibration, t.cell);
-        const double applied = spec.kind == "cpu" ? scale : std::sqrt(scale);
-        l.compute_ms = t.compute_ms / applied;
-        l.memory_ms = t.memory_ms / applied;
-        l.eta = (l.compute_ms >= l.memory_ms ? t.eta_c : t.eta_m) * applied;
-        body = Blend(l.compute_ms, l.memory_ms);
-      } else {
-        l.compute_ms = t.ideal_compute_ms / fixed_eta;
-        l.memory_ms = t.ideal_memory_ms / fixed_eta;
-        l.eta = fixed_eta;
-        body = std::max(l.compute_ms, l.memory_ms);
-      }
-      if (best_body < 0 || body < best_body) {
-        best = std::move(l);
-        best_body = body;
-        best_roof = std::max(t.ideal_compute_ms, t.ideal_memory_ms);
-      }
+      LayerChoice c = model.Body(f, q, /*all_units_busy=*/false);
+      if (best.body < 0 || c.body < best.body) best = std::move(c);
     }
-    ProjectedLayer& l = best;
+    double busy_body = -1;
+    for (Precision q : allowed) {
+      const double b = model.Body(f, q, /*all_units_busy=*/true).body;
+      busy_body = busy_body < 0 ? b : std::min(busy_body, b);
+    }
+    busy_ms += (overhead + busy_body) * f.iterations;
+    const double best_body = best.body, best_roof = best.roof;
+    ProjectedLayer& l = best.layer;
     l.name = f.name;
     l.op = f.op;
     l.op_class = OpClassName(f.op_class);
@@ -734,7 +762,10 @@ Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec
   }
   out.p10_ms = out.p50_ms * lo;
   out.p90_ms = ceiling ? std::min(out.p50_ms * hi, std::max(*ceiling, out.p50_ms)) : out.p50_ms * hi;
-  out.throughput_per_s = out.p50_ms > 0 ? 1000.0 / out.p50_ms : 0;
+  if (learned != nullptr) busy_ms += learned->inference_overhead_ms;
+  // Throughput with concurrent requests keeping every unit busy (a server's throughput mode, MLPerf
+  // Offline): never below one request at a time.
+  out.throughput_per_s = busy_ms > 0 && out.p50_ms > 0 ? std::max(1000.0 / busy_ms, 1000.0 / out.p50_ms) : 0;
   out.utilisation = out.p50_ms > 0 ? std::clamp(roof_ms / out.p50_ms, 0.0, 1.0) : 0;
   out.energy_j = out.p50_ms / 1000.0 * (spec.idle_w + (spec.tdp_w - spec.idle_w) * out.utilisation);
   out.price_per_hour_usd = spec.price_per_hour_usd;
