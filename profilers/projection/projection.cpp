@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -486,6 +487,12 @@ std::vector<Precision> AllowedPrecisions(const HardwareSpec& spec, Precision p) 
   return out;
 }
 
+bool ElidedByCompiledRuntime(const std::string& op) {
+  static const std::set<std::string> kElided = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+                                                "Concat",  "Split",   "Reorder", "Copy"};
+  return kElided.contains(op.substr(0, op.find('+')));
+}
+
 double BlendTerms(double compute_ms, double memory_ms) { return Blend(compute_ms, memory_ms); }
 
 double PriorLaunchOverheadMs(const std::string& launch_class) { return PriorOverheadMs(launch_class); }
@@ -707,6 +714,12 @@ Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec
   const LayerModel model{spec, calibration, learned, options, calibrated, fixed_eta};
   double busy_ms = 0;  // every unit busy with concurrent requests: the throughput
   for (const LayerFeature& f : features) {
+    if (learned != nullptr && ElidedByCompiledRuntime(f.op)) {
+      // A view, an in-place concatenation or one of chipfit's own reorders: the runtime assumed does
+      // not run it.
+      out.layers.push_back({.name = f.name, .op = f.op, .op_class = OpClassName(f.op_class), .bound = "elided"});
+      continue;
+    }
     LayerChoice best;
     for (Precision q : allowed) {
       LayerChoice c = model.Body(f, q, /*all_units_busy=*/false);

@@ -129,7 +129,7 @@ struct ProjectedLayer {
   std::string op_class;
   double time_ms = 0, p10_ms = 0, p90_ms = 0;
   double compute_ms = 0, memory_ms = 0;  // the two roofline terms after η
-  std::string bound;                     // compute | memory | overhead
+  std::string bound;                     // compute | memory | overhead | elided (the runtime does not run it)
   double eta = 0;                        // the η of the dominant term
 };
 
@@ -179,6 +179,10 @@ std::string PrecisionGroup(Precision p);
 // builder flags, OpenVINO's inference precision hint): `p` itself, then each lower one `spec` has. So a
 // precision with a higher peak is never projected slower than the ones it includes.
 std::vector<Precision> AllowedPrecisions(const HardwareSpec& spec, Precision p);
+// Layers a vendor's compiled runtime does not run at all: views (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity), concatenations and splits written in place by their producers, and the layout reorders
+// chipfit's CPU device inserts around oneDNN (a runtime with its own layouts places its own).
+bool ElidedByCompiledRuntime(const std::string& op);
 // The max-like blend of the compute and memory terms (cube root of the sum of cubes).
 double BlendTerms(double compute_ms, double memory_ms);
 // The per-layer launch prior of a catalog launch class, ms.

@@ -279,9 +279,10 @@ PreparedRow Prepare(size_t index, const PublishedRow& row, const HardwareSpec& s
       // The vendors' runtimes move activations at the precision they compute in (on CPUs too).
       const LayerTerms t = PriorTerms(f, spec, q, PrecisionByteFactor(q, f.op_class), throughput);
       l.alternatives.push_back({GroupIndex(q), t.compute_ms, t.memory_ms, t.compute_ms * t.eta_c});
+      // The baselines are the plain roofline of every layer.
       if (q == row.precision) r.roofline_ms += std::max(t.ideal_compute_ms, t.ideal_memory_ms) * f.iterations;
     }
-    r.layers.push_back(std::move(l));
+    if (!ElidedByCompiledRuntime(f.op)) r.layers.push_back(std::move(l));
   }
   return r;
 }

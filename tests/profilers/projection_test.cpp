@@ -355,6 +355,24 @@ TEST(ProjectionTest, ThroughputFillsTheUnitsALoneRequestLeavesIdle) {
   EXPECT_GT(p.throughput_per_s, 2 * 1000 / p.p50_ms);
 }
 
+// A view or an in-place concatenation is a copy in chipfit's CPU layers and nothing in a compiled
+// vendor runtime.
+TEST(ProjectionTest, ACompiledRuntimeDoesNotRunViewsOrConcatenations) {
+  LayerResult reshape = AddLayer("reshape", 1 << 20, 1);
+  reshape.op = "Reshape";
+  LayerResult concat = AddLayer("concat", 1 << 20, 1);
+  concat.op = "Concat";
+  const auto features = FeaturesOf(Measured({reshape, concat, AddLayer("add", 1 << 20, 1)}));
+  const Projection local = Project(features, Gpu(), Precision::kFp16, {});
+  EXPECT_GT(local.layers[0].time_ms, 0);
+  const Projection learned = Project(features, Gpu(), Precision::kFp16, WithLearned(1, 1));
+  ASSERT_EQ(learned.layers.size(), 3u);
+  EXPECT_EQ(learned.layers[0].time_ms, 0);
+  EXPECT_EQ(learned.layers[0].bound, "elided");
+  EXPECT_EQ(learned.layers[1].bound, "elided");
+  EXPECT_GT(learned.layers[2].time_ms, 0);
+}
+
 TEST(ProjectionOrderingTest, EfficiencyJsonRoundTrips) {
   Calibration cal = WithLearned(1.25, 0.5);
   cal.published->kinds["gpu"].lodo_log_errors = {0.5};
