@@ -427,6 +427,8 @@ std::optional<double> CapAtLocalCpu(const HardwareSpec& spec, const std::vector<
   return ceiling;
 }
 
+}  // namespace
+
 // The band of a projection onto a device of a kind with published rows: the P10–P90 of the kind's
 // leave-one-device-out errors, drawn towards ×/÷ 2 when the kind has fewer than ten rows (a few rows'
 // quantiles say little about the tails).
@@ -440,8 +442,6 @@ std::pair<double, double> PublishedBand(const std::vector<double>& log_errors) {
   }
   return {std::exp(std::min(lo, -0.05)), std::exp(std::max(hi, 0.05))};
 }
-
-}  // namespace
 
 std::string PrecisionGroup(Precision p) {
   switch (p) {
@@ -492,8 +492,6 @@ bool ElidedByCompiledRuntime(const std::string& op) {
                                                 "Concat",  "Split",   "Reorder", "Copy"};
   return kElided.contains(op.substr(0, op.find('+')));
 }
-
-double BlendTerms(double compute_ms, double memory_ms) { return Blend(compute_ms, memory_ms); }
 
 double PriorLaunchOverheadMs(const std::string& launch_class) { return PriorOverheadMs(launch_class); }
 

@@ -183,8 +183,6 @@ std::vector<Precision> AllowedPrecisions(const HardwareSpec& spec, Precision p);
 // Identity), concatenations and splits written in place by their producers, and the layout reorders
 // chipfit's CPU device inserts around oneDNN (a runtime with its own layouts places its own).
 bool ElidedByCompiledRuntime(const std::string& op);
-// The max-like blend of the compute and memory terms (cube root of the sum of cubes).
-double BlendTerms(double compute_ms, double memory_ms);
 // The per-layer launch prior of a catalog launch class, ms.
 double PriorLaunchOverheadMs(const std::string& launch_class);
 // The runtime a projection onto a device of `kind` assumes (what the published figures of the kind ran).
@@ -206,6 +204,10 @@ struct ProjectOptions {
 // larger than its memory) comes back with status "unsupported" and the reason.
 Projection Project(const std::vector<LayerFeature>& features, const HardwareSpec& spec, Precision precision,
                    const Calibration& calibration, const ProjectOptions& options = {});
+
+// The band of a projection onto a device of a kind with published rows, as factors: the P10–P90 of
+// the kind's leave-one-device-out log errors, drawn towards ×/÷ 2 below ten rows, at least ±5 %.
+std::pair<double, double> PublishedBand(const std::vector<double>& log_errors);
 
 // The P10 and P90 of log errors as factors (exp), widened to at least ±`floor` and never excluding 1.
 std::pair<double, double> BandFactors(const std::vector<double>& log_errors, double floor);

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "profilers/latency/latency_stats.h"
+
 namespace chipfit {
 namespace {
 
@@ -76,21 +78,9 @@ std::string Trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
+// Median and quantiles of a copy (latency_stats' Quantile sorts in place).
+double Median(std::vector<double> v) { return Quantile(v, 0.5); }
+double QuantileOf(std::vector<double> v, double q) { return Quantile(v, q); }
 
 // |error| as a factor: projected 2 ms for a measured 1 ms and projected 0.5 ms are both 100 %.
 double FactorError(double log_error) { return std::exp(std::abs(log_error)) - 1; }
@@ -302,7 +292,7 @@ struct Scores {
     for (double e : fixed70) f.push_back(FactorError(e));
     return {{"rows", chipfit.size()},
             {"median_abs_error", Median(c)},
-            {"p90_abs_error", Quantile(c, 0.9)},
+            {"p90_abs_error", QuantileOf(c, 0.9)},
             {"in_band", chipfit.empty() ? 0.0 : static_cast<double>(in_band) / static_cast<double>(chipfit.size())},
             {"roofline_median_abs_error", Median(r)},
             {"fixed70_median_abs_error", Median(f)}};
@@ -593,13 +583,8 @@ Result<PublishedValidation> ValidatePublished(const std::filesystem::path& dir,
         others.push_back(std::log(prepared[j].measured_ms / lodo_ms[j]));
       }
     }
-    double lo = std::log(0.5), hi = std::log(2.0);
-    if (others.size() >= 2) {
-      const double w = std::min(1.0, static_cast<double>(others.size()) / 10.0);
-      lo = w * Quantile(others, 0.1) + (1 - w) * std::log(0.5);
-      hi = w * Quantile(others, 0.9) + (1 - w) * std::log(2.0);
-    }
-    const double p10 = lodo_ms[i] * std::exp(std::min(lo, -0.05)), p90 = lodo_ms[i] * std::exp(std::max(hi, 0.05));
+    const auto [lo, hi] = PublishedBand(others);
+    const double p10 = lodo_ms[i] * lo, p90 = lodo_ms[i] * hi;
     const bool in_band = p.measured_ms >= p10 && p.measured_ms <= p90;
     const double e = std::log(p.measured_ms / lodo_ms[i]);
     const double e_roof = std::log(p.measured_ms / p.roofline_ms);
