@@ -13,11 +13,12 @@ if(CHIPFIT_SANITIZE)
   target_link_options(chipfit_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# chipfit_add_test(NAME [NO_MAIN] SOURCES... LIBS ...): one GoogleTest executable, its tests listed by
+# chipfit_add_test(NAME [NO_MAIN] [RESOURCE_LOCK R] SOURCES... LIBS ...): one GoogleTest executable, its tests listed by
 # CTest. NO_MAIN: the sources bring their own main (widget tests create a QApplication first).
+# RESOURCE_LOCK: its tests never run beside another test holding the same lock.
 include(GoogleTest)
 function(chipfit_add_test name)
-  cmake_parse_arguments(ARG "NO_MAIN" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_MAIN" "RESOURCE_LOCK" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE chipfit_options GTest::gtest ${ARG_LIBS})
   if(NOT ARG_NO_MAIN)
@@ -25,6 +26,10 @@ function(chipfit_add_test name)
   endif()
   target_compile_definitions(${name} PRIVATE CHIPFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                              CHIPFIT_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set(lock)
+  if(ARG_RESOURCE_LOCK)
+    set(lock RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+  endif()
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" LABELS ${name})
+                       PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" LABELS ${name} ${lock})
 endfunction()

@@ -119,6 +119,30 @@ class GuiInteractionTest : public ::testing::Test {
     page->findChild<QSpinBox*>(QStringLiteral("driftSamples"))->setValue(1);
   }
 
+  // Waits for the run on `page` to end (one more runFinished on `finished`). A run that failed says why; one still
+  // going after the limit says where each target stood, so a CI log shows what it waited for.
+  static ::testing::AssertionResult WaitForRun(RunPage* page, QSignalSpy& finished) {
+    const qsizetype before = finished.count();
+    QSignalSpy failed(page, &RunPage::runFailed);
+    QElapsedTimer waited;
+    waited.start();
+    while (finished.count() == before && failed.isEmpty() && waited.elapsed() < kRunTimeoutMs) QTest::qWait(50);
+    if (finished.count() > before) return ::testing::AssertionSuccess();
+    if (!failed.isEmpty()) {
+      return ::testing::AssertionFailure() << "the run failed: " << failed.first().first().toString().toStdString();
+    }
+    auto failure = ::testing::AssertionFailure();
+    failure << "the run had not finished after " << kRunTimeoutMs / 1000 << " s; " << page->statusText().toStdString();
+    const RunProgressModel* rows = page->model();
+    for (int r = 0; r < rows->rowCount(); ++r) {
+      failure << "\n  " << rows->index(r, RunProgressModel::kTargetColumn).data().toString().toStdString() << ": "
+              << rows->status(r).toStdString() << ", "
+              << rows->index(r, RunProgressModel::kProgressColumn).data().toString().toStdString() << " — "
+              << rows->index(r, RunProgressModel::kNotesColumn).data().toString().toStdString();
+    }
+    return failure;
+  }
+
   // Shortcuts reach only the active window: immediate offscreen, a round trip to the X server under xcb.
   static void ActivateForKeys(MainWindow& window) {
     window.raise();
@@ -177,7 +201,7 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   ActivateForKeys(*window);
   QTest::keyClick(window.get(), Qt::Key_R, Qt::ControlModifier);
   ASSERT_TRUE(window->runPage()->isRunning()) << "Ctrl+R did not start a run";
-  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  ASSERT_TRUE(WaitForRun(window->runPage(), finished));
   ticker.stop();
 
   RunProgressModel* rows = window->runPage()->model();
@@ -231,7 +255,7 @@ TEST_F(GuiInteractionTest, EscapeCancelsMidRunAndTheRunIsStoredCancelled) {
   RunProgressModel* rows = window->runPage()->model();
   ASSERT_TRUE(QTest::qWaitFor([&] { return rows->status(0) == QStringLiteral("end-to-end"); }, kRunTimeoutMs));
   QTest::keyClick(window.get(), Qt::Key_Escape);
-  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  ASSERT_TRUE(WaitForRun(window->runPage(), finished));
   EXPECT_EQ(rows->status(0), QStringLiteral("cancelled"));
   EXPECT_EQ(rows->status(1), QStringLiteral("cancelled"));
   const auto runs = StoredRuns();
@@ -300,7 +324,7 @@ TEST_F(GuiInteractionTest, ScreenshotOfEveryPageIsNotBlank) {
   TickOnly(*window, {kCpuFp32, kCpuInt8}, 10, 0.2);
   QSignalSpy finished(window->runPage(), &RunPage::runFinished);
   ASSERT_TRUE(window->runProfile());
-  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  ASSERT_TRUE(WaitForRun(window->runPage(), finished));
 
   const QString artifacts = QStringLiteral(CHIPFIT_BINARY_DIR "/test-artifacts");
   ASSERT_TRUE(QDir().mkpath(artifacts));
@@ -334,7 +358,7 @@ TEST_F(GuiInteractionTest, StoredRunFromHistoryToExportedReport) {
     TickOnly(*first, {kCpuFp32, kCpuInt8}, 10, 0.2);
     QSignalSpy finished(first->runPage(), &RunPage::runFinished);
     ASSERT_TRUE(first->runProfile());
-    ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+    ASSERT_TRUE(WaitForRun(first->runPage(), finished));
   }
   // A new window on the same store, as after a restart.
   MainWindow window(&DiscoverDevices, nullptr, db_);
@@ -411,14 +435,14 @@ TEST_F(GuiInteractionTest, WhatIfKeepsLayersInFp32AndComparesWithTheOldResult) {
   ASSERT_TRUE(window->targetsPage()->options().int8_all_layers);
   QSignalSpy finished(window->runPage(), &RunPage::runFinished);
   ASSERT_TRUE(window->runProfile());
-  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  ASSERT_TRUE(WaitForRun(window->runPage(), finished));
   const std::shared_ptr<const RunResult> before = window->currentRun();
   ASSERT_NE(before, nullptr);
   window->showPage(window->layersPage());  // where a user asks for it
   const QStringList nodes = window->layersPage()->whatIfNodes(QStringLiteral("cpu:int8"), 2);
   ASSERT_FALSE(nodes.isEmpty()) << "no int8 layer under 30 dB to keep";
   emit window->layersPage()->whatIfRequested(QStringLiteral("cpu:int8"), nodes);
-  ASSERT_TRUE(finished.wait(kRunTimeoutMs));
+  ASSERT_TRUE(WaitForRun(window->runPage(), finished));
   const std::shared_ptr<const RunResult> after = window->currentRun();
   ASSERT_NE(after, before);
   ASSERT_EQ(after->targets.size(), 1u);  // only the target asked about
