@@ -20,8 +20,9 @@ PACKAGES=(
   libstb-dev libsndfile1-dev
   # store, CLI, formats
   libsqlite3-dev libsqlitecpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
-  # tests and benchmarks (poppler-utils: pdftoppm rasterises the PDF report in tests/views)
-  libgtest-dev libgmock-dev libbenchmark-dev poppler-utils
+  # tests and benchmarks (poppler-utils: pdftoppm rasterises the PDF report in tests/views; python3-onnx
+  # builds the test models of ONNX Runtime's contrib operators in tests/peer/contrib)
+  libgtest-dev libgmock-dev libbenchmark-dev poppler-utils python3-onnx python3-numpy
   # GUI and reports
   # (Qt6Charts' CMake config needs Qt6OpenGL/OpenGLWidgets, which qt6-charts-dev does not pull in)
   # (fonts-dejavu-core: the charts' and reports' typeface, also on a machine with no fonts at all)

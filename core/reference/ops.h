@@ -28,6 +28,13 @@ std::vector<OpEntry> RandomOps();         // random_ops.cpp: RandomUniform, Rand
 std::vector<OpEntry> ControlFlowOps();    // control_flow.cpp: If, Loop, Scan
 std::vector<OpEntry> SequenceOps();       // sequence_ops.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 
+// ONNX Runtime's contrib operators (domain com.microsoft, and the few ORT lists under the ONNX domain),
+// as ORT's contrib-op documentation defines them; what is not implemented is refused by name.
+inline constexpr const char* kMicrosoftDomain = "com.microsoft";
+std::vector<OpEntry> ContribNnOps();         // contrib_nn.cpp: Gelu family, BiasAdd, FusedMatMul, FusedConv, *LayerNorm
+std::vector<OpEntry> ContribAttentionOps();  // contrib_attention.cpp: Attention, MultiHeadAttention, GQA, Rotary…
+std::vector<OpEntry> ContribQuantOps();      // contrib_quant.cpp: MatMulNBits, QGemm, QLinear*, Q/DQ (16-bit) …
+
 // Reshape's output shape for `target` on an input of shape `in`: 0 copies the input's dim unless allowzero,
 // one -1 takes what is left (-1 stays where `in` has unknown dims). Also FuseChannelShuffle's test of a
 // Reshape's constant target.

@@ -12,9 +12,11 @@ namespace chipfit {
 const std::vector<OpEntry>& ReferenceOps() {
   static const std::vector<OpEntry> table = [] {
     std::vector<OpEntry> all;
-    for (auto family : {ElementwiseOps, ConvOps, MatMulOps, PoolOps, NormalizationOps, ReduceOps, TensorOps, ResizeOps,
-                        ControlFlowOps, LossOps, LinalgOps, SelectionOps, DetectionOps, SignalOps, RecurrentOps,
-                        QuantizeOps, RandomOps, TextOps, SequenceOps}) {
+    for (auto family :
+         {ElementwiseOps, ConvOps,      MatMulOps,           PoolOps,        NormalizationOps, ReduceOps,
+          TensorOps,      ResizeOps,    ControlFlowOps,      LossOps,        LinalgOps,        SelectionOps,
+          DetectionOps,   SignalOps,    RecurrentOps,        QuantizeOps,    RandomOps,        TextOps,
+          SequenceOps,    ContribNnOps, ContribAttentionOps, ContribQuantOps}) {
       for (OpEntry& entry : family()) all.push_back(entry);
     }
     all.push_back({"FusedConv", InferFusedConv, RunFusedConv, kChipfitDomain});

@@ -108,6 +108,9 @@ KernelTable BuildTable() {
   cpu::AddSignalKernels(t);
   cpu::AddRoiKernels(t);
   cpu::AddTextKernels(t);
+  cpu::AddContribNnKernels(t);
+  cpu::AddContribAttentionKernels(t);
+  cpu::AddContribQuantKernels(t);
   cpu::AddReferenceOnlyReasons(t);
   return t;
 }

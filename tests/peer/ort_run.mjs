@@ -11,6 +11,7 @@ const ort = require('onnxruntime-node');
 const kTypes = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '<i8': ['int64', BigInt64Array],
   '<i4': ['int32', Int32Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array], '|b1': ['bool', Uint8Array],
+  '<f2': ['float16', Uint16Array], '<i2': ['int16', Int16Array], '<u2': ['uint16', Uint16Array],
 };
 
 function readNpy(file) {

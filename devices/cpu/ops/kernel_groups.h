@@ -39,6 +39,12 @@ void AddRoiKernels(KernelTable& t);
 // text_cpu.cpp: StringNormalizer and TfIdfVectorizer.
 void AddTextKernels(KernelTable& t);
 
+// contrib_nn_cpu.cpp, contrib_attention_cpu.cpp, contrib_quant_cpu.cpp: ONNX Runtime's contrib operators
+// (domain com.microsoft) that the CPU runs with its own code and oneDNN.
+void AddContribNnKernels(KernelTable& t);
+void AddContribAttentionKernels(KernelTable& t);
+void AddContribQuantKernels(KernelTable& t);
+
 // reference_only_cpu.cpp: ops left to the reference kernels on purpose (random sampling, sequence
 // and optional values), as entries whose refusal states why.
 void AddReferenceOnlyReasons(KernelTable& t);
