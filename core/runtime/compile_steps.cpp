@@ -758,6 +758,20 @@ Status CompileBodies(CompileState& state, NodeStep& lowered) {
       compiled.outer_inputs.push_back(name);
     }
     auto model = Compile(body, state.target, state.options);
+    if (!model.ok() && model.status().code() == StatusCode::kInvalidArgument && node.op_type == "If" &&
+        !compiled.outer_inputs.empty()) {
+      // A branch may be valid only for the inputs that take it (a Squeeze of a dim that is 1 only at
+      // another sample rate): compiled for this run's shapes it fails although it never runs. As ONNX
+      // Runtime does, it is then compiled for shapes known when it runs; if it is taken, run time
+      // reports what is wrong.
+      for (ValueDesc& in : body.inputs) {
+        if (std::find(compiled.outer_inputs.begin(), compiled.outer_inputs.end(), in.name) !=
+            compiled.outer_inputs.end()) {
+          std::fill(in.shape.begin(), in.shape.end(), -1);
+        }
+      }
+      if (auto deferred = Compile(body, state.target, state.options); deferred.ok()) model = std::move(deferred);
+    }
     if (!model.ok()) return Status(model.status().code(), where + ": " + model.status().message());
     compiled.model = std::shared_ptr<CompiledModel>(std::move(model).value());
     step.bodies.push_back(std::move(compiled));
@@ -780,6 +794,12 @@ void ListBodyKernels(CompileState& state) {
         state.kernel_infos.push_back(std::move(info));
       }
       state.costs.insert(state.costs.end(), model.costs().begin(), model.costs().end());
+      // The counts cover the bodies too, as the kernel list and the fallbacks do.
+      const CompileStats& inner = model.stats();
+      state.stats.kernels += inner.kernels;
+      state.stats.device_kernels += inner.device_kernels;
+      state.stats.dynamic_kernels += inner.dynamic_kernels;
+      state.stats.transfers += inner.transfers;
       for (Fallback fallback : model.fallbacks()) {
         fallback.node = prefix + fallback.node;
         state.fallbacks.push_back(std::move(fallback));

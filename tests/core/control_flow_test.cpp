@@ -117,6 +117,76 @@ TEST(ControlFlowTest, NestedIfReadsValuesFromEveryEnclosingScope) {
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{3, 8, 15}));
 }
 
+// The pattern of a public voice-activity model: the outer If's else branch holds an inner If whose then
+// branch squeezes axis 2 of x, valid only when that dim is 1 (another sample rate). With x 1x2x2 the branch
+// never runs: the model compiles and runs as ONNX Runtime runs it, and with x 1x2x1 it takes that branch.
+// The placement counts cover the kernels of every body, as the kernel list does.
+TEST(ControlFlowTest, ABranchValidOnlyForOtherInputsCompilesAndRunsWhenTaken) {
+  onnx::ModelProto m = NewModel("nested_if_squeeze");
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", {1, 2, 1});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("T");
+  AddTypedValue(g->mutable_input(), "outer", onnx::TensorProto_DataType_BOOL, {});
+  AddTypedValue(g->mutable_input(), "inner", onnx::TensorProto_DataType_BOOL, {});
+  AddTypedValue(g->mutable_output(), "y", onnx::TensorProto_DataType_FLOAT, {}, false);
+  testing::AddI64Init(g, "axes", {2});
+
+  onnx::GraphProto squeeze;
+  squeeze.set_name("inner_then");
+  AddTypedValue(squeeze.mutable_output(), "squeezed", onnx::TensorProto_DataType_FLOAT, {}, false);
+  AddNode(&squeeze, "Squeeze", {"x", "axes"}, {"squeezed"}, "decoder/Squeeze");
+  onnx::GraphProto reduce;
+  reduce.set_name("inner_else");
+  AddTypedValue(reduce.mutable_output(), "reduced", onnx::TensorProto_DataType_FLOAT, {}, false);
+  auto* max = AddNode(&reduce, "ReduceMax", {"x"}, {"reduced"}, "decoder/ReduceMax");
+  AddIntsAttr(max, "axes", {2});
+  testing::SetIntAttr(max, "keepdims", 0);
+
+  onnx::GraphProto outer_else;
+  outer_else.set_name("outer_else");
+  AddTypedValue(outer_else.mutable_output(), "inner_out", onnx::TensorProto_DataType_FLOAT, {}, false);
+  auto* inner = AddNode(&outer_else, "If", {"inner"}, {"inner_out"}, "decoder/If");
+  AddGraphAttr(inner, "then_branch", squeeze);
+  AddGraphAttr(inner, "else_branch", reduce);
+  onnx::GraphProto outer_then;
+  outer_then.set_name("outer_then");
+  AddTypedValue(outer_then.mutable_output(), "mean", onnx::TensorProto_DataType_FLOAT, {}, false);
+  auto* mean = AddNode(&outer_then, "ReduceMean", {"x"}, {"mean"}, "encoder/ReduceMean");
+  AddIntsAttr(mean, "axes", {2});
+  testing::SetIntAttr(mean, "keepdims", 0);
+  auto* outer = AddNode(g, "If", {"outer"}, {"y"}, "If_0");
+  AddGraphAttr(outer, "then_branch", outer_then);
+  AddGraphAttr(outer, "else_branch", outer_else);
+
+  auto loaded = CheckOnnxModel(m, "nested if test", {.input_shapes = {{"x", {1, 2, 2}}}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto graph = ImportModel(*loaded);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  auto model = Compile(*graph, Target{});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->stats().kernels, static_cast<int>((*model)->kernels().size()));
+  EXPECT_GT((*model)->stats().kernels, 3);  // If_0 and the bodies' kernels
+  const Tensor wide = Floats({1, 2, 2}, {1, 5, -2, 4});
+  auto other_branch = (*model)->Run({{"x", wide}, {"outer", Bool(false)}, {"inner", Bool(false)}});
+  ASSERT_TRUE(other_branch.ok()) << other_branch.status().ToString();
+  EXPECT_EQ(Values((*other_branch)[0]), (std::vector<float>{5, 4}));
+  // Taken with a dim that is not 1: the error of running it, naming the node.
+  auto taken_wrongly = (*model)->Run({{"x", wide}, {"outer", Bool(false)}, {"inner", Bool(true)}});
+  ASSERT_FALSE(taken_wrongly.ok());
+  EXPECT_NE(taken_wrongly.status().message().find("decoder/Squeeze"), std::string::npos)
+      << taken_wrongly.status().message();
+
+  auto narrow_loaded = CheckOnnxModel(m, "nested if test", {.input_shapes = {{"x", {1, 2, 1}}}});
+  ASSERT_TRUE(narrow_loaded.ok()) << narrow_loaded.status().ToString();
+  auto narrow_graph = ImportModel(*narrow_loaded);
+  ASSERT_TRUE(narrow_graph.ok()) << narrow_graph.status().ToString();
+  auto narrow = Compile(*narrow_graph, Target{});
+  ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
+  auto taken = (*narrow)->Run({{"x", Floats({1, 2, 1}, {3, -7})}, {"outer", Bool(false)}, {"inner", Bool(true)}});
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_EQ(Values((*taken)[0]), (std::vector<float>{3, -7}));
+}
+
 // Loop body: acc' = acc + x (x from the main graph), scan output acc'; cond' = iteration < limit.
 onnx::ModelProto LoopModel(bool with_trip_count, bool with_cond, int64_t limit) {
   onnx::ModelProto m = NewModel("loop");

@@ -74,6 +74,14 @@ TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
     std::string chipfit_inputs, ort_inputs;
     for (const auto& [input, file] : spec.at("inputs").items()) {
       chipfit_inputs += " --input '" + input + "=" + (dir / file.get<std::string>()).string() + "'";
+      // Dynamic dims bound to the array's shape, as a user binds them.
+      auto array = ReadNpy(dir / file.get<std::string>());
+      ASSERT_TRUE(array.ok()) << array.status().ToString();
+      if (!array->shape().empty()) {
+        std::string dims;
+        for (int64_t d : array->shape()) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+        chipfit_inputs += " --shape '" + input + "=" + dims + "'";
+      }
       ort_inputs += " '" + input + "=" + (dir / file.get<std::string>()).string() + "'";
     }
     const fs::path model = dir / "model.onnx";
@@ -117,7 +125,7 @@ TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
   if (!HasFailure()) fs::remove_all(work);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest, ::testing::Values("nn", "attention", "quant", "qstd"),
+INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest, ::testing::Values("nn", "attention", "quant", "qstd", "graphs"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace

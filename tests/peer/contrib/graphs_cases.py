@@ -1,0 +1,66 @@
+"""Whole graphs ONNX Runtime runs that stress chipfit's importer and compiler rather than one op: control flow
+nested in control flow, branches that are only valid for the inputs that take them."""
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from common import model, out_dir, rng, save_case
+
+vi = helper.make_tensor_value_info
+
+
+def lstm_branch(hidden):
+    """The inner then-branch: x [1, C, 1] squeezed on axis 2 (valid only when T is 1), then one LSTM step."""
+    c = hidden
+    w = numpy_helper.from_array(rng(3).randn(1, 4 * hidden, c).astype('float32') * 0.1, 'lstm_w')
+    r = numpy_helper.from_array(rng(4).randn(1, 4 * hidden, hidden).astype('float32') * 0.1, 'lstm_r')
+    b = numpy_helper.from_array(rng(5).randn(1, 8 * hidden).astype('float32') * 0.1, 'lstm_b')
+    axes2 = numpy_helper.from_array(np.array([2], dtype=np.int64), 'axes2')
+    axes0 = numpy_helper.from_array(np.array([0], dtype=np.int64), 'axes0')
+    shape = numpy_helper.from_array(np.array([1, hidden], dtype=np.int64), 'out_shape')
+    nodes = [
+        helper.make_node('Squeeze', ['x', 'axes2'], ['squeezed'], name='decoder/Squeeze'),
+        helper.make_node('Unsqueeze', ['squeezed', 'axes0'], ['seq'], name='decoder/Unsqueeze'),
+        helper.make_node('LSTM', ['seq', 'lstm_w', 'lstm_r', 'lstm_b'], ['', 'y_h'], hidden_size=hidden,
+                         name='decoder/rnn/LSTM'),
+        helper.make_node('Reshape', ['y_h', 'out_shape'], ['inner_then_y'], name='decoder/Reshape'),
+    ]
+    return helper.make_graph(nodes, 'inner_then', [], [vi('inner_then_y', TensorProto.FLOAT, None)],
+                             [w, r, b, axes2, axes0, shape])
+
+
+def nested_if(c):
+    """If_0 (sr == 16000) then: mean over time; else: decoder/If (sr == 8000) then: Squeeze axis 2 + LSTM,
+    else: max over time. The else branches read sr and x from the enclosing scopes."""
+    outer_then = helper.make_graph(
+        [helper.make_node('ReduceMean', ['x'], ['then_y'], axes=[2], keepdims=0, name='encoder/ReduceMean')],
+        'outer_then', [], [vi('then_y', TensorProto.FLOAT, None)])
+    inner_else = helper.make_graph(
+        [helper.make_node('ReduceMax', ['x'], ['inner_else_y'], axes=[2], keepdims=0, name='decoder/ReduceMax')],
+        'inner_else', [], [vi('inner_else_y', TensorProto.FLOAT, None)])
+    k8000 = numpy_helper.from_array(np.array(8000, dtype=np.int64), 'k8000')
+    outer_else = helper.make_graph([
+        helper.make_node('Equal', ['sr', 'k8000'], ['is_8k'], name='decoder/Equal'),
+        helper.make_node('If', ['is_8k'], ['else_y'], then_branch=lstm_branch(c), else_branch=inner_else,
+                         name='decoder/If'),
+    ], 'outer_else', [], [vi('else_y', TensorProto.FLOAT, None)], [k8000])
+    k16000 = numpy_helper.from_array(np.array(16000, dtype=np.int64), 'k16000')
+    nodes = [
+        helper.make_node('Equal', ['sr', 'k16000'], ['is_16k'], name='Equal_0'),
+        helper.make_node('If', ['is_16k'], ['y'], then_branch=outer_then, else_branch=outer_else, name='If_0'),
+    ]
+    return model(nodes, [vi('x', TensorProto.FLOAT, [1, c, 'T']), vi('sr', TensorProto.INT64, [])],
+                 [vi('y', TensorProto.FLOAT, None)], [k16000])
+
+
+def main():
+    out = out_dir()
+    c = 16
+    m = nested_if(c)
+    for sr, t in ((16000, 2), (8000, 1), (44100, 2), (44100, 1)):
+        x = rng(t).randn(1, c, t).astype('float32')
+        save_case(out, 'nested_if_sr%d_t%d' % (sr, t), m, {'x': x, 'sr': np.array(sr, dtype=np.int64)},
+                  note='the branch not taken would fail if compiled for these shapes')
+
+
+if __name__ == '__main__':
+    main()
