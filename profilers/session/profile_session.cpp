@@ -42,7 +42,9 @@ struct RunSetup {
   std::vector<std::map<std::string, Tensor>> samples;  // the user's data (empty: seeded random)
   std::map<std::string, Tensor> inputs;                // timed inputs
   std::vector<std::map<std::string, Tensor>> drift_samples;
-  std::unique_ptr<CompiledModel> reference;
+  std::unique_ptr<CompiledModel> reference;  // null: no target runs the model to compare with
+  // Why drift is measured against another target than --reference asked for, or not at all.
+  std::string reference_note;
   std::map<std::string, DeviceCeilings> ceilings;  // by device id
   std::vector<std::unique_ptr<EnergySensor>> sensors;
   std::optional<EnergyModel> energy_model;
@@ -305,7 +307,12 @@ Status ProfileEnergy(RunSetup& setup, CompiledModel& compiled, const ProgressFn&
 // The drift step: every kernel's outputs against the reference on the same inputs.
 Status ProfileDrift(const ProfileOptions& options, RunSetup& setup, CompiledModel& compiled, bool random_calibration,
                     const ProgressFn& progress, const std::stop_token& stop, TargetResult& result) {
-  progress("drift", "vs " + options.reference);
+  if (setup.reference == nullptr) {
+    result.notes.push_back("accuracy not measured: " + setup.reference_note);
+    return Status::Ok();
+  }
+  if (!setup.reference_note.empty()) result.notes.push_back(setup.reference_note);
+  progress("drift", "vs " + setup.run.settings.reference);
   DriftOptions drift_options{.classifier_output = options.classifier_output,
                              .task = WithGraph(options.task, *setup.graph),
                              .random_inputs = setup.samples.empty(),
@@ -607,6 +614,37 @@ void TimeTargets(const ProfileOptions& options, RunSetup& setup, std::vector<Pre
   for (size_t k = 0; k < rounds.size(); ++k) prepared[index_of[k]].status = rounds[k].status;
 }
 
+// The drift reference: --reference, or where it cannot run the model (an op only a device has), the first
+// fp32 target that can, said to the user; none at all leaves drift unmeasured with the reason. Errors that
+// are not a refusal (a malformed model, wrong shapes) stop the run: no target would run either.
+Result<Target> PrepareReference(const Target& asked, ProfileEvents& events, RunSetup& setup) {
+  auto compiled = CompileForTarget(*setup.graph, asked);
+  if (compiled.ok()) {
+    setup.reference = std::move(compiled).value();
+    return asked;
+  }
+  if (compiled.status().code() != StatusCode::kUnsupported) {
+    return Status(compiled.status().code(), "--reference " + asked.ToString() + ": " + compiled.status().message());
+  }
+  const std::string why = asked.ToString() + " cannot run this model (" + compiled.status().message() + ")";
+  std::vector<Target> candidates = {Target{.kind = DeviceKind::kCpu, .precision = Precision::kFp32}};
+  for (const Target& t : setup.targets) {
+    if (t.precision == Precision::kFp32 && !(t == asked) && !(t == candidates.front())) candidates.push_back(t);
+  }
+  for (const Target& candidate : candidates) {
+    if (candidate == asked) continue;
+    auto other = CompileForTarget(*setup.graph, candidate);
+    if (!other.ok()) continue;
+    setup.reference = std::move(other).value();
+    setup.reference_note = why + "; accuracy is measured against " + candidate.ToString() + " instead";
+    events.Message("warning: " + setup.reference_note);
+    return candidate;
+  }
+  setup.reference_note = why + ", nor does any fp32 target";
+  events.Message("warning: " + setup.reference_note + ": accuracy is not measured");
+  return asked;
+}
+
 // Load, discover, inputs, reference, ceilings, energy, store: everything before the first target.
 Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover& discover,
                   const std::filesystem::path& model_path, ProfileEvents& events, const std::stop_token& stop,
@@ -630,17 +668,12 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
     run.inputs.shapes[name] = dims;
   }
   ASSIGN_OR_RETURN(const Target reference, ParseTarget(options.reference));
-  auto reference_model = CompileForTarget(*setup.graph, reference);
-  if (!reference_model.ok()) {
-    return Status(reference_model.status().code(),
-                  "--reference " + options.reference + ": " + reference_model.status().message());
-  }
-  setup.reference = std::move(reference_model).value();
-  run.model_flops = setup.reference->stats().flops;
+  ASSIGN_OR_RETURN(const Target drift_reference, PrepareReference(reference, events, setup));
+  if (setup.reference != nullptr) run.model_flops = setup.reference->stats().flops;
   run.settings = {.warmup = options.warmup,
                   .iterations = options.iterations,
                   .min_time_s = options.min_time_s,
-                  .reference = options.reference,
+                  .reference = drift_reference.ToString(),
                   .targets = options.all_targets            ? "all"
                              : options.targets_text.empty() ? JoinTargets(options.targets)
                                                             : options.targets_text,

@@ -166,6 +166,46 @@ TEST(ProfileSessionTest, AMissingModelIsAnErrorNamingTheFileAndStoresNothing) {
   EXPECT_FALSE(fs::exists(db));
 }
 
+// A model with an op no kernel knows: the reference cannot run it either, yet the run goes on, each
+// target says which node it refused, and the warning says why accuracy is not measured.
+TEST(ProfileSessionTest, AModelTheReferenceCannotRunStillProfilesTheTargets) {
+  onnx::ModelProto m = testing::NewModel("unknown_op");
+  auto* g = m.mutable_graph();
+  testing::AddValue(g->mutable_input(), "x", {2, 4});
+  testing::AddValue(g->mutable_output(), "y", {2, 4});
+  testing::AddNode(g, "Relu", {"x"}, {"r"}, "relu");
+  testing::AddNode(g, "NotAnOpAnywhere", {"r"}, {"y"}, "mystery")->set_domain("com.example");
+  auto* domain = m.add_opset_import();
+  domain->set_domain("com.example");
+  domain->set_version(1);
+  const fs::path path = TempPath("unknown_op.onnx");
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(m.SerializeToOstream(&out));
+  }
+  ProfileOptions o = QuickOptions({});
+  o.db.clear();
+  o.targets = {{DeviceKind::kCpu, 0, Precision::kFp32}};
+  ProfileSession session(o);
+  class Messages final : public ProfileEvents {
+   public:
+    void Message(const std::string& text) override { lines.push_back(text); }
+    std::vector<std::string> lines;
+  } events;
+  auto run = session.Run(path, events);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ((*run)->targets.size(), 1u);
+  EXPECT_EQ((*run)->targets[0]->status, "unsupported");
+  EXPECT_NE((*run)->targets[0]->error.find("'mystery'"), std::string::npos) << (*run)->targets[0]->error;
+  bool warned = false;
+  for (const std::string& line : events.lines) {
+    warned |= line.find("ref:fp32 cannot run this model") != std::string::npos &&
+              line.find("accuracy is not measured") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+  fs::remove(path);
+}
+
 TEST(ProfileSessionTest, ValidateRefusesWhatCannotRun) {
   ProfileOptions none;
   EXPECT_FALSE(ProfileSession(none).Validate().ok());
