@@ -52,8 +52,24 @@ def nested_if(c):
                  [vi('y', TensorProto.FLOAT, None)], [k16000])
 
 
+def roi_align(opset, mode):
+    """RoiAlign as torchvision writes it: coordinate_transformation_mode left out, so its default is the one
+    of the model's opset (output_half_pixel's arithmetic before 16, half_pixel from 16)."""
+    nodes = [helper.make_node('RoiAlign', ['x', 'rois', 'batch_indices'], ['y'], mode=mode, output_height=3,
+                              output_width=4, sampling_ratio=2, spatial_scale=0.5, name='roi_align')]
+    return model(nodes, [vi('x', TensorProto.FLOAT, [2, 3, 10, 12]), vi('rois', TensorProto.FLOAT, [4, 4]),
+                         vi('batch_indices', TensorProto.INT64, [4])],
+                 [vi('y', TensorProto.FLOAT, [4, 3, 3, 4])], opset=opset)
+
+
 def main():
     out = out_dir()
+    x = rng(7).randn(2, 3, 10, 12).astype('float32')
+    rois = np.array([[0, 0, 9, 9], [2.5, 1.5, 17, 13.5], [5, 5, 6, 6], [-2, 3, 30, 18]], dtype=np.float32)
+    for opset in (13, 16, 17):
+        for mode in ('avg', 'max'):
+            save_case(out, 'roi_align_opset%d_%s' % (opset, mode), roi_align(opset, mode),
+                      {'x': x, 'rois': rois, 'batch_indices': np.array([0, 1, 1, 0], dtype=np.int64)})
     c = 16
     m = nested_if(c)
     for sr, t in ((16000, 2), (8000, 1), (44100, 2), (44100, 1)):
