@@ -125,7 +125,7 @@ TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
   if (!HasFailure()) fs::remove_all(work);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest, ::testing::Values("nn", "attention", "quant", "qstd", "graphs"),
+INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest, ::testing::Values("nn", "attention", "quant", "qstd", "graphs", "models"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace
