@@ -1,6 +1,6 @@
 // Runs an ONNX model with ONNX Runtime (onnxruntime-node, CPU) on .npy inputs and writes each
 // output as <name>.npy: the peer oracle for chipfit's outputs on real models.
-// Usage: node ort_run.mjs MODEL OUT_DIR NAME=FILE.npy ...   (ORT found through NODE_PATH)
+// Usage: node ort_run.mjs MODEL OUT_DIR NAME=FILE.npy ...   (ORT found through NODE_PATH; ORT_OPT_LEVEL)
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -51,7 +51,10 @@ for (const spec of specs) {
   const eq = spec.indexOf('=');
   feeds[spec.slice(0, eq)] = readNpy(spec.slice(eq + 1));
 }
-const session = await ort.InferenceSession.create(model, { executionProviders: ['cpu'], graphOptimizationLevel: 'all' });
+// ORT_OPT_LEVEL=disabled runs the graph as written (no fusions): what ONNX defines, against what ORT's
+// optimised graph computes.
+const graphOptimizationLevel = process.env.ORT_OPT_LEVEL ?? 'all';
+const session = await ort.InferenceSession.create(model, { executionProviders: ['cpu'], graphOptimizationLevel });
 const results = await session.run(feeds);
 fs.mkdirSync(outDir, { recursive: true });
 for (const name of session.outputNames) {
