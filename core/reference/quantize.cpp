@@ -290,8 +290,9 @@ Status RunDynamicQuantizeLinear(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Requantization shared by QLinearConv and QLinearMatMul: the int32 accumulator times
-// a_scale * b_scale / y_scale (computed in float, as the spec's float scales are), rounded half to
-// even, plus y's zero point, saturated to y's dtype.
+// a_scale * b_scale / y_scale, rounded half to even, plus y's zero point, saturated to y's dtype. All of it in
+// float, as ONNX Runtime's MlasRequantizeOutput does: float(acc) * multiplier rounded to float, then to an
+// integer. A double product differs from it where the float product lands within an ulp of .5.
 
 // Checks that input `i` has one of `dtypes` and holds one value or a count in `allowed_counts` (< 0: unknown).
 Status CheckQuantInput(const InferContext& ctx, size_t i, const char* name, const std::vector<DType>& dtypes,
@@ -330,9 +331,9 @@ Status Requantize(const KernelContext& ctx, const std::vector<int64_t>& acc, con
       const int64_t n = static_cast<int64_t>(acc.size());
 #pragma omp parallel for
       for (int64_t i = 0; i < n; ++i) {
-        const double m = multiplier[static_cast<size_t>(index(i))];
-        out[i] = FromDouble<Q>(RoundHalfEven(static_cast<double>(acc[static_cast<size_t>(i)]) * m) +
-                               static_cast<double>(y_zp));
+        const float scaled =
+            static_cast<float>(acc[static_cast<size_t>(i)]) * multiplier[static_cast<size_t>(index(i))];
+        out[i] = FromDouble<Q>(RoundHalfEven(scaled) + static_cast<double>(y_zp));
       }
       return Status::Ok();
     }

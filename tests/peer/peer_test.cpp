@@ -147,10 +147,11 @@ int Occurrences(const std::string& text, const std::string& needle) {
 
 // `chipfit quantize` against ONNX Runtime, on the same seeded input, in both forms it writes:
 // - shared (the default): Q/DQ where chipfit's cpu:int8 quantises, so ONNX Runtime's output on the written model
-//   is within 30 dB SQNR of chipfit's own cpu:int8 run of the original (same seeded calibration);
+//   is within 30 dB SQNR of chipfit's own cpu:int8 run of the original (same seeded calibration, every layer);
+// chipfit's cpu:int8 on the written model agrees with ONNX Runtime on it to >= 40 dB (shared) and 60 dB (every);
 // - every (--output-qdq every, ONNX Runtime's full QDQ form): chipfit's cpu:int8 runs every quantised layer as
 //   one oneDNN int8 kernel (DequantizeLinear → layer [→ Relu/Clip] → QuantizeLinear fused) and computes what ONNX
-//   Runtime computes on it, SQNR >= 60 dB (the same integer arithmetic); against the original it drifts further
+//   Runtime computes on it (the same integer arithmetic); against the original it drifts further
 //   (ppocr_cls: about 22 dB, rounding the 27 values before a hard-swish, a residual Add or a squeeze-excitation
 //   block that chipfit's int8 keeps in float), so only >= 15 dB is asked there.
 // Skips, saying why, where node, onnxruntime-node or the model is absent.
@@ -161,7 +162,8 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
   }
   const std::vector<PeerModel> models = {
       PeerModel{"cnn", kSamples / "cnn.onnx", {{"input", {1, 3, 32, 32}}}},
-      PeerModel{"ppocr_cls", ModelCache() / "ppocr_mobile_v2_cls.onnx", {{"x", {1, 3, 48, 192}}}}};
+      PeerModel{"ppocr_cls", ModelCache() / "ppocr_mobile_v2_cls.onnx", {{"x", {1, 3, 48, 192}}}},
+      PeerModel{"openwakeword_embedding", ModelCache() / "openwakeword_embedding.onnx", {{"input_1", {1, 76, 32, 1}}}}};
   for (const PeerModel& model : models) {
     if (!fs::exists(model.path)) {
       std::printf("%s skipped: %s is missing (scripts/fetch-models.sh)\n", model.name, model.path.c_str());
@@ -175,8 +177,10 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
     const std::string &shape_args = in.shape_args, &ort_inputs = in.ort_args, &chipfit_inputs = in.chipfit_args;
     // chipfit's cpu:int8 on the original; quantize --seed 1 and run's int8 calibration both take 8 random
     // samples from seed 1: the same table.
-    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target cpu:int8" + shape_args +
-                    chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null 2>&1"),
+    // Every eligible layer in int8, as quantize writes them: the default keeps in fp32 the layers int8 does not
+    // speed up on this CPU, which is another model on another machine.
+    ASSERT_EQ(Shell(std::string(CHIPFIT_CLI) + " run " + model.path.string() + " --target cpu:int8 --int8-all-layers" +
+                    shape_args + chipfit_inputs + " --output-dir " + (work / "chipfit").string() + " > /dev/null 2>&1"),
               0);
     for (const std::string form : {"shared", "every"}) {
       SCOPED_TRACE(std::string(model.name) + ", --output-qdq " + form);
@@ -218,9 +222,10 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
         ASSERT_EQ(ort->shape(), original->shape()) << entry.path().filename();
         const double vs_original = SqnrDb(*ort, *original), vs_same = SqnrDb(*same_model, *ort);
         EXPECT_GE(vs_original, form == "shared" ? 30.0 : 15.0) << entry.path().filename();
-        if (form == "every") {
-          EXPECT_GE(vs_same, 60.0) << entry.path().filename();
-        }
+        // cpu:int8 on the QDQ model: in the every form each layer fuses with its Q/DQ into one oneDNN int8 kernel,
+        // the integer arithmetic ORT's fused kernels do; the shared form leaves some Q/DQ pairs that ORT fuses
+        // and chipfit runs as written, a requantisation rounding apart.
+        EXPECT_GE(vs_same, form == "every" ? 60.0 : 40.0) << entry.path().filename();
         std::printf(
             "%s, --output-qdq %s, %s: ONNX Runtime on the QDQ model vs chipfit cpu:int8 on the original: SQNR %.1f "
             "dB; vs chipfit cpu:int8 on the QDQ model (%d of %d layers fused): %.1f dB\n",

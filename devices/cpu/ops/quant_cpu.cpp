@@ -84,6 +84,26 @@ Result<std::vector<int8_t>> ShiftedWeights(const Tensor& w, const std::vector<in
   return out;
 }
 
+// y's zero point as post-ops: the scaled accumulator is rounded half to even first, then the zero point added.
+// Adding it before rounding (one linear post-op) differs where the float sum loses the scaled value's last bits:
+// 4.4999986 + 131 is 135.5 in float and rounds to 136, where ONNX Runtime and the reference give 4 + 131.
+dnnl::post_ops AddZeroPointAfterRounding(int32_t zero_point) {
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(zero_point));
+  return ops;
+}
+
+// Without VNNI oneDNN shifts an s8 source to u8 and halves the weights so that vpmaddubsw's 16-bit pair sums
+// cannot saturate; halving rounds odd weights, so its result is no longer exact.
+constexpr const char* kSignedSourceWithoutVnni =
+    "s8 input without VNNI: oneDNN halves the weights (rounding odd ones) to keep its 16-bit sums from saturating";
+
+// The s32 paths take weights known only at run time, which may use the full int8 range: without VNNI
+// vpmaddubsw's u8·s8 pair sums would saturate at 16 bits (as they do in ONNX Runtime's U8S8 kernels there).
+constexpr const char* kRuntimeWeightsWithoutVnni =
+    "no VNNI here: oneDNN's 16-bit u8·s8 pair sums would saturate on full-range run-time weights";
+
 // Sets a per-run s32 zero point from a run-time u8/s8 scalar.
 int32_t ScalarAsInt32(const Tensor& t) { return static_cast<int32_t>(t.GetAsInt64(0)); }
 
@@ -99,6 +119,7 @@ class IntConvKernel final : public IKernel {
     const ValueInfo* w = InputInfo(init, w_in);
     if (!StaticShape(x) || !StaticShape(w)) return Unsupported("shapes known only at run time");
     if (!IsInt8(x->dtype) || !IsInt8(w->dtype)) return Unsupported("x and w must be u8 or s8");
+    if (x->dtype == DType::kI8 && !HasVnni()) return Unsupported(kSignedSourceWithoutVnni);
     if (x->shape.size() != 4 || w->shape.size() != 4) return Unsupported("only 2-D convolutions run on oneDNN here");
     if (w->value == nullptr) return Unsupported("weights computed at run time");
     const Shape& xs = x->shape;
@@ -167,11 +188,7 @@ class IntConvKernel final : public IKernel {
       dnnl::primitive_attr attr;
       if (!out_scales.empty()) attr.set_output_scales(1 << 1, out_scales);
       if (has_x_zp && !fold) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-      if (y_zp != 0) {
-        dnnl::post_ops ops;
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(y_zp));
-        attr.set_post_ops(ops);
-      }
+      if (y_zp != 0) attr.set_post_ops(AddZeroPointAfterRounding(y_zp));
       Status status = Guard(node, "int8 convolution", [&] {
         dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              src_md, w_any, b_md, dst_md, {win.strides[0], win.strides[1]},
@@ -274,6 +291,7 @@ class IntConvGeneralKernel final : public IKernel {
     const ValueInfo* w = InputInfo(init, qlinear ? 3 : 1);
     if (!StaticShape(x) || !StaticShape(w)) return Unsupported("shapes known only at run time");
     if (!IsInt8(x->dtype) || !IsInt8(w->dtype)) return Unsupported("x and w must be u8 or s8");
+    if (!HasVnni()) return Unsupported(kRuntimeWeightsWithoutVnni);
     if (x->shape.size() != 4 || w->shape.size() != 4) return Unsupported("only 2-D convolutions run on oneDNN here");
     const Shape& xs = x->shape;
     const Shape& ws = w->shape;
@@ -411,7 +429,7 @@ class IntConvGeneralKernel final : public IKernel {
         static_cast<int32_t*>(out)[idx] = static_cast<int32_t>(static_cast<uint32_t>(acc));
         continue;
       }
-      const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier[m])) + y_zp;
+      const double v = std::nearbyint(static_cast<float>(acc) * multiplier[m]) + y_zp;  // float, as the reference
       if (y_unsigned_) {
         static_cast<uint8_t*>(out)[idx] = FromDouble<uint8_t>(v);
       } else {
@@ -456,6 +474,7 @@ class IntMatMulKernel final : public IKernel {
     const ValueInfo* b = InputInfo(init, b_in);
     if (!StaticShape(a) || !StaticShape(b)) return Unsupported("shapes known only at run time");
     if (!IsInt8(a->dtype) || !IsInt8(b->dtype)) return Unsupported("a and b must be u8 or s8");
+    if (a->dtype == DType::kI8 && !HasVnni()) return Unsupported(kSignedSourceWithoutVnni);
     if (a->shape.empty()) return Unsupported("a scalar a");
     if (b->shape.size() != 2) return Unsupported("b of rank " + std::to_string(b->shape.size()) + " (only 2-D b)");
     if (b->value == nullptr) return Unsupported("b computed at run time (oneDNN 2.6 wants s8 weights it can shift)");
@@ -511,11 +530,7 @@ class IntMatMulKernel final : public IKernel {
     const memory::desc dst_md({m, n}, dst_type, tag::ab);
     dnnl::primitive_attr attr;
     if (!out_scales.empty()) attr.set_output_scales(1 << 1, out_scales);
-    if (y_zp != 0) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(y_zp));
-      attr.set_post_ops(ops);
-    }
+    if (y_zp != 0) attr.set_post_ops(AddZeroPointAfterRounding(y_zp));
     dnnl::matmul::primitive_desc pd;
     RETURN_IF_ERROR(Guard(node, "int8 matmul", [&] {
       pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, w_any, bias_md, dst_md), attr, Engine());
@@ -581,6 +596,7 @@ class IntMatMulGeneralKernel final : public IKernel {
     const ValueInfo* b = InputInfo(init, qlinear ? 3 : 1);
     if (!StaticShape(a) || !StaticShape(b)) return Unsupported("shapes known only at run time");
     if (!IsInt8(a->dtype) || !IsInt8(b->dtype)) return Unsupported("a and b must be u8 or s8");
+    if (!HasVnni()) return Unsupported(kRuntimeWeightsWithoutVnni);
     if (a->shape.size() < 2 || b->shape.size() < 2) return Unsupported("1-D a or b");
     auto kernel = std::unique_ptr<IntMatMulGeneralKernel>(new IntMatMulGeneralKernel());
     kernel->qlinear_ = qlinear;
@@ -698,7 +714,7 @@ class IntMatMulGeneralKernel final : public IKernel {
       }
       const float multiplier =
           a_scale[static_cast<size_t>(r) % a_scale.size()] * b_scale[bc % b_scale.size()] / y_scale;
-      const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier)) + y_zp;
+      const double v = std::nearbyint(static_cast<float>(acc) * multiplier) + y_zp;  // float, as the reference
       if (y_unsigned_) {
         static_cast<uint8_t*>(out)[idx] = FromDouble<uint8_t>(v);
       } else {
