@@ -226,6 +226,19 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"FusedMatMul", "com.chipfit", 1, 1, ""},
       {"ChannelShuffle", "com.chipfit", 1, 1, ""},
       {"QLinearGemm", "com.chipfit", 1, 1, ""},
+      // contrib_nn.cpp: ONNX Runtime's contrib ops (com.microsoft, version 1); SimplifiedLayerNormalization is
+      // one ORT registers in the ONNX domain at version 1.
+      {"Gelu", "com.microsoft", 1, 1, ""},
+      {"FastGelu", "com.microsoft", 1, 1, ""},
+      {"BiasGelu", "com.microsoft", 1, 1, ""},
+      {"QuickGelu", "com.microsoft", 1, 1, ""},
+      {"BiasAdd", "com.microsoft", 1, 1, ""},
+      {"SkipLayerNormalization", "com.microsoft", 1, 1, ""},
+      {"SkipSimplifiedLayerNormalization", "com.microsoft", 1, 1, ""},
+      {"SimplifiedLayerNormalization", "", 1, 1, ""},
+      {"FusedMatMul", "com.microsoft", 1, 1, ""},
+      {"FusedConv", "com.microsoft", 1, 1, "activations Swish and Gelu (ORT's CPU kernel has neither)"},
+      {"EmbedLayerNormalization", "com.microsoft", 1, 1, ""},
   };
   return table;
 }
