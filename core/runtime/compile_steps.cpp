@@ -388,6 +388,10 @@ std::string UnsupportedReason(const Node& node) {
     return node.Describe() + ": op " + domain + "::" + node.op_type +
            " is a training operator; chipfit runs and profiles inference only";
   }
+  if (domain == "com.microsoft") {
+    return node.Describe() + ": op " + domain + "::" + node.op_type +
+           " (an ONNX Runtime contrib operator) is not implemented in chipfit; docs/operators.md lists those it runs";
+  }
   return node.Describe() + ": op " + domain + "::" + node.op_type + " is not supported";
 }
 
