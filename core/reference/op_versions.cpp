@@ -239,6 +239,13 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
       {"FusedMatMul", "com.microsoft", 1, 1, ""},
       {"FusedConv", "com.microsoft", 1, 1, "activations Swish and Gelu (ORT's CPU kernel has neither)"},
       {"EmbedLayerNormalization", "com.microsoft", 1, 1, ""},
+      // contrib_attention.cpp
+      {"RotaryEmbedding", "com.microsoft", 1, 1,
+       "f16/bf16 inputs; caches of head_size/2 with a smaller rotary_embedding_dim"},
+      {"MultiHeadAttention", "com.microsoft", 1, 1,
+       "packed QKV/KV, 3·B+2 key lengths, past_sequence_length, cache_indirection, output_qk"},
+      {"Attention", "com.microsoft", 1, 1, "do_rotary, past_present_share_buffer, 4-D (Megatron) masks"},
+      {"GroupQueryAttention", "com.microsoft", 1, 1, "f16 inputs, output_qk"},
   };
   return table;
 }
