@@ -483,13 +483,15 @@ Result<Graph> ImportModel(const LoadedOnnxModel& model, const ImportOptions& opt
     bool dynamic = false;
     for (const ValueDesc& in : graph->inputs) {
       std::string dims;
+      bool unbound = !in.has_shape;
       for (size_t i = 0; i < in.shape.size(); ++i) {
-        if (in.shape[i] < 0) dynamic = true;
+        unbound |= in.shape[i] < 0;
         dims += (i ? "x" : "") +
                 (in.shape[i] >= 0 ? std::to_string(in.shape[i]) : (in.dim_params[i].empty() ? "?" : in.dim_params[i]));
       }
-      if (!in.has_shape) dynamic = true;
-      listing += "\n  " + in.name + ": " + (in.has_shape ? (dims.empty() ? "scalar" : dims) : "(unknown rank)");
+      dynamic |= unbound;
+      // Only the inputs still to bind: a scalar or a fixed shape needs nothing.
+      if (unbound) listing += "\n  " + in.name + ": " + (in.has_shape ? dims : "(unknown rank)");
     }
     if (dynamic) {
       return InvalidArgument(what +

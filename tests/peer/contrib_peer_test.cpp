@@ -41,7 +41,10 @@ std::string ReadText(const fs::path& path) {
 // Debian's python3-onnx is installed for the system interpreter, whatever else is first on PATH.
 constexpr const char* kPython = "/usr/bin/python3";
 
-class ContribPeerTest : public ::testing::TestWithParam<const char*> {};
+class ContribPeerTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void CompareCase(const fs::path& dir);
+};
 
 TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
   if (Shell(std::string(kPython) + " -c 'import onnx, numpy' > /dev/null 2>&1") != 0) {
@@ -67,7 +70,13 @@ TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
   if (filter == nullptr) {
     EXPECT_GE(cases.size(), 3u) << family;
   }
-  for (const fs::path& dir : cases) {
+  for (const fs::path& dir : cases) CompareCase(dir);
+  if (!HasFailure()) fs::remove_all(work);
+}
+
+// One case: ORT, then chipfit on each target, every output compared. A failure ends this case only.
+void ContribPeerTest::CompareCase(const fs::path& dir) {
+  {
     const nlohmann::json spec = nlohmann::json::parse(ReadText(dir / "case.json"));
     const std::string name = spec.at("name");
     SCOPED_TRACE(name);
@@ -122,10 +131,10 @@ TEST_P(ContribPeerTest, MatchesOnnxRuntime) {
       EXPECT_GT(compared, 0) << target;
     }
   }
-  if (!HasFailure()) fs::remove_all(work);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest, ::testing::Values("nn", "attention", "quant", "qstd", "graphs", "models"),
+INSTANTIATE_TEST_SUITE_P(Families, ContribPeerTest,
+                         ::testing::Values("nn", "attention", "quant", "qstd", "graphs", "models"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace
