@@ -246,6 +246,22 @@ const std::vector<OpVersion>& ReferenceOpVersions() {
        "packed QKV/KV, 3·B+2 key lengths, past_sequence_length, cache_indirection, output_qk"},
       {"Attention", "com.microsoft", 1, 1, "do_rotary, past_present_share_buffer, 4-D (Megatron) masks"},
       {"GroupQueryAttention", "com.microsoft", 1, 1, "f16 inputs, output_qk"},
+      // contrib_quant.cpp
+      {"MatMulNBits", "com.microsoft", 1, 1, "bits other than 4 and 8, g_idx that reorders K, f16 A or scales"},
+      {"MatMulIntegerToFloat", "com.microsoft", 1, 1, "a_scale / a_zero_point per row"},
+      {"DynamicQuantizeMatMul", "com.microsoft", 1, 1, ""},
+      {"QGemm", "com.microsoft", 1, 1, "y_scale without y_zero_point (or the reverse)"},
+      {"QLinearAdd", "com.microsoft", 1, 1, "scales that are not per-tensor (as ONNX Runtime)"},
+      {"QLinearMul", "com.microsoft", 1, 1, "scales that are not per-tensor (as ONNX Runtime)"},
+      {"QLinearSigmoid", "com.microsoft", 1, 1, ""},
+      {"QLinearLeakyRelu", "com.microsoft", 1, 1, ""},
+      {"QLinearConcat", "com.microsoft", 1, 1, ""},
+      {"QLinearGlobalAveragePool", "com.microsoft", 1, 1, ""},
+      {"QLinearAveragePool", "com.microsoft", 1, 1, "dilations; more than 3 spatial dims"},
+      {"QLinearSoftmax", "com.microsoft", 1, 1, ""},
+      {"QuantizeLinear", "com.microsoft", 1, 1, "4-bit types (no INT4/UINT4 in ONNX 1.12); f16 data or scale"},
+      {"DequantizeLinear", "com.microsoft", 1, 1, "4-bit types (no INT4/UINT4 in ONNX 1.12); f16 data or scale"},
+      {"GatherBlockQuantized", "com.microsoft", 1, 1, "int4/uint4 data; f16 scales; other gather/quantize axes"},
   };
   return table;
 }
