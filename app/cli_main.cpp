@@ -20,6 +20,7 @@
 
 #include "CLI/CLI.hpp"
 #include "chipfit/version.h"
+#include "core/graph/index_bounds.h"
 #include "core/graph/model_summary.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
@@ -587,9 +588,12 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
     if (!tensor.ok()) return Fail(tensor.status());
     inputs[spec.substr(0, eq)] = std::move(tensor).value();
   }
+  std::map<std::string, Tensor> seeded;  // token ids among them kept inside their tables
   for (const ValueDesc& desc : graph->inputs) {
-    if (!inputs.contains(desc.name)) inputs[desc.name] = SeededInput(desc, seed);
+    if (!inputs.contains(desc.name)) seeded[desc.name] = SeededInput(desc, seed);
   }
+  BoundIndexInputs(InputIndexBounds(*graph), seeded);
+  inputs.merge(seeded);
   auto outputs = (*compiled)->Run(inputs);
   if (!outputs.ok()) return Fail(outputs.status());
   std::error_code ec;
@@ -2363,7 +2367,7 @@ int RunQuantize(const QuantizeFlags& f) {
   if (!compiled.ok()) return Fail(compiled.status());
 
   const std::map<std::string, Tensor> sample =
-      int8->samples.empty() ? RandomCalibrationData(graph->inputs, 1, f.seed).front() : int8->samples.front();
+      int8->samples.empty() ? RandomCalibrationData(*graph, 1, f.seed).front() : int8->samples.front();
   RankObserver ranks;
   if (auto run = (*compiled)->Run(sample, &ranks); !run.ok()) return Fail(run.status());
   QdqOptions options{.int8_nodes = Int8WeightedNodes(**compiled, *graph),

@@ -126,7 +126,7 @@ Result<std::unique_ptr<CompiledModel>> CompileBf16(const Graph& graph, const Tar
   fp32_target.precision = Precision::kFp32;
   ASSIGN_OR_RETURN(auto fp32, Compile(graph, fp32_target, options));
   const std::map<std::string, Tensor> sample =
-      int8.samples.empty() ? RandomCalibrationData(fp32->inputs(), 1, int8.seed).front() : int8.samples.front();
+      int8.samples.empty() ? RandomCalibrationData(graph, 1, int8.seed).front() : int8.samples.front();
   ASSIGN_OR_RETURN(const std::vector<LayerSpeed> speeds, TimeLayersAgainstFp32(*model, *fp32, sample, int8, "bf16"));
   report.kept_slower = LayersThatDoNotPay(speeds);
   if (report.kept_slower.empty()) return model;
@@ -147,7 +147,7 @@ Result<std::unique_ptr<CompiledModel>> CompileInt8(const Graph& graph, const Tar
 
   std::vector<std::map<std::string, Tensor>> samples = int8.samples;
   report.random_calibration = samples.empty();
-  if (samples.empty()) samples = RandomCalibrationData(fp32->inputs(), int8.random_samples, int8.seed);
+  if (samples.empty()) samples = RandomCalibrationData(graph, int8.random_samples, int8.seed);
   report.samples = static_cast<int>(samples.size());
   report.method = std::string(CalibrationMethodName(int8.calibration.method));
 
@@ -310,7 +310,7 @@ Result<std::unique_ptr<CompiledModel>> CompileQdq(const Graph& graph, const Targ
 
   std::vector<std::map<std::string, Tensor>> samples = int8.samples;
   const bool random = samples.empty();
-  if (random) samples = RandomCalibrationData(as_written->inputs(), 1, int8.seed);
+  if (random) samples = RandomCalibrationData(graph, 1, int8.seed);
   report.samples = static_cast<int>(samples.size());
   report.method = "none (the model's own QuantizeLinear/DequantizeLinear scales)";
   report.notes.push_back("not calibrated: the model's own scales (" + std::to_string(fusion.fused) +

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/graph/index_bounds.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 
@@ -116,6 +117,13 @@ std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const std::vect
     }
     samples.push_back(std::move(sample));
   }
+  return samples;
+}
+
+std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const Graph& graph, int count, uint64_t seed) {
+  auto samples = RandomCalibrationData(graph.inputs, count, seed);
+  const auto bounds = InputIndexBounds(graph);
+  for (auto& sample : samples) BoundIndexInputs(bounds, sample);
   return samples;
 }
 

@@ -26,5 +26,8 @@ Result<std::vector<std::map<std::string, Tensor>>> LoadCalibrationData(const std
 // Unknown dims become 1, an undefined dtype f32; an input without a shape is a scalar.
 std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const std::vector<ValueDesc>& inputs, int count,
                                                                  uint64_t seed);
+// The same for a graph's inputs, with integer inputs that index a table (token ids) kept inside it
+// (core/graph/index_bounds.h).
+std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const Graph& graph, int count, uint64_t seed);
 
 }  // namespace chipfit

@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "chipfit/version.h"
+#include "core/graph/index_bounds.h"
 #include "core/graph/onnx_import.h"
 #include "core/graph/onnx_loader.h"
 #include "core/quant/calibration_data.h"
@@ -111,10 +112,14 @@ Status PrepareInputs(const ProfileOptions& options, RunSetup& setup) {
     setup.drift_samples = setup.samples;
     return Status::Ok();
   }
+  // Token ids stay inside the tables they index: a language model runs on seeded inputs.
+  const auto bounds = InputIndexBounds(*setup.graph);
   for (const ValueDesc& desc : setup.graph->inputs) setup.inputs[desc.name] = SeededInput(desc, options.seed);
+  BoundIndexInputs(bounds, setup.inputs);
   for (int i = 0; i < options.drift_samples; ++i) {
     std::map<std::string, Tensor> sample;
     for (const ValueDesc& desc : setup.graph->inputs) sample[desc.name] = SeededInput(desc, options.seed + i);
+    BoundIndexInputs(bounds, sample);
     setup.drift_samples.push_back(std::move(sample));
   }
   setup.run.inputs = {.source = "seeded random", .seed = options.seed};

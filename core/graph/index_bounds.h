@@ -1,0 +1,23 @@
+// Bounds of integer graph inputs that index a table (token ids into an embedding): seeded random inputs
+// stay inside them, so a language model profiles without data instead of failing on an id past its table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
+
+namespace chipfit {
+
+// Graph input name → the number of rows it may index: the rows of a constant table a Gather reads with it
+// (directly or through Cast/Reshape/Squeeze/Unsqueeze/Flatten/Identity), the embedding tables and mask of
+// com.microsoft::EmbedLayerNormalization. Inputs that index nothing are absent.
+std::map<std::string, int64_t> InputIndexBounds(const Graph& graph);
+
+// Folds each bounded integer input of `sample` into [0, bound): seeded values are small non-negative
+// integers, so the fold keeps them varied. Other inputs are left as they are.
+void BoundIndexInputs(const std::map<std::string, int64_t>& bounds, std::map<std::string, Tensor>& sample);
+
+}  // namespace chipfit
