@@ -317,6 +317,42 @@ Result<std::string> OutputPoint(const onnx::GraphProto& graph, int index, const 
   return y;
 }
 
+bool IsWeightedLayer(const onnx::NodeProto& node) {
+  return IsDefaultDomain(node.domain()) &&
+         (node.op_type() == "Conv" || node.op_type() == "MatMul" || node.op_type() == "Gemm");
+}
+
+// Whether ONNX Runtime's WeightBiasQuantization would quantise the float weights of node `index` once `value`, its
+// input, comes from a DequantizeLinear: a Conv/ConvTranspose/Gemm with float constant weights whose output goes,
+// through Relu/Clip nodes without branching, to the QuantizeLinear of a pair that is its only reader.
+bool OrtQuantizesFloatLayer(const onnx::GraphProto& graph, int index, const std::string& value, const Readers& readers,
+                            const std::map<std::string, ValueQdq>& pairs,
+                            const std::map<std::string, ConstantSource>& constants) {
+  const onnx::NodeProto& layer = graph.node(index);
+  const std::string& op = layer.op_type();
+  if (!IsDefaultDomain(layer.domain()) || (op != "Conv" && op != "ConvTranspose" && op != "Gemm")) return false;
+  if (layer.input_size() < 2 || layer.input(0) != value || layer.output_size() != 1) return false;
+  const auto weight = constants.find(layer.input(1));
+  if (weight == constants.end() || weight->second.tensor->data_type() != onnx::TensorProto_DataType_FLOAT) return false;
+  std::string current = layer.output(0);
+  for (int hop = 0; hop < 8; ++hop) {
+    const auto count = readers.count.find(current);
+    const int reads = count == readers.count.end() ? 0 : count->second;
+    if (const auto pair = pairs.find(current); pair != pairs.end()) {
+      return pair->second.every_reader || reads == static_cast<int>(pair->second.slots.size());
+    }
+    const auto next = readers.nodes.find(current);
+    if (reads != 1 || next == readers.nodes.end() || next->second.size() != 1) return false;
+    const onnx::NodeProto& act = graph.node(next->second[0]);
+    if (!IsDefaultDomain(act.domain()) || (act.op_type() != "Relu" && act.op_type() != "Clip") ||
+        act.input(0) != current || act.output_size() != 1) {
+      return false;
+    }
+    current = act.output(0);
+  }
+  return false;
+}
+
 // Folds BatchNormalization into the Conv/Gemm before it, in the main graph, with chipfit's own pass on an imported
 // copy (FoldBatchNorm after PromoteConstantNodes, as the cpu:int8 compile's Fuse runs them: the same pairs, the same
 // arithmetic, the same value names for the calibrated ranges). Each folded layer takes the pass's weights and bias
@@ -792,27 +828,25 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
   std::vector<NodeQdq> added(static_cast<size_t>(graph.node_size()));
   std::map<std::string, ValueQdq> pairs;  // by the value they quantise
   std::vector<int> quantized;
-  for (int i = 0; i < graph.node_size(); ++i) {
+  // Quantises layer `i` (weights per output channel, its input's pair): false when it stays float, with the reason
+  // in kept_fp32 where the user asked for it or would want to know.
+  auto quantize_layer = [&](int i, bool listed) -> Result<bool> {
     onnx::NodeProto& node = *graph.mutable_node(i);
     const std::string& name = names_in_graph[static_cast<size_t>(i)];
-    const bool weighted = IsDefaultDomain(node.domain()) &&
-                          (node.op_type() == "Conv" || node.op_type() == "MatMul" || node.op_type() == "Gemm");
-    const bool listed = options.int8_nodes.contains(name);
-    if (!weighted || (!options.int8_nodes.empty() && !listed)) continue;
     if (options.keep_fp32.contains(name)) {
       out.kept_fp32.push_back(name + ": kept in fp32 by request (--keep-fp32)");
-      continue;
+      return false;
     }
-    if (node.input_size() < 2) continue;
+    if (node.input_size() < 2) return false;
     const auto range = table.find(node.input(0));
     if (range == table.end()) {
-      if (!listed) continue;
+      if (!listed) return false;
       return InvalidArgument(DescribeProtoNode(node) + ": its input '" + node.input(0) + "' has no calibrated range");
     }
     const auto weight = constants.find(node.input(1));
     if (weight == constants.end()) {
       out.kept_fp32.push_back(name + ": its weights '" + node.input(1) + "' are computed in the graph");
-      continue;
+      return false;
     }
     if (IsExternal(*weight->second.tensor)) {
       return Unsupported("'" + options.origin + "' keeps weights '" + node.input(1) +
@@ -821,7 +855,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
     ASSIGN_OR_RETURN(const Tensor w, TensorFromOnnx(*weight->second.tensor, {}, "weights '" + node.input(1) + "'"));
     if (w.dtype() != DType::kF32) {
       out.kept_fp32.push_back(name + ": its weights are " + DescribeTensor(w) + ", not f32");
-      continue;
+      return false;
     }
     const std::string weight_name = node.input(1);
     auto qdq = QuantizeWeights(node, name, w, names);
@@ -830,7 +864,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
         return Status(qdq.status().code(), DescribeProtoNode(node) + ": " + qdq.status().message());
       }
       out.kept_fp32.push_back(name + ": " + qdq.status().message());
-      continue;
+      return false;
     }
     added[static_cast<size_t>(i)] = std::move(qdq).value();
     replaced.insert(weight_name);
@@ -841,6 +875,14 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
     pair->second.slots.emplace_back(i, 0);
     out.quantized.push_back(name);
     quantized.push_back(i);
+    return true;
+  };
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    const std::string& name = names_in_graph[static_cast<size_t>(i)];
+    const bool listed = options.int8_nodes.contains(name);
+    if (!IsWeightedLayer(node) || (!options.int8_nodes.empty() && !listed)) continue;
+    RETURN_IF_ERROR(quantize_layer(i, listed).status());
   }
 
   // Each quantised layer's output gets a pair too (ONNX Runtime's QDQ form), read by every reader, so that
@@ -848,21 +890,62 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
   // feeds the next quantised layer, that layer's input pair is the one.
   Readers readers = FindReaders(graph);
   std::vector<std::string> unread;  // kShared: layers whose output no quantised layer reads
-  for (int i : quantized) {
+  auto add_output_pair = [&](int i) {
     const std::string& name = names_in_graph[static_cast<size_t>(i)];
     auto point = OutputPoint(graph, i, readers, table, pairs, constants, opset_version);
     if (!point.ok()) {
       out.float_outputs.push_back(name + ": " + point.status().message());
-      continue;
+      return;
     }
     if (options.outputs == QdqOptions::Outputs::kShared && !pairs.contains(*point)) {
       unread.push_back(name);
-      continue;
+      return;
     }
     auto [pair, fresh] = pairs.try_emplace(*point);
     if (fresh) pair->second = {.base = name + "/y", .params = ActivationParamsFor("Conv", table.at(*point))};
     pair->second.every_reader = true;
     ++out.quantized_outputs;
+  };
+  for (int i : quantized) add_output_pair(i);
+
+  // A float layer that reads a pair every reader goes through and feeds (through Relu/Clip) the next quantised
+  // layer's pair is what ONNX Runtime's WeightBiasQuantization (optimisation level basic and up) takes for a QDQ
+  // layer missing its weights' Q/DQ: it quantises them to int8 per tensor, which neither the model as written nor
+  // chipfit's int8 computes (a depthwise Conv's channels differ widely in range: per tensor, the small ones lose
+  // most of their bits). kEvery quantises such a layer per output channel, as a QDQ layer of its own; kShared
+  // (chipfit's int8 keeps it in float) lets it read the float value, so only the quantised readers take the pair.
+  std::vector<std::string> shielded;
+  std::vector<int> also_quantized;
+  const std::set<int> quantized_set(quantized.begin(), quantized.end());
+  for (auto& [value, pair] : pairs) {
+    if (!pair.every_reader) continue;
+    for (int reader : readers.nodes[value]) {
+      if (quantized_set.contains(reader) || !OrtQuantizesFloatLayer(graph, reader, value, readers, pairs, constants)) {
+        continue;
+      }
+      const std::string& name = names_in_graph[static_cast<size_t>(reader)];
+      if (options.outputs == QdqOptions::Outputs::kEvery && graph.node(reader).op_type() != "ConvTranspose") {
+        ASSIGN_OR_RETURN(const bool done, quantize_layer(reader, false));
+        if (done) {
+          also_quantized.push_back(reader);
+          continue;
+        }
+      }
+      if (pair.every_reader) --out.quantized_outputs;
+      pair.every_reader = false;
+      shielded.push_back(name);
+    }
+  }
+  for (int i : also_quantized) add_output_pair(i);
+  if (!also_quantized.empty() || !shielded.empty()) {
+    std::vector<std::string> also;
+    for (int i : also_quantized) also.push_back(names_in_graph[static_cast<size_t>(i)]);
+    out.notes.push_back(
+        "float layers between two pairs, whose weights ONNX Runtime would quantise per tensor itself: " +
+        (also.empty() ? "" : "quantised per output channel: " + JoinNames(also)) +
+        (also.empty() || shielded.empty() ? "" : "; ") +
+        (shielded.empty() ? ""
+                          : "read the float value (only the quantised layers read the pair): " + JoinNames(shielded)));
   }
 
   // The pairs go right after the node that writes their value (first for graph inputs), the weights' DequantizeLinear

@@ -160,11 +160,27 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
   if (!fs::exists(PeerDir() / "node_modules/onnxruntime-node")) {
     GTEST_SKIP() << "onnxruntime-node is missing under " << PeerDir() << ": run scripts/fetch-models.sh";
   }
+  // A RetinaFace/UltraFace-like detector written at test time by scripts/make-face-detector.py (Debian's torch).
+  const fs::path face_dir = fs::temp_directory_path() / "chipfit_qdq_peer_face_model";
+  fs::remove_all(face_dir);
+  fs::create_directories(face_dir);
+  const fs::path face = face_dir / "face_detector.onnx";
+  const bool have_torch = Shell("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") == 0;
+  if (have_torch) {
+    EXPECT_EQ(Shell("/usr/bin/python3 " + std::string(CHIPFIT_SOURCE_DIR) + "/scripts/make-face-detector.py " +
+                    face.string() + " > /dev/null 2>&1"),
+              0);
+  }
   const std::vector<PeerModel> models = {
       PeerModel{"cnn", kSamples / "cnn.onnx", {{"input", {1, 3, 32, 32}}}},
       PeerModel{"ppocr_cls", ModelCache() / "ppocr_mobile_v2_cls.onnx", {{"x", {1, 3, 48, 192}}}},
-      PeerModel{"openwakeword_embedding", ModelCache() / "openwakeword_embedding.onnx", {{"input_1", {1, 76, 32, 1}}}}};
+      PeerModel{"openwakeword_embedding", ModelCache() / "openwakeword_embedding.onnx", {{"input_1", {1, 76, 32, 1}}}},
+      PeerModel{"face_detector", face, {{"input", {1, 3, 96, 128}}}}};
   for (const PeerModel& model : models) {
+    if (model.path == face && !have_torch) {
+      std::printf("%s skipped: /usr/bin/python3 has no torch to write it\n", model.name);
+      continue;
+    }
     if (!fs::exists(model.path)) {
       std::printf("%s skipped: %s is missing (scripts/fetch-models.sh)\n", model.name, model.path.c_str());
       continue;
@@ -236,6 +252,7 @@ TEST(QdqPeerTest, OnnxRuntimeRunsChipfitsQdqModelLikeChipfitsInt8) {
     }
     fs::remove_all(work);
   }
+  fs::remove_all(face_dir);
 }
 
 }  // namespace
