@@ -567,7 +567,8 @@ Status RunQLinearBinary(KernelContext& ctx) {
     const int64_t n = y.numel();
 #pragma omp parallel for
     for (int64_t i = 0; i < n; ++i) {
-      const int32_t x = av[ai(i)], w = bv[bi(i)];
+      const auto x = static_cast<int32_t>(av[ai(i)]);  // NOLINT(bugprone-signed-char-misuse): int8 is numeric
+      const auto w = static_cast<int32_t>(bv[bi(i)]);  // NOLINT(bugprone-signed-char-misuse)
       if constexpr (kMul) {
         out[i] = MulValue<Q>(p, x, w);
       } else {
@@ -903,7 +904,7 @@ void SoftmaxRows(const Q* x, Q* y, int64_t outer, int64_t d, int64_t inner, cons
     const int64_t base = row / inner * d * inner + row % inner;
     int32_t xmax = std::numeric_limits<int32_t>::min();
     for (int64_t j = 0; j < d; ++j) xmax = std::max<int32_t>(xmax, x[base + j * inner]);
-    auto entry = [&](int64_t j) { return table[static_cast<size_t>(255 - xmax + x[base + j * inner])]; };
+    auto entry = [&](int64_t j) { return table[static_cast<size_t>(int64_t{255} - xmax + x[base + j * inner])]; };
     float sum = 0;
     for (int64_t j = 0; j < d; ++j) sum += entry(j);
     for (int64_t j = 0; j < d; ++j) {

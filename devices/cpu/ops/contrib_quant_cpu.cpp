@@ -466,7 +466,10 @@ class QLinearBinaryKernel final : public IKernel {
     const BroadcastIndexer* bi = b_index_.get();
 #pragma omp parallel for if (n > (int64_t{1} << 15))
     for (int64_t i = 0; i < n; ++i) {
-      const int32_t x = a[ai != nullptr ? (*ai)(i) : i], w = b[bi != nullptr ? (*bi)(i) : i];
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse): int8 is numeric
+      const auto x = static_cast<int32_t>(a[ai != nullptr ? (*ai)(i) : i]);
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+      const auto w = static_cast<int32_t>(b[bi != nullptr ? (*bi)(i) : i]);
       if (mul_) {
         out[i] = SaturateRound<Q>(static_cast<float>((x - za_) * (w - zb_)) * ratio_ + static_cast<float>(zc_));
       } else if (a_scalar_) {
