@@ -797,6 +797,62 @@ Status UpgradeOpset(onnx::ModelProto& model, int64_t target, std::vector<std::st
   return Status::Ok();
 }
 
+namespace {
+
+// Every node --int8-nodes and --keep-fp32 name must be in the graph.
+Status CheckNamedNodes(const std::vector<std::string>& names_in_graph, const QdqOptions& options) {
+  for (const std::string& wanted : options.int8_nodes) {
+    if (std::find(names_in_graph.begin(), names_in_graph.end(), wanted) == names_in_graph.end()) {
+      return InvalidArgument("'" + options.origin + "' has no node named '" + wanted + "' to quantise");
+    }
+  }
+  for (const std::string& kept : options.keep_fp32) {
+    if (std::find(names_in_graph.begin(), names_in_graph.end(), kept) == names_in_graph.end()) {
+      return InvalidArgument("--keep-fp32: '" + options.origin + "' has no node named '" + kept + "'");
+    }
+  }
+  return Status();
+}
+
+// The pairs go right after the node that writes their value (first for graph inputs), the weights' DequantizeLinear
+// right before their node: the order stays topological. Readers of a pair read its DequantizeLinear.
+void InsertPairs(onnx::GraphProto& graph, const std::map<std::string, ValueQdq>& pairs, Readers& readers,
+                 std::vector<NodeQdq>& added, NameAllocator& names) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& o : graph.node(i).output()) producer[o] = i;
+  }
+  std::map<int, std::vector<onnx::NodeProto>> after;  // -1: before every node
+  for (const auto& [value, pair] : pairs) {
+    const auto at = producer.find(value);
+    std::vector<onnx::TensorProto> initializers;
+    auto& nodes = after[at == producer.end() ? -1 : at->second];
+    const std::string dq = AddPair(value, pair, names, initializers, nodes);
+    for (auto& t : initializers) *graph.add_initializer() = std::move(t);
+    if (pair.every_reader) {
+      for (int reader : readers.nodes[value]) {
+        auto& node = *graph.mutable_node(reader);
+        for (int k = 0; k < node.input_size(); ++k) {
+          if (node.input(k) == value) node.set_input(k, dq);
+        }
+      }
+    } else {
+      for (const auto& [reader, slot] : pair.slots) graph.mutable_node(reader)->set_input(slot, dq);
+    }
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto& n : after[-1]) *nodes.Add() = std::move(n);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (auto& n : added[static_cast<size_t>(i)].before) *nodes.Add() = std::move(n);
+    for (auto& t : added[static_cast<size_t>(i)].initializers) *graph.add_initializer() = std::move(t);
+    *nodes.Add() = std::move(*graph.mutable_node(i));
+    for (auto& n : after[i]) *nodes.Add() = std::move(n);
+  }
+  graph.mutable_node()->Swap(&nodes);
+}
+
+}  // namespace
+
 Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& table, const QdqOptions& options) {
   QdqExport out;
   out.model = model;
@@ -808,16 +864,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
     }
   }
   std::vector<std::string> names_in_graph = ChipfitNodeNames(graph);
-  for (const std::string& wanted : options.int8_nodes) {
-    if (std::find(names_in_graph.begin(), names_in_graph.end(), wanted) == names_in_graph.end()) {
-      return InvalidArgument("'" + options.origin + "' has no node named '" + wanted + "' to quantise");
-    }
-  }
-  for (const std::string& kept : options.keep_fp32) {
-    if (std::find(names_in_graph.begin(), names_in_graph.end(), kept) == names_in_graph.end()) {
-      return InvalidArgument("--keep-fp32: '" + options.origin + "' has no node named '" + kept + "'");
-    }
-  }
+  RETURN_IF_ERROR(CheckNamedNodes(names_in_graph, options));
 
   NameAllocator names(graph);
   std::set<std::string> replaced;  // float constants that may have lost their last reader
@@ -948,39 +995,7 @@ Result<QdqExport> ExportQdq(const onnx::ModelProto& model, const QuantTable& tab
                           : "read the float value (only the quantised layers read the pair): " + JoinNames(shielded)));
   }
 
-  // The pairs go right after the node that writes their value (first for graph inputs), the weights' DequantizeLinear
-  // right before their node: the order stays topological.
-  std::map<std::string, int> producer;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    for (const auto& o : graph.node(i).output()) producer[o] = i;
-  }
-  std::map<int, std::vector<onnx::NodeProto>> after;  // -1: before every node
-  for (const auto& [value, pair] : pairs) {
-    const auto at = producer.find(value);
-    std::vector<onnx::TensorProto> initializers;
-    auto& nodes = after[at == producer.end() ? -1 : at->second];
-    const std::string dq = AddPair(value, pair, names, initializers, nodes);
-    for (auto& t : initializers) *graph.add_initializer() = std::move(t);
-    if (pair.every_reader) {
-      for (int reader : readers.nodes[value]) {
-        auto& node = *graph.mutable_node(reader);
-        for (int k = 0; k < node.input_size(); ++k) {
-          if (node.input(k) == value) node.set_input(k, dq);
-        }
-      }
-    } else {
-      for (const auto& [reader, slot] : pair.slots) graph.mutable_node(reader)->set_input(slot, dq);
-    }
-  }
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  for (auto& n : after[-1]) *nodes.Add() = std::move(n);
-  for (int i = 0; i < graph.node_size(); ++i) {
-    for (auto& n : added[static_cast<size_t>(i)].before) *nodes.Add() = std::move(n);
-    for (auto& t : added[static_cast<size_t>(i)].initializers) *graph.add_initializer() = std::move(t);
-    *nodes.Add() = std::move(*graph.mutable_node(i));
-    for (auto& n : after[i]) *nodes.Add() = std::move(n);
-  }
-  graph.mutable_node()->Swap(&nodes);
+  InsertPairs(graph, pairs, readers, added, names);
   if (out.batchnorms_folded > 0) {
     out.notes.push_back(std::to_string(out.batchnorms_folded) +
                         " BatchNormalization nodes folded into the Conv before them (weights and bias per output "
