@@ -1,8 +1,8 @@
 // ONNX Runtime's contrib nn operators on the CPU (kernel_groups.h), fp32, giving the results of their
 // reference kernels (core/reference/contrib_nn.cpp), whose shape functions have checked the inputs.
 //
-// The Gelu family and BiasAdd are elementwise loops split in chunks across threads; the layer norms
-// work one row per iteration of a parallel loop, summing in double so the row statistics keep their
+// The Gelu family runs on oneDNN's eltwise (after the bias), BiasAdd as a loop split in chunks across threads; the
+// layer norms work one row per iteration of a parallel loop, summing in double so the row statistics keep their
 // precision on long rows; FusedMatMul packs each operand into row-major [M, K] / [K, N] panels once per
 // run (which applies transA/B and transBatchA/B) and multiplies rows in parallel; ORT's FusedConv
 // (com.microsoft) is the oneDNN convolution that serves chipfit's own FusedConv, whose attributes it
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,20 @@ const float* OptionalData(const KernelContext& ctx, size_t i) {
 
 enum class Eltwise { kGelu, kFastGelu, kQuickGelu, kBiasAdd };
 
+// The activation on oneDNN's jit eltwise (gelu_erf, gelu_tanh: ORT's FastGelu formula, swish with alpha:
+// QuickGelu), in place after the bias is added; the own scalar loop where oneDNN has only its reference
+// implementation. Profiled on a 4-layer BERT-base encoder (1x128, EPYC Zen 4, 2 threads): FastGelu as a
+// scalar std::tanh loop took 4.35 ms per layer (11 ns per value), 26 % of the model.
+std::optional<dnnl::algorithm> OnednnActivation(Eltwise kind) {
+  switch (kind) {
+    case Eltwise::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case Eltwise::kFastGelu: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Eltwise::kQuickGelu: return dnnl::algorithm::eltwise_swish;
+    case Eltwise::kBiasAdd: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 class EltwiseKernel final : public IKernel {
  public:
   static KernelResult Create(const KernelInit& init, Eltwise kind) {
@@ -59,6 +74,21 @@ class EltwiseKernel final : public IKernel {
     auto k = std::unique_ptr<EltwiseKernel>(new EltwiseKernel());
     k->kind_ = kind;
     k->alpha_ = init.node.GetFloat("alpha", 1.702f);
+    const int64_t n = NumElements(init.inputs[0]->shape);
+    if (const auto algorithm = OnednnActivation(kind); algorithm && n >= kOnednnFrom) {
+      const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+      dnnl::eltwise_forward::primitive_desc pd;
+      RETURN_IF_ERROR(Guard(init.node, "eltwise", [&] {
+        const float alpha = kind == Eltwise::kQuickGelu ? k->alpha_ : 0.0f;
+        dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, *algorithm, md, alpha, 0.0f);
+        pd = dnnl::eltwise_forward::primitive_desc(desc, Engine());
+      }));
+      if (!IsReferenceImpl(pd.impl_info_str())) {
+        k->activation_ = dnnl::eltwise_forward(pd);
+        k->md_ = md;
+        k->isa_ = pd.impl_info_str();
+      }
+    }
     return std::unique_ptr<IKernel>(std::move(k));
   }
 
@@ -69,6 +99,25 @@ class EltwiseKernel final : public IKernel {
     const int64_t n = ctx.output(0)->numel();
     const int64_t bias_n = ctx.input(1) != nullptr ? ctx.input(1)->numel() : 1;
     float* y = ctx.output(0)->data<float>();
+    if (activation_) {
+      const float* src = x;
+      if (bias != nullptr) {
+        // Row by row, so the inner loop has no modulo and vectorises.
+        const int64_t rows = n / bias_n;
+#pragma omp parallel for if (n > (int64_t{1} << 15))
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* xr = x + r * bias_n;
+          float* yr = y + r * bias_n;
+          for (int64_t j = 0; j < bias_n; ++j) yr[j] = xr[j] + bias[j];
+        }
+        src = y;
+      }
+      dnnl::memory in(md_, Engine(), const_cast<float*>(src));  // oneDNN only reads its source
+      dnnl::memory out(md_, Engine(), y);
+      activation_.execute(Stream(), {{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, out}});
+      Stream().wait();
+      return Status();
+    }
     const Eltwise kind = kind_;
     const float alpha = alpha_;
     ForChunks(n, n * 16, [&](int64_t begin, int64_t end) {
@@ -86,11 +135,17 @@ class EltwiseKernel final : public IKernel {
     });
     return Status();
   }
+  std::string Isa() const override { return isa_; }
 
  private:
+  // Below this many values a oneDNN call (~1 µs of OpenMP fork/join) costs more than the own loop.
+  static constexpr int64_t kOnednnFrom = 4096;
   EltwiseKernel() = default;
   Eltwise kind_ = Eltwise::kGelu;
   float alpha_ = 1.702f;
+  dnnl::eltwise_forward activation_;
+  dnnl::memory::desc md_;
+  std::string isa_;
 };
 
 KernelResult CreateGelu(const KernelInit& init) { return EltwiseKernel::Create(init, Eltwise::kGelu); }

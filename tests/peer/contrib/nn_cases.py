@@ -42,6 +42,13 @@ def gelu_cases(out):
     single(out, 'biasgelu_1d', 'BiasGelu', {'x': f32(r.randn(16) * 3), 'b': b})
     single(out, 'quickgelu_default', 'QuickGelu', {'x': x})
     single(out, 'quickgelu_alpha', 'QuickGelu', {'x': x}, alpha=1.1)
+    # Large enough for the CPU kernels' oneDNN path (from 4096 values), with the bias added first.
+    big = f32(r.randn(1, 64, 384) * 3)
+    big_b = f32(r.randn(384))
+    single(out, 'gelu_large', 'Gelu', {'x': big})
+    single(out, 'fastgelu_large_bias', 'FastGelu', {'x': big, 'b': big_b})
+    single(out, 'biasgelu_large', 'BiasGelu', {'x': big, 'b': big_b})
+    single(out, 'quickgelu_large_alpha', 'QuickGelu', {'x': big}, alpha=1.3)
 
 
 def layer_norm_cases(out):
