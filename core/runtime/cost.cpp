@@ -2,6 +2,7 @@
 #include "core/runtime/cost.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -54,6 +55,48 @@ void CountGatheredReads(const std::string& op, int64_t data_bytes, KernelCost& c
   cost.bytes_read -= std::clamp<int64_t>(data_bytes - cost.bytes_written, 0, cost.bytes_read);
 }
 
+// ONNX Runtime's contrib ops whose work is matrix products: their multiply-adds from the shapes (the rest of
+// com.microsoft counts per output element like the ONNX ops). Attention projects x with its weights, then each
+// head multiplies Q·Kᵀ and the weights by V over T keys (past + new); nullopt where the shapes do not say.
+std::optional<int64_t> ContribFlops(const Node& node, const std::vector<const ValueInfo*>& inputs,
+                                    const std::vector<ValueInfo>& outputs) {
+  const std::string& op = node.op_type;
+  const ValueInfo* x = inputs.empty() ? nullptr : inputs[0];
+  const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);
+  auto dim = [](const ValueInfo* v, size_t i) { return v != nullptr && v->shape.size() > i ? v->shape[i] : -1; };
+  if (x == nullptr || y <= 0 || x->shape.empty() || NumElements(x->shape) < 0) return std::nullopt;
+  const int64_t k = x->shape.back();
+  if (op == "MatMulNBits") return 2 * y * node.GetInt("K", k);
+  if (op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul") return 2 * y * k;
+  if (op == "FusedMatMul") {
+    const int64_t inner = node.GetInt("transA", 0) && x->shape.size() >= 2 ? x->shape[x->shape.size() - 2] : k;
+    return 2 * y * inner;
+  }
+  if (op == "QGemm") {
+    const int64_t inner = node.GetInt("transA", 0) && x->shape.size() == 2 ? x->shape[0] : k;
+    return 2 * y * inner;
+  }
+  if (op == "Attention" && inputs.size() > 1 && dim(inputs[1], 1) > 0 && x->shape.size() == 3) {
+    const int64_t projected = dim(inputs[1], 1);  // q + k + v hidden sizes
+    const std::vector<int64_t> sizes = node.GetInts("qkv_hidden_sizes");
+    const int64_t qv = sizes.size() == 3 ? sizes[0] + sizes[2] : 2 * projected / 3;  // Q·Kᵀ and weights·V widths
+    const int64_t past = inputs.size() > 4 ? std::max<int64_t>(dim(inputs[4], 3), 0) : 0;
+    const int64_t tokens = x->shape[0] * x->shape[1];
+    return 2 * tokens * k * projected + 2 * tokens * (x->shape[1] + past) * qv;
+  }
+  if (op == "MultiHeadAttention" && inputs.size() > 1 && x->shape.size() == 3) {
+    const ValueInfo* key = inputs[1];
+    int64_t total = key == nullptr ? x->shape[1] : key->shape.size() == 4 ? dim(key, 2) : dim(key, 1);
+    if (inputs.size() > 6 && dim(inputs[6], 2) > 0) total += dim(inputs[6], 2);
+    if (total <= 0) return std::nullopt;
+    return 2 * total * (NumElements(x->shape) + y);
+  }
+  if (op == "GroupQueryAttention" && outputs.size() > 1 && dim(&outputs[1], 2) > 0) {
+    return 4 * dim(&outputs[1], 2) * y;  // T keys for each query head: Q·Kᵀ and the weights by V
+  }
+  return std::nullopt;
+}
+
 KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& inputs,
                         const std::vector<ValueInfo>& outputs) {
   KernelCost cost;
@@ -73,6 +116,9 @@ KernelCost EstimateCost(const Node& node, const std::vector<const ValueInfo*>& i
   const int64_t y = outputs.empty() ? 0 : NumElements(outputs[0].shape);
   if (IsDataMovement(op)) {
     cost.flops = 0;
+  } else if (const auto contrib = node.domain == "com.microsoft" ? ContribFlops(node, inputs, outputs) : std::nullopt;
+             contrib) {
+    cost.flops = *contrib;
   } else if ((op == "Conv" || op == "ConvInteger" || op == "FusedConv") && x && w && w->shape.size() >= 2) {
     // Per output element: (Cin/g)·k MACs, where W is [Cout, Cin/g, k…]; a fused residual Z, an
     // activation ("" is none) and each absorbed Max/Min clamp add one op per output element, and an

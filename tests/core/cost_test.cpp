@@ -71,6 +71,7 @@ struct CostCase {
   int64_t flops = 0;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
+  std::string domain = "";  // com.microsoft for ONNX Runtime's contrib ops
 };
 
 // Names the case in gtest's messages instead of dumping its bytes.
@@ -81,6 +82,7 @@ Node MakeNode(const CostCase& c) {
   node.name = c.name;
   node.op_type = c.op;
   if (c.op == "FusedConv") node.domain = kChipfitDomain;
+  if (!c.domain.empty()) node.domain = c.domain;
   node.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) node.inputs.push_back(c.inputs[i] ? "in" + std::to_string(i) : "");
   for (size_t i = 0; i < c.outputs.size(); ++i) {
@@ -101,6 +103,42 @@ KernelCost Estimate(const CostCase& c) {
 // (f32 4, f16 2, i8/u8 1, i32 4, i64 8).
 std::vector<CostCase> Cases() {
   return {
+      // --- ONNX Runtime's contrib matrix products (com.microsoft) -------------------------------------
+      // Attention: x [2,8,16] projected by W [16,48]: 2·16 tokens·16·48 = 24576; then Q·Kᵀ and weights·V
+      // over 8 keys with q and v 16 wide each: 2·16·8·32 = 8192; 32768 in all.
+      // read (x 256 + W 768 + bias 48)·4 = 4288; written 256·4 = 1024.
+      {.name = "ContribAttention",
+       .op = "Attention",
+       .attributes = {{"num_heads", Int(2)}},
+       .inputs = {F32({2, 8, 16}), F32({16, 48}), F32({48})},
+       .outputs = {F32({2, 8, 16})},
+       .flops = 32768,
+       .bytes_read = 4288,
+       .bytes_written = 1024,
+       .domain = "com.microsoft"},
+      // MatMulNBits A [3,64] × 4-bit B (N 32, 2 blocks of 16 bytes): 2·96·64 = 12288.
+      // read A 192·4 + B 1024 + scales 64·4 = 2048; written 96·4 = 384.
+      {.name = "ContribMatMulNBits",
+       .op = "MatMulNBits",
+       .attributes = {{"K", Int(64)}, {"N", Int(32)}, {"bits", Int(4)}, {"block_size", Int(32)}},
+       .inputs = {F32({3, 64}), U8({32, 2, 16}), F32({64})},
+       .outputs = {F32({3, 32})},
+       .flops = 12288,
+       .bytes_read = 2048,
+       .bytes_written = 384,
+       .domain = "com.microsoft"},
+      // GroupQueryAttention: 4 query heads of 16 over T = 10 keys (present_key [1,2,10,16]): Q·Kᵀ and
+      // weights·V, 2·2·10·(4 tokens·64) = 10240. read (q 256 + k 128 + v 128)·4 = 2048; written
+      // (256 + 320 + 320)·4 = 3584.
+      {.name = "ContribGroupQueryAttention",
+       .op = "GroupQueryAttention",
+       .attributes = {{"num_heads", Int(4)}, {"kv_num_heads", Int(2)}},
+       .inputs = {F32({1, 4, 64}), F32({1, 4, 32}), F32({1, 4, 32})},
+       .outputs = {F32({1, 4, 64}), F32({1, 2, 10, 16}), F32({1, 2, 10, 16})},
+       .flops = 10240,
+       .bytes_read = 2048,
+       .bytes_written = 3584,
+       .domain = "com.microsoft"},
       // --- Conv: 2·N·Cout·Hout·Wout·(Cin/g)·kh·kw (+ y for the bias) ---------------------------------
       // y = 1·8·14·14 = 1568; 2·1·8·14·14·(3/1)·3·3 = 2·1568·27 = 84672.
       // read (X 3·16·16 = 768 + W 8·3·3·3 = 216)·4 = 3936; written 1568·4 = 6272.
