@@ -594,6 +594,15 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   }
   BoundIndexInputs(InputIndexBounds(*graph), seeded);
   inputs.merge(seeded);
+  // Lengths the user did not give follow the cache and tokens (given or seeded).
+  std::map<std::string, Tensor> lengths = inputs;
+  SeedSequenceLengths(*graph, lengths);
+  for (auto& [name, tensor] : lengths) {
+    if (!std::any_of(input_files.begin(), input_files.end(),
+                     [&](const std::string& spec) { return spec.starts_with(name + "="); })) {
+      inputs[name] = std::move(tensor);
+    }
+  }
   auto outputs = (*compiled)->Run(inputs);
   if (!outputs.ok()) return Fail(outputs.status());
   std::error_code ec;

@@ -2,6 +2,7 @@
 #include "core/graph/index_bounds.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace chipfit {
@@ -72,6 +73,49 @@ void BoundIndexInputs(const std::map<std::string, int64_t>& bounds, std::map<std
         int32_t& v = t.data<int32_t>()[i];
         v = static_cast<int32_t>(((v % rows) + rows) % rows);
       }
+    }
+  }
+}
+
+namespace {
+
+void Fill(Tensor& t, const std::function<int64_t(int64_t)>& value) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (t.dtype() == DType::kI64) t.data<int64_t>()[i] = value(i);
+    if (t.dtype() == DType::kI32) t.data<int32_t>()[i] = static_cast<int32_t>(value(i));
+  }
+}
+
+}  // namespace
+
+void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample) {
+  // The new tokens: dim 1 of a [batch, sequence] token-id input.
+  int64_t tokens = -1;
+  for (const auto& [name, rows] : InputIndexBounds(graph)) {
+    auto it = sample.find(name);
+    if (it != sample.end() && it->second.rank() == 2) tokens = it->second.dim(1);
+  }
+  if (tokens < 1) return;
+  auto input = [&](const Node& node, size_t i) -> Tensor* {
+    if (!node.HasInput(i)) return nullptr;
+    auto it = sample.find(node.inputs[i]);
+    return it == sample.end() ? nullptr : &it->second;
+  };
+  int64_t past = 0;
+  for (const Node& node : graph.nodes) {
+    if (node.domain != "com.microsoft" || node.op_type != "GroupQueryAttention") continue;
+    if (const Tensor* past_key = input(node, 3); past_key != nullptr && past_key->rank() == 4) {
+      past = past_key->dim(2);
+    }
+    const int64_t total = past + tokens;
+    if (Tensor* seqlens = input(node, 5)) Fill(*seqlens, [&](int64_t) { return total - 1; });
+    if (Tensor* length = input(node, 6)) Fill(*length, [&](int64_t) { return total; });
+  }
+  for (const Node& node : graph.nodes) {
+    if (node.domain != "com.microsoft" || node.op_type != "RotaryEmbedding") continue;
+    if (Tensor* positions = input(node, 1); positions != nullptr && positions->rank() == 2) {
+      const int64_t width = positions->dim(1);
+      Fill(*positions, [&](int64_t i) { return past + i % width; });
     }
   }
 }

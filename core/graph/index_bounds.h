@@ -20,4 +20,11 @@ std::map<std::string, int64_t> InputIndexBounds(const Graph& graph);
 // integers, so the fold keeps them varied. Other inputs are left as they are.
 void BoundIndexInputs(const std::map<std::string, int64_t>& bounds, std::map<std::string, Tensor>& sample);
 
+// A decoder's length inputs made to agree with the seeded cache and tokens, as a generation loop feeds them:
+// com.microsoft::GroupQueryAttention's seqlens_k (past + new − 1 per batch row) and total_sequence_length
+// (past + new), and RotaryEmbedding's position_ids (past … past + new − 1), where they are graph inputs.
+// The past length is dim 2 of the graph input GQA reads as past_key (0 without one), the new tokens dim 1 of
+// the token-id input (one that InputIndexBounds bounds); nothing changes when there is none.
+void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample);
+
 }  // namespace chipfit

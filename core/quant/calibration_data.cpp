@@ -123,7 +123,10 @@ std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const std::vect
 std::vector<std::map<std::string, Tensor>> RandomCalibrationData(const Graph& graph, int count, uint64_t seed) {
   auto samples = RandomCalibrationData(graph.inputs, count, seed);
   const auto bounds = InputIndexBounds(graph);
-  for (auto& sample : samples) BoundIndexInputs(bounds, sample);
+  for (auto& sample : samples) {
+    BoundIndexInputs(bounds, sample);
+    SeedSequenceLengths(graph, sample);
+  }
   return samples;
 }
 

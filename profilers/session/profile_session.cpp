@@ -112,14 +112,17 @@ Status PrepareInputs(const ProfileOptions& options, RunSetup& setup) {
     setup.drift_samples = setup.samples;
     return Status::Ok();
   }
-  // Token ids stay inside the tables they index: a language model runs on seeded inputs.
+  // Token ids stay inside the tables they index and a decoder's lengths agree with its cache: a language
+  // model runs on seeded inputs.
   const auto bounds = InputIndexBounds(*setup.graph);
   for (const ValueDesc& desc : setup.graph->inputs) setup.inputs[desc.name] = SeededInput(desc, options.seed);
   BoundIndexInputs(bounds, setup.inputs);
+  SeedSequenceLengths(*setup.graph, setup.inputs);
   for (int i = 0; i < options.drift_samples; ++i) {
     std::map<std::string, Tensor> sample;
     for (const ValueDesc& desc : setup.graph->inputs) sample[desc.name] = SeededInput(desc, options.seed + i);
     BoundIndexInputs(bounds, sample);
+    SeedSequenceLengths(*setup.graph, sample);
     setup.drift_samples.push_back(std::move(sample));
   }
   setup.run.inputs = {.source = "seeded random", .seed = options.seed};

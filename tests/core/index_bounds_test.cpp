@@ -51,5 +51,42 @@ TEST(IndexBoundsTest, TokenIdsFoldIntoTheirTablesAndOtherInputsStay) {
   EXPECT_EQ(sample.at("count").data<int64_t>()[0], count_before.data<int64_t>()[0]);
 }
 
+// A decoder step as a generation loop feeds it: 3 new tokens after a cache of 4, so GroupQueryAttention's
+// seqlens_k is 6 and its total length 7, and RotaryEmbedding's positions run 4, 5, 6.
+TEST(IndexBoundsTest, ADecodersLengthsFollowItsCacheAndTokens) {
+  Graph graph;
+  for (const char* name : {"input_ids", "past_key", "seqlens_k", "total_sequence_length", "position_ids"}) {
+    ValueDesc in;
+    in.name = name;
+    graph.inputs.push_back(in);
+  }
+  graph.initializers["embed"] = Tensor(DType::kF32, {10, 8});
+  auto add = [&](const char* name, const char* op, const char* domain, std::vector<std::string> inputs,
+                 std::vector<std::string> outputs) {
+    Node node;
+    node.name = name;
+    node.op_type = op;
+    node.domain = domain;
+    node.inputs = std::move(inputs);
+    node.outputs = std::move(outputs);
+    graph.nodes.push_back(std::move(node));
+  };
+  add("embed", "Gather", "", {"embed", "input_ids"}, {"x"});
+  add("rotary", "RotaryEmbedding", "com.microsoft", {"x", "position_ids", "cos", "sin"}, {"q"});
+  add("attention", "GroupQueryAttention", "com.microsoft",
+      {"q", "q", "q", "past_key", "past_value", "seqlens_k", "total_sequence_length"},
+      {"y", "present_key", "present_value"});
+  std::map<std::string, Tensor> sample = {{"input_ids", SeededTensor(DType::kI64, {1, 3}, 1)},
+                                          {"past_key", SeededTensor(DType::kF32, {1, 2, 4, 8}, 2)},
+                                          {"seqlens_k", SeededTensor(DType::kI32, {1}, 3)},
+                                          {"total_sequence_length", SeededTensor(DType::kI32, {}, 4)},
+                                          {"position_ids", SeededTensor(DType::kI64, {1, 3}, 5)}};
+  SeedSequenceLengths(graph, sample);
+  EXPECT_EQ(sample.at("seqlens_k").data<int32_t>()[0], 6);
+  EXPECT_EQ(sample.at("total_sequence_length").data<int32_t>()[0], 7);
+  const int64_t* positions = sample.at("position_ids").data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(positions, positions + 3), (std::vector<int64_t>{4, 5, 6}));
+}
+
 }  // namespace
 }  // namespace chipfit
