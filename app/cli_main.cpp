@@ -597,10 +597,11 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   // Lengths the user did not give follow the cache and tokens (given or seeded).
   std::map<std::string, Tensor> lengths = inputs;
   SeedSequenceLengths(*graph, lengths);
-  for (auto& [name, tensor] : lengths) {
+  for (auto& entry : lengths) {
+    const std::string given = entry.first + "=";
     if (!std::any_of(input_files.begin(), input_files.end(),
-                     [&](const std::string& spec) { return spec.starts_with(name + "="); })) {
-      inputs[name] = std::move(tensor);
+                     [&given](const std::string& spec) { return spec.starts_with(given); })) {
+      inputs[entry.first] = std::move(entry.second);
     }
   }
   auto outputs = (*compiled)->Run(inputs);
