@@ -588,6 +588,8 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
     if (!tensor.ok()) return Fail(tensor.status());
     inputs[spec.substr(0, eq)] = std::move(tensor).value();
   }
+  std::set<std::string> given;
+  for (const auto& entry : inputs) given.insert(entry.first);
   std::map<std::string, Tensor> seeded;  // token ids among them kept inside their tables
   for (const ValueDesc& desc : graph->inputs) {
     if (!inputs.contains(desc.name)) seeded[desc.name] = SeededInput(desc, seed);
@@ -595,15 +597,7 @@ int RunRun(const std::string& path, const std::string& target_text, const std::v
   BoundIndexInputs(InputIndexBounds(*graph), seeded);
   inputs.merge(seeded);
   // Lengths the user did not give follow the cache and tokens (given or seeded).
-  std::map<std::string, Tensor> lengths = inputs;
-  SeedSequenceLengths(*graph, lengths);
-  for (auto& entry : lengths) {
-    const std::string given = entry.first + "=";
-    if (!std::any_of(input_files.begin(), input_files.end(),
-                     [&given](const std::string& spec) { return spec.starts_with(given); })) {
-      inputs[entry.first] = std::move(entry.second);
-    }
-  }
+  SeedSequenceLengths(*graph, inputs, given);
   auto outputs = (*compiled)->Run(inputs);
   if (!outputs.ok()) return Fail(outputs.status());
   std::error_code ec;

@@ -88,7 +88,8 @@ void Fill(Tensor& t, const std::function<int64_t(int64_t)>& value) {
 
 }  // namespace
 
-void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample) {
+void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample,
+                         const std::set<std::string>& given) {
   // The new tokens: dim 1 of a [batch, sequence] token-id input.
   int64_t tokens = -1;
   for (const auto& [name, rows] : InputIndexBounds(graph)) {
@@ -96,8 +97,14 @@ void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& samp
     if (it != sample.end() && it->second.rank() == 2) tokens = it->second.dim(1);
   }
   if (tokens < 1) return;
-  auto input = [&](const Node& node, size_t i) -> Tensor* {
+  auto input = [&](const Node& node, size_t i) -> const Tensor* {
     if (!node.HasInput(i)) return nullptr;
+    auto it = sample.find(node.inputs[i]);
+    return it == sample.end() ? nullptr : &it->second;
+  };
+  // An input this may set: seeded, not the user's.
+  auto seeded = [&](const Node& node, size_t i) -> Tensor* {
+    if (!node.HasInput(i) || given.contains(node.inputs[i])) return nullptr;
     auto it = sample.find(node.inputs[i]);
     return it == sample.end() ? nullptr : &it->second;
   };
@@ -108,12 +115,12 @@ void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& samp
       past = past_key->dim(2);
     }
     const int64_t total = past + tokens;
-    if (Tensor* seqlens = input(node, 5)) Fill(*seqlens, [&](int64_t) { return total - 1; });
-    if (Tensor* length = input(node, 6)) Fill(*length, [&](int64_t) { return total; });
+    if (Tensor* seqlens = seeded(node, 5)) Fill(*seqlens, [&](int64_t) { return total - 1; });
+    if (Tensor* length = seeded(node, 6)) Fill(*length, [&](int64_t) { return total; });
   }
   for (const Node& node : graph.nodes) {
     if (node.domain != "com.microsoft" || node.op_type != "RotaryEmbedding") continue;
-    if (Tensor* positions = input(node, 1); positions != nullptr && positions->rank() == 2) {
+    if (Tensor* positions = seeded(node, 1); positions != nullptr && positions->rank() == 2) {
       const int64_t width = positions->dim(1);
       Fill(*positions, [&](int64_t i) { return past + i % width; });
     }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/graph/graph.h"
@@ -24,7 +25,9 @@ void BoundIndexInputs(const std::map<std::string, int64_t>& bounds, std::map<std
 // com.microsoft::GroupQueryAttention's seqlens_k (past + new − 1 per batch row) and total_sequence_length
 // (past + new), and RotaryEmbedding's position_ids (past … past + new − 1), where they are graph inputs.
 // The past length is dim 2 of the graph input GQA reads as past_key (0 without one), the new tokens dim 1 of
-// the token-id input (one that InputIndexBounds bounds); nothing changes when there is none.
-void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample);
+// the token-id input (one that InputIndexBounds bounds); nothing changes when there is none. Inputs named in
+// `given` (the user's own arrays) are read but never written (a Tensor copy shares its data).
+void SeedSequenceLengths(const Graph& graph, std::map<std::string, Tensor>& sample,
+                         const std::set<std::string>& given = {});
 
 }  // namespace chipfit

@@ -86,6 +86,14 @@ TEST(IndexBoundsTest, ADecodersLengthsFollowItsCacheAndTokens) {
   EXPECT_EQ(sample.at("total_sequence_length").data<int32_t>()[0], 7);
   const int64_t* positions = sample.at("position_ids").data<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(positions, positions + 3), (std::vector<int64_t>{4, 5, 6}));
+
+  // The user's own lengths (per batch row, a shorter past in one) are read, never written.
+  Tensor mine(DType::kI32, {1});
+  mine.data<int32_t>()[0] = 3;
+  sample["seqlens_k"] = mine;
+  SeedSequenceLengths(graph, sample, {"seqlens_k"});
+  EXPECT_EQ(mine.data<int32_t>()[0], 3);
+  EXPECT_EQ(sample.at("total_sequence_length").data<int32_t>()[0], 7);
 }
 
 }  // namespace
