@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reference/contrib_quant.h"
 #include "core/reference/conv_util.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
@@ -503,18 +504,6 @@ Status InferQLinearBinary(InferContext& ctx) {
   return Status::Ok();
 }
 
-// Whether ONNX Runtime's broadcast loop hands input `in` to the kernel as one scalar per span: the whole
-// input is one value, or it is broadcast along the innermost output dim of size > 1.
-bool ScalarPerSpan(const Shape& in, const Shape& out) {
-  if (NumElements(in) == 1) return true;
-  for (size_t i = out.size(); i-- > 0;) {
-    if (out[i] == 1) continue;
-    const size_t offset = out.size() - in.size();
-    return i < offset || in[i - offset] == 1;
-  }
-  return false;
-}
-
 struct BinaryParams {
   float a_scale, b_scale, c_scale;
   int32_t a_zp, b_zp, c_zp;
@@ -884,17 +873,6 @@ Status InferQLinearSoftmax(InferContext& ctx) {
   return Status::Ok();
 }
 
-std::vector<float> SoftmaxTable(float x_scale, int64_t reduce) {
-  const float quotient = std::numeric_limits<float>::max() / static_cast<float>(reduce);
-  const double shift = std::max(0.0, std::log(static_cast<double>(quotient)) - 5.0) / x_scale;
-  std::vector<float> table(256);
-  for (int i = 0; i < 256; ++i) {
-    table[static_cast<size_t>(i)] =
-        static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
-  }
-  return table;
-}
-
 template <typename Q>
 void SoftmaxRows(const Q* x, Q* y, int64_t outer, int64_t d, int64_t inner, const std::vector<float>& table,
                  float y_scale, int32_t y_zp) {
@@ -925,7 +903,7 @@ Status RunQLinearSoftmax(KernelContext& ctx) {
   const int64_t d = old ? Product(x.shape(), a) : x.dim(axis);
   const int64_t inner = old ? 1 : Product(x.shape(), a + 1);
   if (x.numel() == 0) return Status::Ok();
-  const std::vector<float> table = SoftmaxTable(x_scale, d);
+  const std::vector<float> table = QLinearSoftmaxTable(x_scale, d);
   return VisitInt8(ctx.node(), x.dtype(), [&](auto tag) -> Status {
     using Q = decltype(tag);
     SoftmaxRows(x.data<Q>(), ctx.output(0)->data<Q>(), outer, d, inner, table, y_scale, y_zp);
@@ -1147,6 +1125,27 @@ Status RunGatherBlockQuantized(KernelContext& ctx) {
 }
 
 }  // namespace
+
+bool ScalarPerSpan(const Shape& in, const Shape& out) {
+  if (NumElements(in) == 1) return true;
+  for (size_t i = out.size(); i-- > 0;) {
+    if (out[i] == 1) continue;
+    const size_t offset = out.size() - in.size();
+    return i < offset || in[i - offset] == 1;
+  }
+  return false;
+}
+
+std::vector<float> QLinearSoftmaxTable(float x_scale, int64_t reduce) {
+  const float quotient = std::numeric_limits<float>::max() / static_cast<float>(reduce);
+  const double shift = std::max(0.0, std::log(static_cast<double>(quotient)) - 5.0) / x_scale;
+  std::vector<float> table(256);
+  for (int i = 0; i < 256; ++i) {
+    table[static_cast<size_t>(i)] =
+        static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
+  }
+  return table;
+}
 
 std::vector<OpEntry> ContribQuantOps() {
   return {

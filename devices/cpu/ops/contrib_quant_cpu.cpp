@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reference/contrib_quant.h"
 #include "core/reference/conv_util.h"
 #include "core/reference/ops.h"
 #include "core/reference/ref_util.h"
@@ -405,18 +406,6 @@ class QLinearLookupKernel final : public IKernel {
 KernelResult CreateQLinearSigmoid(const KernelInit& init) { return QLinearLookupKernel::Create(init, true); }
 KernelResult CreateQLinearLeakyRelu(const KernelInit& init) { return QLinearLookupKernel::Create(init, false); }
 
-// Whether ONNX Runtime's broadcast loop hands `in` to MLAS as one value per span (the reference's rule): it is
-// one value, or it is broadcast along the innermost output dim of size > 1.
-bool ScalarPerSpan(const Shape& in, const Shape& out) {
-  if (NumElements(in) == 1) return true;
-  for (size_t i = out.size(); i-- > 0;) {
-    if (out[i] == 1) continue;
-    const size_t offset = out.size() - in.size();
-    return i < offset || in[i - offset] == 1;
-  }
-  return false;
-}
-
 // QLinearAdd / QLinearMul with numpy broadcasting. The arithmetic is the reference's (MLAS's float operations
 // in MLAS's order).
 class QLinearBinaryKernel final : public IKernel {
@@ -625,14 +614,7 @@ class QLinearSoftmaxKernel final : public IKernel {
     ASSIGN_OR_RETURN(k->y_zp_, ConstantZeroPoint(init, 4, "y_zero_point"));
     k->y_mult_ = std::floor(1.0f / y_scale);
     if (k->d_ < 1) return Unsupported("an empty softmax axis");
-    // The reference's SoftmaxTable: exp((i − 255 + shift) · X_scale), shift keeping a row's sum in range.
-    const float quotient = std::numeric_limits<float>::max() / static_cast<float>(k->d_);
-    const double shift = std::max(0.0, std::log(static_cast<double>(quotient)) - 5.0) / x_scale;
-    k->table_.resize(256);
-    for (int i = 0; i < 256; ++i) {
-      k->table_[static_cast<size_t>(i)] =
-          static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
-    }
+    k->table_ = QLinearSoftmaxTable(x_scale, k->d_);
     return std::unique_ptr<IKernel>(std::move(k));
   }
 
