@@ -17,26 +17,16 @@
 
 #include "core/tensor/metrics.h"
 #include "core/tensor/npy.h"
+#include "tests/peer/peer_util.h"
 
 namespace chipfit {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path PeerDir() {
-  const char* env = std::getenv("CHIPFIT_PEER_DIR");
-  return env ? fs::path(env) : fs::path(CHIPFIT_SOURCE_DIR) / ".cache/peer";
-}
-
-int Shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using peer::PeerDir;
+using peer::ReadText;
+using peer::Shell;
 
 // Debian's python3-onnx is installed for the system interpreter, whatever else is first on PATH.
 constexpr const char* kPython = "/usr/bin/python3";

@@ -15,6 +15,7 @@
 #include "core/tensor/metrics.h"
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
+#include "tests/peer/peer_util.h"
 
 namespace chipfit {
 namespace {
@@ -32,15 +33,9 @@ fs::path ModelCache() {
   return env ? fs::path(env) : fs::path(CHIPFIT_SOURCE_DIR) / ".cache/models";
 }
 
-fs::path PeerDir() {
-  const char* env = std::getenv("CHIPFIT_PEER_DIR");
-  return env ? fs::path(env) : fs::path(CHIPFIT_SOURCE_DIR) / ".cache/peer";
-}
-
-int Shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using peer::PeerDir;
+using peer::ReadText;
+using peer::Shell;
 
 class PeerTest : public ::testing::TestWithParam<PeerModel> {};
 
@@ -130,13 +125,6 @@ INSTANTIATE_TEST_SUITE_P(
                                 ModelCache() / "openwakeword_embedding.onnx",
                                 {{"input_1", {1, 76, 32, 1}}}}),
     [](const ::testing::TestParamInfo<PeerModel>& info) { return std::string(info.param.name); });
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // How many times `needle` occurs in `text`.
 int Occurrences(const std::string& text, const std::string& needle) {
