@@ -2,14 +2,12 @@
 #include "views/charts/pareto_chart.h"
 
 #include <QApplication>
-#include <QCursor>
 #include <QFontInfo>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
-#include <QToolTip>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -18,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "views/charts/chart_style.h"
 #include "views/charts/formats.h"
 #include "views/charts/run_charts.h"
 
@@ -138,26 +137,33 @@ QAbstractAxis* LatencyAxis(double lo, double hi) {
   // The frontier's targets often differ by more than a decade (a CPU's int8 against an OpenCL device): a log axis
   // keeps the fast ones apart. Within a decade a linear axis reads more directly.
   if (hi / lo > 10.0) {
+    // Ticks at the decades inside; room around the outermost bubbles (a decade boundary right at the
+    // slowest target cut its bubble in half).
     auto* axis = new QLogValueAxis;
     axis->setBase(10);
-    axis->setRange(std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))));
+    double from = lo / 1.4, to = hi * 1.4;
+    if (std::floor(std::log10(to)) <= std::ceil(std::log10(from))) {
+      from = std::pow(10.0, std::floor(std::log10(from)));  // fewer than two decades inside: whole ones
+      to = std::pow(10.0, std::ceil(std::log10(to)));
+    }
+    axis->setRange(from, to);
     axis->setLabelFormat(QStringLiteral("%.3g"));
     axis->setMinorTickCount(-1);
     return axis;
   }
   auto* axis = new QValueAxis;
   const double pad = hi > lo ? (hi - lo) * 0.15 : lo * 0.1;
-  axis->setRange(std::max(0.0, lo - pad), hi + pad);
-  axis->applyNiceNumbers();
+  SetNiceRange(axis, std::max(0.0, lo - pad), hi + pad, 5);
   axis->setLabelFormat(QStringLiteral("%.4g"));
   return axis;
 }
 
+// Ticks on nice numbers (0, 50, 100 dB), never 110, 73, 35, −3.
 QValueAxis* SqnrAxis(double lo, double hi) {
   auto* axis = new QValueAxis;
   const double pad = std::max((hi - lo) * 0.12, 5.0);
-  axis->setRange(std::floor((lo - pad) / 10.0) * 10.0, std::ceil((hi + pad) / 10.0) * 10.0);
-  axis->setLabelFormat(QStringLiteral("%.0f"));
+  SetNiceRange(axis, lo - pad, hi + pad, 6);
+  axis->setLabelFormat(QStringLiteral("%g"));
   return axis;
 }
 
@@ -208,6 +214,7 @@ std::unique_ptr<QChart> ParetoChart(const RunResult& run, const nlohmann::json& 
   if (without_drift > 0) title += QStringLiteral("; %1 target(s) without drift not shown").arg(without_drift);
   if (bubbles.empty()) title = QStringLiteral("Latency × drift — no target ran with a drift figure");
   chart->setTitle(title);
+  FitTitle(*chart);
   if (bubbles.empty()) {
     chart->legend()->hide();
     return chart;
@@ -270,7 +277,7 @@ std::unique_ptr<QChart> ParetoChart(const RunResult& run, const nlohmann::json& 
     series->setName(LegendName(*b, verdicts));
     series->setMarkerShape(QScatterSeries::MarkerShapeCircle);
     series->setMarkerSize(diameter(*b));
-    const QColor color = TargetColor(run, b->target);
+    const QColor color = TargetColor(b->target);
     if (b->rejected) {
       // Hollow and grey: out of the running, still placed where its figures put it.
       series->setBrush(Qt::NoBrush);
@@ -287,14 +294,8 @@ std::unique_ptr<QChart> ParetoChart(const RunResult& run, const nlohmann::json& 
     }
     series->append(b->p50, b->sqnr);
     series->setProperty(kParetoToolTipProperty, ToolTip(*b, verdicts));
-    QObject::connect(series, &QScatterSeries::hovered, series, [series](const QPointF&, bool state) {
-      if (state) {
-        QToolTip::showText(QCursor::pos(), series->property(kParetoToolTipProperty).toString());
-      } else {
-        QToolTip::hideText();
-      }
-    });
     attach(series);
+    SetToolTips(series, {ToolTip(*b, verdicts)});
   }
   return chart;
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "profilers/run_result.h"
+#include "views/charts/chart_style.h"
 
 namespace chipfit::charts {
 
@@ -59,8 +60,8 @@ std::unique_ptr<QChart> EnergyChart(const RunResult& run, int top_layers = 4);
 std::unique_ptr<QChart> CrossTargetRooflineChart(const RunResult& run, const std::string& device_id, int top_n = 12);
 
 // Linked selection. Every bar and scatter point a chart draws for a layer carries the ONNX nodes it
-// stands for; these find them and mark the selected ones (QXYSeries/QBarSet selection, drawn in the
-// selection colour and larger).
+// stands for; these find them and mark the selected ones (QXYSeries/QBarSet selection, drawn in
+// kSelectionColor and larger). Each also carries a hover readout (chart_style.h: ToolTipNear, ToolTipOf).
 // The nodes of each point (QXYSeries) or bar (QBarSet), in point order; empty for other series.
 std::vector<QStringList> NodesOfPoints(const QObject* series_or_set);
 // Gives a series' points (or a set's bars) their nodes, for charts built outside this file.
@@ -76,8 +77,11 @@ QStringList NodesNear(const QXYSeries& series, QPointF value);
 // "Sans Serif"): every chart of a run, the Pareto chart included, uses it.
 QFont ChartFont(qreal point_size, bool bold = false);
 
-// A target's colour ("cpu:int8"), the same in every chart of a run (by its index in run.targets).
-QColor TargetColor(const RunResult& run, const std::string& target);
+// A target's colour is TargetColor(target) (chart_style.h): from its name, the same in every run.
+
+// The note a chart writes on its plot (the roofline: when and how its ceilings were measured, and why
+// layers sit above them), or "" when it has none.
+QString ChartNote(const QChart& chart);
 
 // Every chart of a run, in the order a report shows them, each with its preferred size.
 struct RunChart {
