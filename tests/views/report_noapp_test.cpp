@@ -51,7 +51,7 @@ TEST(ReportWithoutApplicationTest, CsvHasTheThroughputTable) {
   const Result<std::string> csv = RenderCsvReport(run);
   ASSERT_TRUE(csv.ok()) << csv.status().message();
   EXPECT_NE(csv->find("\r\n\r\ntarget,batch,streams,threads_per_stream,"), std::string::npos) << *csv;
-  EXPECT_NE(csv->find("\r\n" + target->target.ToString() + ",8,2,4,4,5,4000,0.5,ok,\r\n"), std::string::npos) << *csv;
+  EXPECT_NE(csv->find("\r\n" + target->target.ToString() + ",8,2,4,4,5,4000,0.25,ok,\r\n"), std::string::npos) << *csv;
 }
 
 }  // namespace

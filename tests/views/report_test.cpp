@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <QAbstractTextDocumentLayout>
 #include <QBarCategoryAxis>
 #include <QCategoryAxis>
 #include <QDir>
+#include <QFileInfo>
 #include <QGraphicsScene>
 #include <QLineSeries>
 #include <QProcess>
@@ -14,6 +16,9 @@
 #include <QScatterSeries>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTextDocument>
+#include <QTextFrame>
+#include <QTextTable>
 #include <QThread>
 #include <QValueAxis>
 #include <QXmlStreamReader>
@@ -22,10 +27,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "profilers/profile_json.h"
 #include "views/charts/run_charts.h"
+#include "views/report/report_command.h"
+#include "views/report/report_document.h"
 
 namespace chipfit {
 namespace {
@@ -224,6 +232,20 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& csv) {
   return rows;
 }
 
+// The CSV's tables (targets, layers, throughput), split at the empty lines; each starts with its header.
+using CsvTable = std::vector<std::vector<std::string>>;
+std::vector<CsvTable> CsvTables(const std::string& csv) {
+  std::vector<CsvTable> tables(1);
+  for (auto& row : ParseCsv(csv)) {
+    if (row == std::vector<std::string>{""}) {
+      tables.emplace_back();
+    } else {
+      tables.back().push_back(std::move(row));
+    }
+  }
+  return tables;
+}
+
 class ReportTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
@@ -318,10 +340,45 @@ TEST_P(ReportTest, PdfHasSeveralA4Pages) {
   EXPECT_NEAR(first.height(), 331, 2);
 }
 
-TEST_P(ReportTest, CsvHasOneRowPerTargetLayer) {
+// A spreadsheet user opens the CSV on one row per target; the layer rows follow as a table of their own.
+TEST_P(ReportTest, CsvHasOneRowPerTargetThenOneRowPerLayer) {
   const auto path = Out("layers.csv");
   ASSERT_TRUE(WriteReport(run_, ReportFormat::kCsv, path).ok());
-  const auto rows = ParseCsv(ReadFile(path));
+  const std::vector<CsvTable> tables = CsvTables(ReadFile(path));
+  ASSERT_EQ(tables.size(), 2u);  // targets, layers (no throughput points)
+  const CsvTable& targets = tables[0];
+  ASSERT_EQ(targets.size(), json_["targets"].size() + 1);
+  EXPECT_EQ(targets[0][0], "target");
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(targets[0].begin(), targets[0].end(), name) - targets[0].begin());
+  };
+  ASSERT_LT(column("p50_ms"), targets[0].size());
+  ASSERT_LT(column("status"), targets[0].size());
+  ASSERT_LT(column("rank"), targets[0].size());
+  for (size_t i = 0; i < json_["targets"].size(); ++i) {
+    const json& t = json_["targets"][i];
+    const std::vector<std::string>& row = targets[i + 1];
+    ASSERT_EQ(row.size(), targets[0].size());
+    EXPECT_EQ(row[0], t["target"].get<std::string>());
+    EXPECT_EQ(row[column("status")], t["status"].get<std::string>());
+    if (t["status"] == "ok") {
+      EXPECT_DOUBLE_EQ(std::stod(row[column("p50_ms")]), t["latency_ms"]["p50"].get<double>());
+    } else {
+      EXPECT_EQ(row[column("p50_ms")], "");  // not measured: empty, never 0
+      EXPECT_NE(row[column("error")], "");
+    }
+  }
+  if (json_.contains("recommendation")) {
+    const json& ranked = json_["recommendation"]["ranked"];
+    ASSERT_FALSE(ranked.empty());
+    for (const auto& row : targets) {
+      if (row[0] == ranked[0].get<std::string>()) {
+        EXPECT_EQ(row[column("rank")], "1");
+      }
+    }
+  }
+
+  const CsvTable& rows = tables[1];
   ASSERT_EQ(rows.size(), LayerCount(json_) + 1);
   ASSERT_EQ(rows[0].size(), 19u);
   EXPECT_EQ(rows[0][0], "target");
@@ -443,7 +500,9 @@ TEST(ReportRobustnessTest, OddFieldsStillGiveWellFormedHtml) {
 
   const auto csv = RenderCsvReport(run);
   ASSERT_TRUE(csv.ok());
-  const auto rows = ParseCsv(*csv);
+  const std::vector<CsvTable> tables = CsvTables(*csv);
+  ASSERT_EQ(tables.size(), 2u);
+  const CsvTable& rows = tables[1];
   ASSERT_EQ(rows.size(), LayerCount(j) + 1);
   EXPECT_EQ(rows[2][2], "conv,1 \"quoted\"\nnext line");  // RFC 4180 round trip
 }
@@ -453,7 +512,7 @@ TEST(ReportRobustnessTest, OddFieldsStillGiveWellFormedHtml) {
 TEST(ReportUnitsTest, EachTableStatesOneTimeUnitInItsHeader) {
   RunResult run = LoadRun("sample_run.json");
   std::vector<HtmlTable> tables = HtmlTables(Html(run));
-  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Spread"));
   ASSERT_NE(targets, nullptr);
   // Every target of this run is under a millisecond (opencl:0:fp32's p99 is 0.744 ms).
   ASSERT_GE(targets->Column(QStringLiteral("p50 µs")), 0) << targets->header.join(u'|').toStdString();
@@ -488,7 +547,7 @@ TEST(ReportUnitsTest, EachTableStatesOneTimeUnitInItsHeader) {
   slow.latency.p99 = 2.5;
   slow.layers.at(1).time_p90_ms = 1.2;
   tables = HtmlTables(Html(run));
-  targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  targets = FindTable(tables, QStringLiteral("Spread"));
   ASSERT_NE(targets, nullptr);
   EXPECT_EQ(targets->header[p50], QStringLiteral("p50 ms"));
   EXPECT_EQ(targets->header[p99], QStringLiteral("p99 ms"));
@@ -575,8 +634,10 @@ TEST(ReportLayoutTest, LayerTablesComeLastFoldedInHtmlAndInFullInPdf) {
   // Every layer table, in full: one GlobalAveragePool row per target (the charts are images, no text).
   EXPECT_EQ(text.count(QStringLiteral("GlobalAveragePool")), 4) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("conv1/reorder:input")));
-  // Each layer table's header, repeated on the next page when a table crosses a page break.
-  EXPECT_GE(text.count(QStringLiteral("Bytes r+w")), 4);
+  // Each layer table's header, repeated on the next page when a table crosses a page break (a one-word
+  // header, which no column width wraps).
+  static const QRegularExpression kPrecision(QStringLiteral("\\bPrecision\\b"));
+  EXPECT_GE(text.count(kPrecision), 4);
   // Each target's slowest layer named above its table, as the GUI names it: the fused conv1 on all four.
   EXPECT_EQ(text.count(QStringLiteral("Slowest layer: FusedConv conv1")), 4) << text.toStdString();
   EXPECT_LT(text.indexOf(QStringLiteral("Machine and devices")), text.indexOf(QStringLiteral("Bytes r+w")));
@@ -607,7 +668,7 @@ TEST(ReportLatencyTest, SpreadOutliersAndBusyMachineInTheTargetsTable) {
 
   const std::string html = Html(run);
   const std::vector<HtmlTable> tables = HtmlTables(html);
-  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Spread"));
   ASSERT_NE(targets, nullptr);
   const int cov = targets->Column(QStringLiteral("CoV"));
   const int spread = targets->Column(QStringLiteral("Spread"));
@@ -679,7 +740,7 @@ TEST(ReportLatencyTest, RoundsUnreliableTargetsAttributionThreadsAndBusyCeilings
 
   const std::string html = Html(run);
   const std::vector<HtmlTable> tables = HtmlTables(html);
-  const HtmlTable* targets = FindTable(tables, QStringLiteral("Peak memory planned"));
+  const HtmlTable* targets = FindTable(tables, QStringLiteral("Spread"));
   ASSERT_NE(targets, nullptr);
   const int status = targets->Column(QStringLiteral("Status"));
   const int rounds = targets->Column(QStringLiteral("Timing rounds"));
@@ -768,14 +829,14 @@ TEST(ReportThroughputTest, ThroughputTableInHtml) {
   EXPECT_EQ(table->header, (QStringList{QStringLiteral("Target"), QStringLiteral("Batch"), QStringLiteral("Streams"),
                                         QStringLiteral("Threads / stream"), QStringLiteral("p50 ms / request"),
                                         QStringLiteral("p90 ms / request"), QStringLiteral("Inferences / s"),
-                                        QStringLiteral("ms / inference (p50 / batch)")}));
+                                        QStringLiteral("ms / inference (1000 / inferences/s)")}));
   ASSERT_EQ(table->rows.size(), 5u);
   EXPECT_EQ(table->rows[0], (QStringList{QStringLiteral("cpu:fp32"), QStringLiteral("1"), QStringLiteral("1"),
                                          QStringLiteral("8"), QStringLiteral("0.500"), QStringLiteral("0.600"),
                                          QStringLiteral("2000"), QStringLiteral("0.500")}));
   EXPECT_EQ(table->rows[2], (QStringList{QStringLiteral("cpu:fp32"), QStringLiteral("4"), QStringLiteral("2"),
                                          QStringLiteral("4"), QStringLiteral("2.40"), QStringLiteral("3.00"),
-                                         QStringLiteral("3333"), QStringLiteral("0.600")}));
+                                         QStringLiteral("3333"), QStringLiteral("0.300")}));
   // The point that did not run says why across the measurements; no threads were recorded for it.
   ASSERT_EQ(table->rows[3].size(), 5);
   EXPECT_EQ(table->rows[3][1], QStringLiteral("16"));
@@ -783,7 +844,9 @@ TEST(ReportThroughputTest, ThroughputTableInHtml) {
   EXPECT_EQ(table->rows[3][4], QStringLiteral("failed: out of memory at batch 16"));
   EXPECT_EQ(table->rows[4][0], QStringLiteral("cpu:int8"));
   EXPECT_EQ(table->rows[4][6], QStringLiteral("10000"));
-  EXPECT_EQ(table->rows[4][7], QStringLiteral("0.200"));
+  // Time per inference is 1000 / inferences/s, as the terminal prints it: with two streams of a batch of 4
+  // at 10000 inferences/s, 0.1 ms (p50 / batch, 0.2 ms, is one stream's latency share, not the cost).
+  EXPECT_EQ(table->rows[4][7], QStringLiteral("0.100"));
 
   const auto pdf = RenderPdfReport(run);
   ASSERT_TRUE(pdf.ok()) << pdf.status().message();
@@ -800,25 +863,39 @@ TEST(ReportThroughputTest, ThroughputTableInHtml) {
   EXPECT_TRUE(text.contains(QStringLiteral("out of memory at batch 16")));
 }
 
-// The CSV keeps its layer table as it was and adds the throughput table after an empty line.
+// The CSV's targets and layer tables, then the throughput table after an empty line; ms per inference is
+// 1000 / inferences/s there too.
 TEST(ReportThroughputTest, ThroughputTableInCsv) {
   const RunResult run = ThroughputRun();
   const auto csv = RenderCsvReport(run);
   ASSERT_TRUE(csv.ok()) << csv.status().message();
-  const auto rows = ParseCsv(*csv);
+  const std::vector<CsvTable> tables = CsvTables(*csv);
+  ASSERT_EQ(tables.size(), 3u);
   size_t layers = 0;
   for (const auto& t : run.targets) layers += t->layers.size();
-  ASSERT_EQ(rows.size(), layers + 1 + 1 + 1 + 5);  // layer header and rows, empty line, header, 5 points
-  for (size_t i = 0; i <= layers; ++i) EXPECT_EQ(rows[i].size(), 19u) << i;
-  EXPECT_EQ(rows[layers + 1], std::vector<std::string>{""});
-  EXPECT_EQ(rows[layers + 2], (std::vector<std::string>{"target", "batch", "streams", "threads_per_stream",
-                                                        "p50_ms_per_request", "p90_ms_per_request", "inferences_per_s",
-                                                        "ms_per_inference", "status", "error"}));
-  const std::vector<std::vector<std::string>> points(rows.begin() + static_cast<long>(layers) + 3, rows.end());
-  EXPECT_EQ(points[2], (std::vector<std::string>{"cpu:fp32", "4", "2", "4", "2.4", "3", "3333.3", "0.6", "ok", ""}));
+  ASSERT_EQ(tables[1].size(), layers + 1);
+  for (const auto& row : tables[1]) EXPECT_EQ(row.size(), 19u);
+  const CsvTable& rows = tables[2];
+  ASSERT_EQ(rows.size(), 1u + 5);  // header, 5 points
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"target", "batch", "streams", "threads_per_stream", "p50_ms_per_request",
+                                               "p90_ms_per_request", "inferences_per_s", "ms_per_inference", "status",
+                                               "error"}));
+  const std::vector<std::vector<std::string>> points(rows.begin() + 1, rows.end());
+  EXPECT_EQ(points[2], (std::vector<std::string>{"cpu:fp32", "4", "2", "4", "2.4", "3", "3333.3", "0.3000030000300003",
+                                                 "ok", ""}));
   EXPECT_EQ(points[3], (std::vector<std::string>{"cpu:fp32", "16", "1", "", "", "", "", "", "failed",
                                                  "out of memory at batch 16"}));
-  EXPECT_EQ(points[4], (std::vector<std::string>{"cpu:int8", "4", "2", "4", "0.8", "0.9", "10000", "0.2", "ok", ""}));
+  EXPECT_EQ(points[4], (std::vector<std::string>{"cpu:int8", "4", "2", "4", "0.8", "0.9", "10000", "0.1", "ok", ""}));
+  // The targets table: each target's best point, in the same definition.
+  const CsvTable& targets = tables[0];
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(targets[0].begin(), targets[0].end(), name) - targets[0].begin());
+  };
+  ASSERT_LT(column("ms_per_inference"), targets[0].size());
+  EXPECT_EQ(targets[2][0], "cpu:int8");
+  EXPECT_EQ(targets[2][column("inferences_per_s")], "10000");
+  EXPECT_EQ(targets[2][column("ms_per_inference")], "0.1");
+  EXPECT_EQ(targets[3][column("ms_per_inference")], "");  // cpu:bf16: no throughput points
 }
 
 // A run without throughput points (every run not made in throughput mode) has no such section, no link
@@ -831,9 +908,10 @@ TEST(ReportThroughputTest, NoThroughputSectionWithoutPoints) {
   EXPECT_EQ(FindTable(HtmlTables(html), QStringLiteral("Threads / stream")), nullptr);
   const auto csv = RenderCsvReport(run);
   ASSERT_TRUE(csv.ok());
-  EXPECT_EQ(csv->find("\r\n\r\n"), std::string::npos);
-  EXPECT_EQ(csv->find("inferences_per_s"), std::string::npos);
-  for (const auto& row : ParseCsv(*csv)) EXPECT_EQ(row.size(), 19u);
+  const std::vector<CsvTable> tables = CsvTables(*csv);
+  ASSERT_EQ(tables.size(), 2u);  // targets and layers only
+  EXPECT_EQ(csv->find("threads_per_stream"), std::string::npos);
+  for (const auto& row : tables[1]) EXPECT_EQ(row.size(), 19u);
 }
 
 // Ceilings measured for a device no target of this run used (cached by `chipfit devices --measure`)
@@ -1033,6 +1111,286 @@ TEST(RunChartsTest, RenderingAShownChartLeavesItInItsScene) {
   EXPECT_EQ(chart->scene(), &scene);
   EXPECT_EQ(chart->geometry(), QRectF(10, 20, 500, 300));
   scene.removeItem(chart.get());  // the unique_ptr owns it
+}
+
+// ---- Reports on paper, in a 1400 px window, and the command line that repeats the run ----
+
+// A run shaped like PP-OCR cls on four targets: 77 layers each, many of them fused convolutions covering
+// six ONNX nodes, as `chipfit profile` names them.
+RunResult ClsLikeRun() {
+  RunResult run = LoadRun("sample_run.json");
+  run.targets.erase(run.targets.begin() + 3);  // cpu:fp16, which did not run
+  for (size_t i = 0; i < run.targets.size(); ++i) {
+    TargetResult& t = EditTarget(run, i);
+    const std::vector<LayerResult> base = t.layers;
+    t.layers.clear();
+    for (int n = 0; n < 77; ++n) {
+      LayerResult layer = base[static_cast<size_t>(n) % base.size()];
+      const std::string id = std::to_string(n);
+      layer.name = "p2o.Conv." + id;
+      layer.onnx_nodes = {layer.name};
+      if (n % 3 == 0) {
+        for (const char* op : {"BatchNormalization", "Add", "Clip", "Mul", "Div"})
+          layer.onnx_nodes.push_back(std::string("p2o.") + op + "." + id);
+      }
+      t.layers.push_back(std::move(layer));
+    }
+  }
+  return run;
+}
+
+std::string WriteTemp(const QTemporaryDir& dir, const char* name, const std::string& bytes) {
+  const std::string path = dir.filePath(QString::fromLatin1(name)).toStdString();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+int PdfPageCount(const std::string& pdf) {
+  int pages = 0;
+  for (size_t at = pdf.find("/Type /Page\n"); at != std::string::npos; at = pdf.find("/Type /Page\n", at + 1)) ++pages;
+  return pages;
+}
+
+// On paper: a target name is never broken over two lines ("cpu:fp3" / "2" in a cramped column), no page
+// but the last is left mostly empty (forced page breaks left pages three-quarters blank), and the page
+// count follows the content: a four-target run of a 77-layer model fits in a handful of pages.
+TEST(ReportPaperTest, TargetNamesWholeAndPagesFull) {
+  const RunResult run = ClsLikeRun();
+  const auto pdf = RenderPdfReport(run);
+  ASSERT_TRUE(pdf.ok()) << pdf.status().message();
+  const int pages = PdfPageCount(*pdf);
+  // 4 × 77 layer rows at about 30 a page (a third of them two lines high) are eleven pages; the rest,
+  // four. Before, a layer row took up to five lines and each section began a page: 26 pages for cls.
+  EXPECT_GE(pages, 4);
+  EXPECT_LE(pages, 16);
+
+  QTemporaryDir dir;
+  const std::string file = WriteTemp(dir, "report.pdf", *pdf);
+  KeepArtefact(file, "cls_like_run");
+  const QString pdftotext = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
+  const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
+  if (pdftotext.isEmpty() || pdftoppm.isEmpty()) GTEST_SKIP() << "poppler-utils not found: PDF text not read";
+  QProcess p;
+  // -raw: the text in the order it was drawn, so a name broken over two lines reads "cpu:fp3\n2".
+  p.start(pdftotext, {QStringLiteral("-raw"), QString::fromStdString(file), QStringLiteral("-")});
+  ASSERT_TRUE(p.waitForFinished(60000));
+  const QString text = QString::fromUtf8(p.readAllStandardOutput());
+  for (const auto& t : run.targets) {
+    const QString name = QString::fromStdString(t->target.ToString());
+    EXPECT_TRUE(text.contains(name)) << name.toStdString();
+    for (qsizetype k = 1; k < name.size(); ++k) {
+      static const QRegularExpression kBreak(QStringLiteral("\\s*\\n\\s*"));
+      const QString broken = QRegularExpression::escape(name.left(k)) + kBreak.pattern() +
+                             QRegularExpression::escape(name.mid(k)) + QStringLiteral("(?![\\w:])");
+      EXPECT_FALSE(QRegularExpression(broken).match(text).hasMatch())
+          << name.toStdString() << " broken after " << k << " characters";
+    }
+  }
+
+  // How far down each page the content reaches (30 dpi: A4 landscape is 351 × 248 px; 2 cm margins).
+  p.start(pdftoppm, {QStringLiteral("-r"), QStringLiteral("30"), QStringLiteral("-gray"), QStringLiteral("-png"),
+                     QString::fromStdString(file), dir.filePath(QStringLiteral("page"))});
+  ASSERT_TRUE(p.waitForFinished(60000));
+  const QStringList images = QDir(dir.path()).entryList({QStringLiteral("page-*.png")}, QDir::Files, QDir::Name);
+  ASSERT_EQ(images.size(), pages);
+  for (qsizetype i = 0; i + 1 < images.size(); ++i) {
+    const QImage page = QImage(QDir(dir.path()).filePath(images[i])).convertToFormat(QImage::Format_Grayscale8);
+    const int margin = 24, bottom = page.height() - margin - 6;  // above the page number
+    int last = margin;
+    for (int y = margin; y < bottom; ++y) {
+      const uchar* line = page.constScanLine(y);
+      for (int x = 0; x < page.width(); ++x) {
+        if (line[x] < 200) last = y;
+      }
+    }
+    const double fill = double(last - margin) / (bottom - margin);
+    EXPECT_GE(fill, 0.6) << "page " << i + 1 << " of " << pages << " is only " << fill * 100 << " % full";
+  }
+}
+
+// No table has two columns of the same name: the ranking named both its latency columns "p50 ms" when
+// the limit bounded the median.
+TEST(ReportTablesTest, NoTableRepeatsAColumnHeader) {
+  std::vector<RunResult> runs = {LoadRun("sample_run.json"), LoadRun("sample_run_recommended.json"), ThroughputRun()};
+  RunResult median = LoadRun("sample_run_recommended.json");
+  median.recommendation["limits"]["latency_stat"] = "p50";
+  runs.push_back(median);
+  for (const RunResult& run : runs) {
+    const report::Document doc = report::BuildDocument(run);
+    for (const report::Block& b : doc.blocks) {
+      if (b.kind != report::Block::Kind::kTable) continue;
+      std::set<std::string> seen;
+      for (const std::string& h : b.table.header) EXPECT_TRUE(seen.insert(h).second) << "two columns named " << h;
+    }
+  }
+  const std::vector<HtmlTable> tables = HtmlTables(Html(median));
+  const HtmlTable* ranking = FindTable(tables, QStringLiteral("Score (1 = best)"));
+  ASSERT_NE(ranking, nullptr);
+  EXPECT_EQ(ranking->header.count(QStringLiteral("p50 µs")), 1) << ranking->header.join(u'|').toStdString();
+}
+
+// Every table of the HTML page, laid out by Qt's own HTML engine at the page's width in a 1400 px window
+// (the body's padding taken off), fits: the 17-column targets table did not.
+TEST(ReportHtmlTest, EveryTableFitsA1400PxWindow) {
+  for (const RunResult& run : {LoadRun("sample_run_recommended.json"), ClsLikeRun(), ThroughputRun()}) {
+    QTextDocument page;
+    page.setHtml(QString::fromStdString(Html(run)));
+    const qreal width = 1400 - 2 * 24;
+    page.setTextWidth(width);
+    int tables = 0;
+    for (QTextFrame* frame : page.rootFrame()->childFrames()) {
+      auto* table = qobject_cast<QTextTable*>(frame);
+      if (table == nullptr) continue;
+      ++tables;
+      const QString first = table->cellAt(0, 0).firstCursorPosition().block().text();
+      EXPECT_LE(page.documentLayout()->frameBoundingRect(table).width(), width)
+          << "table " << tables << " (" << table->columns() << " columns, first cell '" << first.toStdString()
+          << "') is wider than the window";
+    }
+    EXPECT_GE(tables, 6);
+  }
+}
+
+// Splits a command line as a POSIX shell does (the real one: quoting is what is under test).
+std::vector<std::string> ShellWords(const std::string& line) {
+  QProcess sh;
+  sh.start(QStringLiteral("/bin/sh"),
+           {QStringLiteral("-c"), QStringLiteral("printf '%s\\0' ") + QString::fromStdString(line)});
+  EXPECT_TRUE(sh.waitForFinished(10000));
+  const QByteArray out = sh.readAllStandardOutput();
+  std::vector<std::string> words;
+  for (const QByteArray& w : out.split('\0')) words.push_back(w.toStdString());
+  if (!words.empty() && words.back().empty()) words.pop_back();
+  return words;
+}
+
+// A GUI run with every recorded setting away from its default, a path with spaces, and the limits the
+// Recommend page gave: the report's Command line, pasted into a shell, is `chipfit profile` with the
+// run's model, shapes, targets and settings, and the limits and objective of the report's recommendation.
+TEST(ReportCommandTest, CommandLineParsesBackToTheRunsSettings) {
+  RunResult run = LoadRun("sample_run_recommended.json");
+  run.command = "chipfit-gui /models/my cls.onnx";
+  run.source = "gui";
+  run.model.path = "/models/my cls.onnx";
+  run.inputs = {.source = "data /data/cls set", .samples = 8, .shapes = {{"x", "1x3x48x192"}, {"mask", "1x48"}}};
+  run.inputs.kind = "images";
+  run.inputs.preprocess = "resize=48x192,channels=bgr,scale=0.00392157,mean=0.5/0.5/0.5,std=0.5/0.5/0.5";
+  run.settings = {.warmup = 5,
+                  .iterations = 80,
+                  .min_time_s = 0.25,
+                  .reference = "cpu:fp32",
+                  .targets = "cpu:fp32,cpu:int8,opencl:0:fp32",
+                  .threads = 3,
+                  .threads_reason = "--threads 3",
+                  .cores = 4,
+                  .max_time_s = 12.5,
+                  .calibration = "entropy",
+                  .int8_all_layers = true,
+                  .keep_fp32 = {"conv1", "bn 2"}};
+  TargetResult& fp32 = EditTarget(run, 0);
+  fp32.throughput = {Point(1, 1, 3, 0.5, 0.6, 2000), Point(1, 2, 1, 0.9, 1, 2200), Point(8, 1, 3, 2, 2.2, 4000),
+                     Point(8, 2, 1, 4, 4.4, 3900)};
+  run.recommendation["limits"]["latency_stat"] = "p90";
+  run.recommendation["ranked_by"] = "p90 latency";
+  run.recommendation["limits"]["accuracy_guard"] = false;
+  run.recommendation["limits"]["max_memory_mb"] = 512;
+  run.recommendation["objective"] = "energy";
+  run.recommendation["cost_table"] = "/etc/chipfit/my costs.yaml";
+
+  const std::string line = report::ProfileCommandLine(run);
+  const std::vector<std::string> argv = ShellWords(line);
+  ASSERT_EQ(argv, report::ProfileCommandArgs(run)) << line;
+  ASSERT_GE(argv.size(), 3u);
+  EXPECT_EQ(argv[0], "chipfit");
+  EXPECT_EQ(argv[1], "profile");
+  EXPECT_EQ(argv[2], "/models/my cls.onnx");
+  std::map<std::string, std::vector<std::string>> flags;
+  const std::set<std::string> switches = {"--all-targets", "--int8-all-layers", "--no-accuracy-guard",
+                                          "--rank-unreliable"};
+  for (size_t i = 3; i < argv.size(); ++i) {
+    ASSERT_EQ(argv[i].rfind("--", 0), 0u) << "not a flag: " << argv[i];
+    if (switches.contains(argv[i])) {
+      flags[argv[i]].emplace_back();
+    } else {
+      ASSERT_LT(i + 1, argv.size()) << argv[i] << " has no value";
+      flags[argv[i]].push_back(argv[i + 1]);
+      ++i;
+    }
+  }
+  using Values = std::vector<std::string>;
+  EXPECT_EQ(flags["--shape"], (Values{"mask=1x48", "x=1x3x48x192"}));
+  EXPECT_EQ(flags["--targets"], Values{"cpu:fp32,cpu:int8,opencl:0:fp32"});
+  EXPECT_EQ(flags["--iterations"], Values{"80"});
+  EXPECT_EQ(flags["--warmup"], Values{"5"});
+  EXPECT_EQ(std::stod(flags["--min-time"].at(0)), 0.25);
+  EXPECT_EQ(std::stod(flags["--max-time"].at(0)), 12.5);
+  EXPECT_EQ(flags["--threads"], Values{"3"});
+  EXPECT_EQ(flags["--reference"], Values{"cpu:fp32"});
+  EXPECT_EQ(flags["--data"], Values{"/data/cls set"});
+  EXPECT_EQ(flags["--preprocess"], Values{run.inputs.preprocess});
+  EXPECT_EQ(flags.count("--seed"), 0u);  // real data, no random inputs
+  EXPECT_EQ(flags["--batch"], Values{"1,8"});
+  EXPECT_EQ(flags["--streams"], Values{"2"});
+  EXPECT_EQ(flags["--calibration"], Values{"entropy"});
+  EXPECT_EQ(flags.count("--int8-all-layers"), 1u);
+  EXPECT_EQ(flags["--keep-fp32"], Values{"conv1,bn 2"});
+  EXPECT_EQ(std::stod(flags["--max-latency-ms"].at(0)), 0.1);
+  EXPECT_EQ(flags["--latency-stat"], Values{"p90"});
+  EXPECT_EQ(std::stod(flags["--min-top1"].at(0)), 0.99);
+  EXPECT_EQ(std::stod(flags["--max-memory-mb"].at(0)), 512);
+  EXPECT_EQ(flags.count("--no-accuracy-guard"), 1u);
+  EXPECT_EQ(flags["--objective"], Values{"energy"});
+  EXPECT_EQ(flags["--costs"], Values{"/etc/chipfit/my costs.yaml"});
+
+  // Every flag is one `chipfit profile` takes (where the CLI is built).
+  const QString cli = QStringLiteral(CHIPFIT_BINARY_DIR "/app/chipfit");
+  if (QFileInfo::exists(cli)) {
+    QProcess help;
+    help.start(cli, {QStringLiteral("profile"), QStringLiteral("--help")});
+    ASSERT_TRUE(help.waitForFinished(30000));
+    const QString text = QString::fromUtf8(help.readAllStandardOutput());
+    for (const auto& [flag, values] : flags) {
+      const QString f = QString::fromStdString(flag);
+      EXPECT_TRUE(text.contains(f + u' ') || text.contains(f + u'\n') || text.contains(f + u'{'))
+          << flag << " is not a flag of chipfit profile";
+    }
+  }
+
+  // The report shows that line, and what the GUI recorded beside it.
+  const ParsedHtml parsed = ParseXml(Html(run));
+  ASSERT_TRUE(parsed.ok) << parsed.error.toStdString();
+  EXPECT_TRUE(parsed.text.contains(QString::fromStdString(line))) << line;
+  EXPECT_TRUE(parsed.text.contains(QStringLiteral("chipfit-gui /models/my cls.onnx")));
+
+  // A run on seeded random inputs with every default: the seed, no flag for a default it need not name.
+  RunResult plain = LoadRun("sample_run.json");
+  const std::vector<std::string> args = report::ProfileCommandArgs(plain);
+  const std::string joined = report::ProfileCommandLine(plain);
+  EXPECT_NE(joined.find(" --seed 1"), std::string::npos) << joined;
+  EXPECT_NE(joined.find(" --targets cpu:fp32,cpu:int8,cpu:bf16,cpu:fp16,opencl:0:fp32"), std::string::npos) << joined;
+  EXPECT_EQ(joined.find("--objective"), std::string::npos) << joined;
+  EXPECT_EQ(joined.find("--reference"), std::string::npos) << joined;
+}
+
+// The limits and objective of the recommendation the writer is given (the Recommend page's on an export)
+// are in the report, the accuracy guard said apart from the limits the user set.
+TEST(ReportRecommendationTest, ShowsTheLimitsAndObjectiveItIsGiven) {
+  RunResult run = LoadRun("sample_run_recommended.json");
+  run.recommendation["objective"] = "energy";
+  run.recommendation["ranked_by"] = "energy";
+  run.recommendation["limits"]["max_memory_mb"] = 256;
+  run.recommendation["limits"]["accuracy_guard"] = true;
+  const std::vector<HtmlTable> tables = HtmlTables(Html(run));
+  const HtmlTable* box = nullptr;
+  for (const HtmlTable& t : tables) {
+    if (!t.Row(QStringLiteral("Objective")).isEmpty()) box = &t;
+  }
+  ASSERT_NE(box, nullptr);
+  EXPECT_EQ(box->Row(QStringLiteral("Objective")).value(1), QStringLiteral("energy"));
+  EXPECT_EQ(box->Row(QStringLiteral("Limits")).value(1),
+            QStringLiteral("p99 latency ≤ 0.1 ms; planned peak memory ≤ 256 MiB; top-1 agreement ≥ 99 %"));
+  EXPECT_TRUE(box->Row(QStringLiteral("Accuracy guard")).value(1).startsWith(QStringLiteral("on: ")));
+  EXPECT_EQ(box->Row(QStringLiteral("Ranked by")).value(1), QStringLiteral("energy"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Reports of a profile run (RunResult): one self-contained HTML file, a paginated A4 PDF, the
-// per-layer CSV, or the run's profile JSON (RunResultToJson, the one writer). Shared by `chipfit
+// targets-and-layers CSV, or the run's profile JSON (RunResultToJson, the one writer). Shared by `chipfit
 // report`, `chipfit profile --report` and the GUI's Export.
 //
 // HTML and PDF draw the run's charts (views/charts), and Qt charts are QGraphicsWidgets: the caller
@@ -36,9 +36,9 @@ Status WriteReport(const RunResult& run, ReportFormat format, const std::filesys
 Result<std::string> RenderReport(const RunResult& run, ReportFormat format);
 Result<std::string> RenderHtmlReport(const RunResult& run);
 Result<std::string> RenderPdfReport(const RunResult& run);
-// One row per target × layer, RFC 4180 (CRLF, quoted where needed), with a header row. In throughput
-// mode (a target with throughput points) a second table follows after an empty line, with its own header
-// row: one row per target × throughput point.
+// RFC 4180 (CRLF, quoted where needed): tables separated by an empty line, each with its header row. The
+// targets (one row per target), then the layers (one row per target × layer), then in throughput mode (a
+// target with throughput points) one row per target × throughput point. docs/cli.md lists the columns.
 Result<std::string> RenderCsvReport(const RunResult& run);
 
 }  // namespace chipfit

@@ -15,6 +15,7 @@
 #include "profilers/precision_mix.h"
 #include "profilers/profile_json.h"
 #include "views/charts/formats.h"
+#include "views/report/report_command.h"
 
 namespace chipfit::report {
 
@@ -77,6 +78,12 @@ constexpr double kDriftThresholdDb = 30.0;
 Cell Text(std::string text, Tone tone = Tone::kNormal) { return Cell{std::move(text), false, false, tone, 1}; }
 Cell Num(std::string text, Tone tone = Tone::kNormal) { return Cell{std::move(text), true, false, tone, 1}; }
 Cell Mono(std::string text, Tone tone = Tone::kNormal) { return Cell{std::move(text), false, true, tone, 1}; }
+// A target or device name ("opencl:0:fp32"): one token a reader searches for, so never broken over lines.
+Cell Name(std::string text, Tone tone = Tone::kNormal) {
+  Cell c = Mono(std::move(text), tone);
+  c.nowrap = true;
+  return c;
+}
 
 Block Heading(int level, std::string text, std::string id = {}) {
   Block b;
@@ -247,7 +254,12 @@ std::vector<std::string> LimitTexts(const json& limits, const EnergyUnit& energy
   for (const auto& [key, value] : limits.items()) {
     if (value.is_null() || key == "latency_stat") continue;
     const std::string v = Scalar(value);
-    if (key == "max_latency_ms") {
+    if (key == "accuracy_guard" && value.is_boolean()) {
+      // Not a limit the user set: said apart (see AddRecommendation), so "none" still reads true.
+      continue;
+    } else if (key == "rank_unreliable" && value.is_boolean()) {
+      if (value.get<bool>()) out.push_back("targets with unreliable timing ranked too");
+    } else if (key == "max_latency_ms") {
       out.push_back(stat + " latency ≤ " + v + " ms");
     } else if (key == "min_top1" && value.is_number()) {
       out.push_back("top-1 agreement ≥ " + FormatShort(value.get<double>() * 100, 4) + " %");
@@ -284,7 +296,13 @@ void AddTitle(const RunResult& run, Document& doc) {
   kv.rows.push_back({Text("Run id"), run.run_id ? Text(FormatInt(static_cast<double>(*run.run_id)))
                                                 : Text("not stored (the run was made with --no-store)", Tone::kMuted)});
   kv.rows.push_back({Text("Run status"), Text(run.status, run.status == "ok" ? Tone::kGood : Tone::kWarn)});
-  kv.rows.push_back({Text("Command"), Mono(run.command)});
+  // The `chipfit profile` line built from the recorded settings: what the run was started with (a GUI
+  // run's "chipfit-gui model.onnx", a relative path) may not repeat it.
+  const std::string command = ProfileCommandLine(run);
+  kv.rows.push_back({Text("Command"), Mono(command)});
+  if (!run.command.empty() && run.command != command) {
+    kv.rows.push_back({Text("Started as"), Mono(run.command, Tone::kMuted)});
+  }
   std::string inputs = run.inputs.source;
   if (run.inputs.seed) inputs += ", seed " + FormatInt(static_cast<double>(*run.inputs.seed));
   if (run.inputs.samples) inputs += ", " + FormatInt(static_cast<double>(*run.inputs.samples)) + " samples";
@@ -345,6 +363,21 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
   const std::vector<std::string> limits =
       LimitTexts(recjson::Field(*rec, "limits") ? (*rec)["limits"] : json(), energy_unit);
   kv.rows.push_back({Text("Limits"), limits.empty() ? Text("none", Tone::kMuted) : Text(Join(limits, "; "))});
+  // The accuracy guard stands in for accuracy limits when none is given.
+  if (const json* l = recjson::Field(*rec, "limits"); l != nullptr) {
+    if (const auto guard = recjson::Bool(*l, "accuracy_guard")) {
+      kv.rows.push_back(
+          {Text("Accuracy guard"),
+           Text(*guard ? "on: without an accuracy limit, a target under " + Percent(kGuardMinTaskAgreement, 2) +
+                             " task agreement (" + Sig(kGuardMinSqnrDb, 2) +
+                             " dB output SQNR where no output has a task metric) or int8 calibrated "
+                             "on random data is rejected"
+                       : std::string("off"))});
+    }
+  }
+  if (const std::string by = recjson::String(*rec, "ranked_by"); !by.empty()) {
+    kv.rows.push_back({Text("Ranked by"), Text(by)});
+  }
   if (const json* w = recjson::Field(*rec, "weights"); w != nullptr && w->is_object() && !w->empty()) {
     std::vector<std::string> parts;
     for (const auto& [k, v] : w->items()) parts.push_back(k + " × " + Scalar(v));
@@ -376,16 +409,13 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
       times.push_back(recjson::Number(s, "p50_ms"));
     }
     const TimeUnit unit = TimeUnitOf(times);
+    // The limit's statistic, and the median beside it unless they are one and the same column.
+    const bool median_too = stat != "p50";
     Table t;
-    t.header = {"#",
-                "Target",
-                "Score (1 = best)",
-                stat + " " + unit.name,
-                "p50 " + unit.name,
-                "Energy " + energy_unit.name,
-                "$ per million",
-                "Output SQNR",
-                "Task agreement"};
+    t.header = {"#", "Target", "Score (1 = best)", stat + " " + unit.name};
+    if (median_too) t.header.push_back("p50 " + unit.name);
+    for (const char* h : {"Energy", "$ per million", "Output SQNR", "Task agreement"}) t.header.emplace_back(h);
+    t.header[t.header.size() - 4] += " " + energy_unit.name;
     int rank = 0;
     for (const json& s : scores) {
       ++rank;
@@ -399,15 +429,18 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
       // energy an estimate; the row says so.
       const bool projected = recjson::Bool(s, "projected").value_or(false);
       const std::string latency = Time(recjson::Number(s, "latency_ms"), unit);
-      t.rows.push_back(
-          {Num(std::to_string(rank)),
-           Mono(recjson::String(s, "target", "?") + (projected ? " (projected)" : ""),
-                projected ? Tone::kWarn : Tone::kNormal),
-           Num(score ? Sig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
-           Num(projected ? latency + " (band P90)" : latency), Num(Time(recjson::Number(s, "p50_ms"), unit)),
-           Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) + (projected ? " (est.)" : "") : kDash),
-           Num(cost ? Sig(*cost) : kDash), Num(sqnr ? FormatSqnr(*sqnr) : kDash),
-           Num(task ? metric + " " + Percent(*task, 4) : kDash)});
+      std::vector<Cell> row = {
+          Num(std::to_string(rank)),
+          Name(recjson::String(s, "target", "?") + (projected ? " (projected)" : ""),
+               projected ? Tone::kWarn : Tone::kNormal),
+          Num(score ? Sig(*score) + (recjson::Bool(s, "tie").value_or(false) ? " (tie)" : "") : kDash),
+          Num(projected ? latency + " (band P90)" : latency)};
+      if (median_too) row.push_back(Num(Time(recjson::Number(s, "p50_ms"), unit)));
+      row.push_back(Num(energy ? Sig(*energy * 1e-3 * energy_unit.per_joule) + (projected ? " (est.)" : "") : kDash));
+      row.push_back(Num(cost ? Sig(*cost) : kDash));
+      row.push_back(Num(sqnr ? FormatSqnr(*sqnr) : kDash));
+      row.push_back(Num(task ? metric + " " + Percent(*task, 4) : kDash));
+      t.rows.push_back(std::move(row));
     }
     doc.blocks.push_back(Heading(3, "Ranking"));
     doc.blocks.push_back(TableBlock(std::move(t)));
@@ -416,7 +449,7 @@ void AddRecommendation(const RunResult& run, const EnergyUnit& energy_unit, Docu
     Table t;
     t.header = {"Target", "Limit", "Value", "Bound", "Reason"};
     for (const json& r : rejected) {
-      t.rows.push_back({Mono(recjson::String(r, "target", "?")), Text(recjson::String(r, "limit", kDash)),
+      t.rows.push_back({Name(recjson::String(r, "target", "?")), Text(recjson::String(r, "limit", kDash)),
                         Num(recjson::Field(r, "value") ? Scalar(r["value"]) : kDash),
                         Num(recjson::Field(r, "bound") ? Scalar(r["bound"]) : kDash),
                         Text(recjson::String(r, "reason", kDash), Tone::kBad)});
@@ -464,7 +497,7 @@ void AddTiming(const RunResult& run, bool any_rounds, Document& doc) {
                        ? Text("from the clean rounds (" + FormatInt(dropped) + " busy ones dropped and repeated)")
                    : rounds.empty() ? Text(kDash, Tone::kMuted)
                                     : Text("every round clean", Tone::kGood);
-    table.rows.push_back({Mono(name), Num(rounds.empty() ? kDash : rounds), verdict,
+    table.rows.push_back({Name(name), Num(rounds.empty() ? kDash : rounds), verdict,
                           t.attribution ? Text(FormatAttribution(*t.attribution)) : Text(kDash, Tone::kMuted)});
     if (t.attribution && !t.attribution->explanation.empty()) {
       explanations.push_back(Paragraph(t.attribution->explanation, Tone::kWarn, name + ": "));
@@ -474,46 +507,116 @@ void AddTiming(const RunResult& run, bool any_rounds, Document& doc) {
   for (Block& b : explanations) doc.blocks.push_back(std::move(b));
 }
 
+// A target's latency cells after its name and status: p50/p90/p99, spread, CoV, outliers, rounds, busy
+// machine, speed-up.
+std::vector<Cell> LatencyCells(const TargetResult& t, const TargetResult* baseline, const TimeUnit& unit) {
+  std::vector<Cell> row;
+  const LatencyStats& l = t.latency;
+  row.push_back(Num(Time(Finite(l.p50), unit)));
+  row.push_back(Num(Time(Finite(l.p90), unit)));
+  row.push_back(Num(Time(Finite(l.p99), unit)));
+  // `noisy` comes from the robust spread, so the flag sits there; the CoV, which one stall blows up,
+  // is only reported.
+  row.push_back(Num(SpreadText(l) + (l.noisy ? " noisy" : ""), l.noisy ? Tone::kWarn : Tone::kNormal));
+  const auto cov = Finite(l.cov);
+  row.push_back(Num(cov ? Percent(*cov) : kDash));
+  // An older run recorded neither samples nor MAD: its outlier count is unknown, not 0.
+  const bool robust_known = l.mad > 0 || !l.samples.empty();
+  row.push_back(Num(robust_known ? FormatInt(l.outliers) + " of " + FormatInt(l.iterations) : kDash,
+                    l.outliers > 0 ? Tone::kWarn : Tone::kNormal));
+  // A run recorded before the interleaved rounds has none: a dash, not "0 clean".
+  const std::string rounds = FormatRounds(t.rounds);
+  row.push_back(Num(rounds.empty() ? kDash : rounds, t.unreliable                        ? Tone::kBad
+                                                     : CountRounds(t.rounds).dropped > 0 ? Tone::kWarn
+                                                                                         : Tone::kNormal));
+  row.push_back(Text(MachineBusyText(l), l.machine_busy ? Tone::kWarn : Tone::kNormal));
+  const auto p50 = Finite(l.p50);
+  // Within-round pairs when both were timed in rounds (SpeedUp), else the ratio of the p50s.
+  std::optional<double> speedup;
+  if (baseline != nullptr) speedup = Finite(SpeedUp(*baseline, t));
+  if (&t == baseline) {
+    row.push_back(Num("1× (baseline)", Tone::kMuted));
+  } else if (baseline != nullptr && p50 && *p50 > 0 && speedup && *speedup > 0) {
+    row.push_back(Num(Sig(*speedup) + "×"));
+  } else {
+    row.push_back(Num(kDash));
+  }
+  return row;
+}
+
+// A target's accuracy, memory, energy and fall-back cells after its name.
+std::vector<Cell> QualityCells(const TargetResult& t, const EnergyUnit& energy_unit) {
+  std::vector<Cell> row;
+  // Absent figures go in as NaN, which Finite turns into "not measured" (a `cond ? x : nullopt` here
+  // trips GCC 12's -Wmaybe-uninitialized).
+  const std::optional<AccuracySummary>& acc = t.accuracy;
+  const auto sqnr = Finite(acc ? acc->output_sqnr_db : NAN);
+  const auto task = Finite(acc ? acc->task_agreement.value_or(NAN) : NAN);
+  const std::string random = acc && acc->random_calibration ? " (random calibration)" : "";
+  row.push_back(
+      Num((sqnr ? FormatSqnr(*sqnr) : kDash) + random, sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
+  // The task metric each output used (top-1, CTC sequence, map IoU), worst first in the summary.
+  std::string task_text = kDash;
+  if (acc && !acc->tasks.empty()) {
+    task_text.clear();
+    for (const OutputTask& o : acc->tasks) {
+      task_text += (task_text.empty() ? "" : "; ") + o.metric + " " + (o.agreement ? Percent(*o.agreement, 4) : kDash) +
+                   (acc->tasks.size() > 1 ? " (" + o.output + ")" : "");
+    }
+    task_text += random;
+  }
+  row.push_back(Num(task_text, task && *task < kGuardMinTaskAgreement ? Tone::kBad
+                               : task && *task < 1                    ? Tone::kWarn
+                                                                      : Tone::kNormal));
+  row.push_back(Num(FormatBytes(static_cast<double>(t.peak_memory_bytes))));
+  row.push_back(Num(t.measured_peak_memory_bytes ? FormatBytes(static_cast<double>(*t.measured_peak_memory_bytes))
+                                                 : "not measured"));
+  row.push_back(Num(EnergyText(t.energy, energy_unit)));
+  const size_t fallbacks = t.fallbacks.size();
+  row.push_back(Num(std::to_string(fallbacks), fallbacks > 0 ? Tone::kWarn : Tone::kNormal));
+  return row;
+}
+
+// Two tables, one row per target each: latency (what was timed and how steadily), then accuracy, memory
+// and energy. One table of 17 columns broke target names on paper and overflowed a 1400 px window.
 void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& doc) {
   doc.blocks.push_back(Heading(2, "Targets", "targets"));
-  std::optional<double> baseline;
-  const TargetResult* baseline_target = nullptr;
+  const TargetResult* baseline = nullptr;
   bool any_rounds = false;
   std::vector<std::optional<double>> times;
   for (const auto& t : run.targets) {
     any_rounds = any_rounds || !t->rounds.empty();
-    if (t->target.ToString() == "cpu:fp32" && t->status == "ok") {
-      baseline = Finite(t->latency.p50);
-      baseline_target = t.get();
-    }
+    if (t->target.ToString() == "cpu:fp32" && t->status == "ok" && Finite(t->latency.p50)) baseline = t.get();
     if (t->status != "ok") continue;
     for (double v : {t->latency.p50, t->latency.p90, t->latency.p99}) times.push_back(Finite(v));
   }
   const TimeUnit unit = TimeUnitOf(times);
   const std::string best = recjson::String(run.recommendation, "best");
-  Table table;
-  table.header = {"Target",
-                  "Status",
-                  "p50 " + unit.name,
-                  "p90 " + unit.name,
-                  "p99 " + unit.name,
-                  "Spread p90 / MAD",
-                  "CoV",
-                  "Outliers",
-                  "Timing rounds clean / dropped",
-                  "Machine busy (others' CPU share)",
-                  "Speed-up vs cpu:fp32",
-                  "Output SQNR",
-                  "Task agreement",
-                  "Peak memory planned",
-                  "Peak memory measured",
-                  "Energy / inference " + energy_unit.name,
-                  "Fall-backs"};
+  Table latency;
+  latency.header = {"Target",
+                    "Status",
+                    "p50 " + unit.name,
+                    "p90 " + unit.name,
+                    "p99 " + unit.name,
+                    "Spread p90 / MAD",
+                    "CoV",
+                    "Outliers",
+                    "Timing rounds clean / dropped",
+                    "Machine busy (others' CPU share)",
+                    "Speed-up vs cpu:fp32"};
+  Table quality;
+  quality.header = {"Target",
+                    "Output SQNR",
+                    "Task agreement",
+                    "Peak memory planned",
+                    "Peak memory measured",
+                    "Energy / inference " + energy_unit.name,
+                    "Fall-backs"};
   for (const auto& target : run.targets) {
     const TargetResult& t = *target;
     const std::string name = t.target.ToString();
-    std::vector<Cell> row;
-    row.push_back(Mono(name == best ? name + " ★" : name, name == best ? Tone::kGood : Tone::kNormal));
+    const Cell name_cell = Name(name == best ? name + " ★" : name, name == best ? Tone::kGood : Tone::kNormal);
+    std::vector<Cell> row = {name_cell};
     // An unreliable target ran, but its latency is not one to rank: the status says so first.
     if (t.status == "ok" && t.unreliable) {
       row.push_back(Text("ok, unreliable", Tone::kWarn));
@@ -521,76 +624,29 @@ void AddTargets(const RunResult& run, const EnergyUnit& energy_unit, Document& d
       row.push_back(Text(t.status, t.status == "ok" ? Tone::kGood : Tone::kBad));
     }
     if (t.status != "ok") {
+      // Said once, in the latency table; the second table has nothing to show for it.
       Cell error = Text(t.error.empty() ? "did not run (no reason recorded)" : t.error, Tone::kBad);
-      error.colspan = static_cast<int>(table.header.size()) - 2;
+      error.colspan = static_cast<int>(latency.header.size()) - 2;
       row.push_back(error);
-      table.rows.push_back(std::move(row));
+      latency.rows.push_back(std::move(row));
+      Cell none = Text("did not run", Tone::kMuted);
+      none.colspan = static_cast<int>(quality.header.size()) - 1;
+      quality.rows.push_back({name_cell, none});
       continue;
     }
-    const LatencyStats& l = t.latency;
-    row.push_back(Num(Time(Finite(l.p50), unit)));
-    row.push_back(Num(Time(Finite(l.p90), unit)));
-    row.push_back(Num(Time(Finite(l.p99), unit)));
-    // `noisy` comes from the robust spread, so the flag sits there; the CoV, which one stall blows up,
-    // is only reported.
-    row.push_back(Num(SpreadText(l) + (l.noisy ? " noisy" : ""), l.noisy ? Tone::kWarn : Tone::kNormal));
-    const auto cov = Finite(l.cov);
-    row.push_back(Num(cov ? Percent(*cov) : kDash));
-    // An older run recorded neither samples nor MAD: its outlier count is unknown, not 0.
-    const bool robust_known = l.mad > 0 || !l.samples.empty();
-    row.push_back(Num(robust_known ? FormatInt(l.outliers) + " of " + FormatInt(l.iterations) : kDash,
-                      l.outliers > 0 ? Tone::kWarn : Tone::kNormal));
-    // A run recorded before the interleaved rounds has none: a dash, not "0 clean".
-    const std::string rounds = FormatRounds(t.rounds);
-    row.push_back(Num(rounds.empty() ? kDash : rounds, t.unreliable                        ? Tone::kBad
-                                                       : CountRounds(t.rounds).dropped > 0 ? Tone::kWarn
-                                                                                           : Tone::kNormal));
-    row.push_back(Text(MachineBusyText(l), l.machine_busy ? Tone::kWarn : Tone::kNormal));
-    const auto p50 = Finite(l.p50);
-    // Within-round pairs when both were timed in rounds (SpeedUp), else the ratio of the p50s.
-    std::optional<double> speedup;
-    if (baseline_target != nullptr) speedup = Finite(SpeedUp(*baseline_target, t));
-    if (name == "cpu:fp32") {
-      row.push_back(Num("1× (baseline)", Tone::kMuted));
-    } else if (baseline && p50 && *p50 > 0 && speedup && *speedup > 0) {
-      row.push_back(Num(Sig(*speedup) + "×"));
-    } else {
-      row.push_back(Num(kDash));
-    }
-    // Absent figures go in as NaN, which Finite turns into "not measured" (a `cond ? x : nullopt` here
-    // trips GCC 12's -Wmaybe-uninitialized).
-    const std::optional<AccuracySummary>& acc = t.accuracy;
-    const auto sqnr = Finite(acc ? acc->output_sqnr_db : NAN);
-    const auto task = Finite(acc ? acc->task_agreement.value_or(NAN) : NAN);
-    const std::string random = acc && acc->random_calibration ? " (random calibration)" : "";
-    row.push_back(Num((sqnr ? FormatSqnr(*sqnr) : kDash) + random,
-                      sqnr && *sqnr < kDriftThresholdDb ? Tone::kBad : Tone::kNormal));
-    // The task metric each output used (top-1, CTC sequence, map IoU), worst first in the summary.
-    std::string task_text = kDash;
-    if (acc && !acc->tasks.empty()) {
-      task_text.clear();
-      for (const OutputTask& o : acc->tasks) {
-        task_text += (task_text.empty() ? "" : "; ") + o.metric + " " +
-                     (o.agreement ? Percent(*o.agreement, 4) : kDash) +
-                     (acc->tasks.size() > 1 ? " (" + o.output + ")" : "");
-      }
-      task_text += random;
-    }
-    row.push_back(Num(task_text, task && *task < kGuardMinTaskAgreement ? Tone::kBad
-                                 : task && *task < 1                    ? Tone::kWarn
-                                                                        : Tone::kNormal));
-    row.push_back(Num(FormatBytes(static_cast<double>(t.peak_memory_bytes))));
-    row.push_back(Num(t.measured_peak_memory_bytes ? FormatBytes(static_cast<double>(*t.measured_peak_memory_bytes))
-                                                   : "not measured"));
-    row.push_back(Num(EnergyText(t.energy, energy_unit)));
-    const size_t fallbacks = t.fallbacks.size();
-    row.push_back(Num(std::to_string(fallbacks), fallbacks > 0 ? Tone::kWarn : Tone::kNormal));
-    table.rows.push_back(std::move(row));
+    for (Cell& c : LatencyCells(t, baseline, unit)) row.push_back(std::move(c));
+    latency.rows.push_back(std::move(row));
+    std::vector<Cell> second = {name_cell};
+    for (Cell& c : QualityCells(t, energy_unit)) second.push_back(std::move(c));
+    quality.rows.push_back(std::move(second));
   }
-  doc.blocks.push_back(TableBlock(std::move(table)));
-  if (!baseline) {
+  doc.blocks.push_back(Heading(3, "Latency", "latency"));
+  doc.blocks.push_back(TableBlock(std::move(latency)));
+  if (baseline == nullptr) {
     doc.blocks.push_back(Paragraph("No cpu:fp32 result in this run: no speed-up baseline.", Tone::kMuted));
   }
+  doc.blocks.push_back(Heading(3, "Accuracy, memory and energy", "accuracy"));
+  doc.blocks.push_back(TableBlock(std::move(quality)));
   if (!best.empty()) doc.blocks.push_back(Paragraph("★ the recommended target.", Tone::kMuted));
   AddTiming(run, any_rounds, doc);
 }
@@ -627,7 +683,7 @@ void AddProjections(const RunResult& run, Document& doc) {
     const std::string target = p.value("target", std::string());
     if (p.value("status", std::string()) != "ok") {
       table.table.rows.push_back(
-          {Mono(target), Num("–"), Num("–"), Num("–"), Num("–"), Num("–"), Num("–"),
+          {Name(target), Num("–"), Num("–"), Num("–"), Num("–"), Num("–"), Num("–"),
            Text("unsupported: " + (p["reason"].is_string() ? p["reason"].get<std::string>() : std::string()),
                 Tone::kMuted)});
       continue;
@@ -635,7 +691,7 @@ void AddProjections(const RunResult& run, Document& doc) {
     auto number = [&](const char* key) { return p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0; };
     const double energy = p.contains("energy_j") && p["energy_j"].is_object() ? p["energy_j"].value("value", 0.0) : 0;
     table.table.rows.push_back(
-        {Mono(target), Num(formats::FormatDuration(number("p50_ms"))),
+        {Name(target), Num(formats::FormatDuration(number("p50_ms"))),
          Num(formats::FormatDuration(number("p10_ms")) + " – " + formats::FormatDuration(number("p90_ms"))),
          Num(formats::FormatSig(number("throughput_per_s"))), Num(formats::FormatEnergy(energy)),
          Num(p["cost_per_million"].is_number() ? "$" + formats::FormatSig(p["cost_per_million"].get<double>()) : "–"),
@@ -655,7 +711,8 @@ void AddThroughput(const RunResult& run, Document& doc) {
       "One row per target, batch size and stream count. p50 and p90 are the latency of one request (a batch "
       "of inferences), in the unit the header names; with several streams, N compiled copies ran at once, each "
       "with its share of the OpenMP threads, and the percentiles are over every stream's requests. Inferences/s "
-      "is the throughput; per inference is p50 / batch.",
+      "is the throughput; time per inference is 1000 / inferences/s (ms), the wall time each inference costs "
+      "when requests run back to back (on one stream, p50 / batch).",
       Tone::kMuted));
   std::vector<std::optional<double>> times;
   for (const auto& t : run.targets) {
@@ -663,7 +720,7 @@ void AddThroughput(const RunResult& run, Document& doc) {
       if (p.status != "ok") continue;
       times.push_back(Finite(p.latency.p50));
       times.push_back(Finite(p.latency.p90));
-      if (p.batch > 0) times.push_back(Finite(p.latency.p50 / p.batch));
+      if (p.inferences_per_s > 0) times.push_back(Finite(1e3 / p.inferences_per_s));
     }
   }
   const TimeUnit unit = TimeUnitOf(times);
@@ -675,11 +732,11 @@ void AddThroughput(const RunResult& run, Document& doc) {
                   "p50 " + unit.name + " / request",
                   "p90 " + unit.name + " / request",
                   "Inferences / s",
-                  unit.name + " / inference (p50 / batch)"};
+                  unit.name + " / inference (1000 / inferences/s)"};
   for (const auto& target : run.targets) {
     const std::string name = target->target.ToString();
     for (const ThroughputPoint& p : target->throughput) {
-      std::vector<Cell> row = {Mono(name), Num(FormatInt(p.batch)), Num(FormatInt(p.streams)),
+      std::vector<Cell> row = {Name(name), Num(FormatInt(p.batch)), Num(FormatInt(p.streams)),
                                Num(p.threads_per_stream > 0 ? FormatInt(p.threads_per_stream) : kDash)};
       if (p.status != "ok") {
         Cell error =
@@ -694,7 +751,7 @@ void AddThroughput(const RunResult& run, Document& doc) {
       row.push_back(Num(Time(p50, unit), p.latency.noisy ? Tone::kWarn : Tone::kNormal));
       row.push_back(Num(Time(Finite(p.latency.p90), unit)));
       row.push_back(Num(rate ? Sig(*rate) : kDash));
-      row.push_back(Num(p50 && p.batch > 0 ? Time(*p50 / p.batch, unit) : kDash));
+      row.push_back(Num(rate && *rate > 0 ? Time(1e3 / *rate, unit) : kDash));
       table.rows.push_back(std::move(row));
     }
   }
@@ -707,7 +764,8 @@ void AddLayers(const RunResult& run, Document& doc) {
       "One row per kernel as the target compiled it (a fused kernel covers several ONNX nodes), in execution "
       "order. The kernel is the unit of time: a fused kernel's time is its whole time, never split over its nodes, "
       "as in every view of chipfit. Times are device times of the observed runs, in the unit each table's header "
-      "names; % is the share of the sum of layer p50s. A device or precision in orange differs from the target's: a "
+      "names; % is the share of the sum of layer p50s. Other ONNX nodes: those a fused kernel covers besides the "
+      "one it is named after. A device or precision in orange differs from the target's: a "
       "fall-back, or a "
       "layer kept in another precision.",
       Tone::kMuted));
@@ -755,10 +813,11 @@ void AddLayers(const RunResult& run, Document& doc) {
     Table table;
     table.compact = true;
     table.folded_summary = "Show the " + std::to_string(layers.size()) + " layers of " + name;
+    table.wide_column = 3;  // ONNX nodes
     table.header = {"#",
                     "Layer",
                     "Op",
-                    "ONNX nodes",
+                    "Other ONNX nodes",
                     "Device",
                     "Precision",
                     "p50 " + unit.name,
@@ -775,10 +834,15 @@ void AddLayers(const RunResult& run, Document& doc) {
       const LayerResult& layer = layers[i];
       const auto p50 = Finite(layer.time_p50_ms);
       const auto sqnr = Finite(layer.drift ? layer.drift->sqnr_db : NAN);  // NaN: see AddTargets
-      const std::vector<std::string>& nodes = layer.onnx_nodes;
+      // The kernel is named after its first node: the column lists the rest, so an unfused layer's row
+      // does not repeat its name.
+      std::vector<std::string> nodes;
+      for (const std::string& n : layer.onnx_nodes) {
+        if (n != layer.name) nodes.push_back(n);
+      }
       table.rows.push_back({
           Num(std::to_string(i)),
-          Mono(layer.name),
+          Name(layer.name),
           // A Loop's or Scan's body layer ran several times per inference; its times are their sum.
           Text(layer.iterations == 1 ? layer.op : layer.op + " ×" + Sig(layer.iterations, 3)),
           Mono(nodes.empty() ? std::string(kDash) : Join(nodes, ", "), nodes.empty() ? Tone::kMuted : Tone::kNormal),
@@ -876,7 +940,7 @@ void AddMachine(const RunResult& run, Document& doc) {
     if (!unsupported.empty()) precisions += "; not: " + Join(unsupported, "; ");
     std::string runtime = d.runtime_version;
     if (!d.driver_version.empty()) runtime += (runtime.empty() ? "" : ", driver ") + d.driver_version;
-    devices.rows.push_back({Mono(d.Id()), Text(d.name), Text(d.vendor), Text(runtime.empty() ? kDash : runtime),
+    devices.rows.push_back({Name(d.Id()), Text(d.name), Text(d.vendor), Text(runtime.empty() ? kDash : runtime),
                             Num(FormatBytes(static_cast<double>(d.memory_bytes))), Num(FormatInt(d.compute_units)),
                             Text(precisions), Text(CeilingsText(run, d.Id(), d), CeilingTone(run, d.Id()))});
   }
@@ -889,7 +953,7 @@ void AddMachine(const RunResult& run, Document& doc) {
     DeviceInfo unknown;
     const std::string text = CeilingsText(run, c.device_id, unknown);
     if (text.rfind("measured", 0) != 0) continue;
-    devices.rows.push_back({Mono(c.device_id), Text("not among this run's discovered devices", Tone::kMuted),
+    devices.rows.push_back({Name(c.device_id), Text("not among this run's discovered devices", Tone::kMuted),
                             Text(kDash), Text(kDash), Num(kDash), Num(kDash), Text(kDash),
                             Text(text, CeilingTone(run, c.device_id))});
   }

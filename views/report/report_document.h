@@ -17,6 +17,7 @@ struct Cell {
   bool mono = false;     // names, hashes, commands
   Tone tone = Tone::kNormal;
   int colspan = 1;
+  bool nowrap = false;  // a target or device name: never broken over two lines
 };
 
 struct Table {
@@ -26,6 +27,9 @@ struct Table {
   // Non-empty: the HTML page folds the table under this summary, closed (<details>), so long layer
   // tables do not bury what follows; the PDF, which cannot fold, prints it in full.
   std::string folded_summary;
+  // A column of name lists (a layer's ONNX nodes) that should take the spare width on paper, so rows stay
+  // one or two lines high; -1: none.
+  int wide_column = -1;
 };
 
 struct Block {

@@ -33,6 +33,7 @@ table.compact { font-size: 12px; }
 table.compact td, table.compact th { padding: 2px 6px; }
 table.compact td.mono { font-size: 11px; }
 .scroll { overflow-x: auto; }
+td.nowrap { white-space: nowrap; }
 .good { color: #1b6e2b; }
 .warn { color: #9a5b00; }
 .bad { color: #b3261e; }
@@ -77,7 +78,8 @@ void EmitTable(const report::Table& table, std::string& out) {
     for (size_t i = 0; i < row.size(); ++i) {
       const Cell& c = row[i];
       const char* tag = kv && i == 0 ? "th" : "td";
-      out += std::string("<") + tag + ClassAttr({c.numeric ? "num" : "", c.mono ? "mono" : "", ToneClass(c.tone)}) +
+      out += std::string("<") + tag +
+             ClassAttr({c.numeric ? "num" : "", c.mono ? "mono" : "", c.nowrap ? "nowrap" : "", ToneClass(c.tone)}) +
              (c.colspan > 1 ? " colspan=\"" + std::to_string(c.colspan) + "\"" : "") + ">" + EscapeXml(c.text) + "</" +
              tag + ">";
     }
@@ -119,11 +121,15 @@ void Charts(const RunResult& run, std::string& out) {
   std::vector<charts::RunChart> all = charts::BuildRunCharts(run);
   out += "<div class=\"charts\">\n";
   for (charts::RunChart& c : all) {
-    const QByteArray svg = charts::RenderSvg(*c.chart, c.size, c.chart->title());
+    // A chart title may be rich text (a line break as <br>); QSvgGenerator writes the title it is given
+    // into <title> as it is, so it gets plain text, escaped.
+    static const QRegularExpression kTags(QStringLiteral("<[^>]*>"));
+    const QString title = c.chart->title().replace(kTags, QStringLiteral(" ")).simplified();
+    const QByteArray svg = charts::RenderSvg(*c.chart, c.size, QString::fromStdString(EscapeXml(title.toStdString())));
     // As wide as the chart, so a long caption does not widen it and two charts share a row.
     out += "<figure class=\"chart\" id=\"chart-" + EscapeXml(c.id) +
            "\" style=\"width: " + std::to_string(c.size.width()) + "px\">\n";
-    out += InlineSvg(svg, c.size, "c-" + c.id, c.chart->title().toStdString());
+    out += InlineSvg(svg, c.size, "c-" + c.id, title.toStdString());
     out += "<figcaption>" + EscapeXml(c.caption) + "</figcaption>\n</figure>\n";
   }
   out += "</div>\n";

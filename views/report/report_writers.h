@@ -25,8 +25,9 @@ std::string JoinClasses(const std::vector<std::string>& classes);
 std::string WriteHtml(const RunResult& run, const Document& doc);
 // A4 PDF through QTextDocument and QPdfWriter, the charts as images.
 std::string WritePdf(const RunResult& run, const Document& doc);
-// RFC 4180 CSV: header, then one row per target × layer; in throughput mode, an empty line and the
-// throughput table (its header, then one row per target × point).
+// RFC 4180 CSV: the targets table (one row per target), an empty line, the layer table (one row per
+// target × layer); in throughput mode, an empty line and the throughput table (one row per target × point).
+// Each table has its own header row.
 std::string WriteCsv(const RunResult& run);
 
 }  // namespace chipfit::report
