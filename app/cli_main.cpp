@@ -1178,7 +1178,9 @@ void PrintThroughput(const RunResult& run) {
   bool any = false;
   for (const auto& t : run.targets) any = any || !t->throughput.empty();
   if (!any) return;
-  fmt::print("\nthroughput (latency per request of one batch; inferences/s = batch x requests / wall time):\n");
+  fmt::print(
+      "\nthroughput (latency per request of one batch; inferences/s = batch x requests / wall time; ms per "
+      "inference = 1000 / inferences/s):\n");
   fmt::print("  {:<16} {:>6} {:>8} {:>8} {:>11} {:>11} {:>14} {:>13}\n", "target", "batch", "streams", "threads",
              "p50 ms", "p90 ms", "inferences/s", "ms/inference");
   for (const auto& t : run.targets) {
