@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QRegularExpression>
 #include <cmath>
 
 #include "tests/views/synthetic_run.h"
@@ -62,7 +63,7 @@ TEST(LayerTableModel, NodeRowsShowAFusedKernelsWholeTimeSharedByItsNodes) {
   }
   EXPECT_TRUE(std::isnan(SumP50(model.table(), 1, {})));
   EXPECT_EQ(model.headerData(LayerTableModel::column(2, LayerTableModel::kP50), Qt::Horizontal).toString(),
-            QStringLiteral("cpu:int8\np50 ms"));
+            QStringLiteral("cpu:int8\np50"));
   EXPECT_FALSE(model.headerData(LayerTableModel::column(2, LayerTableModel::kP50), Qt::Horizontal, Qt::ToolTipRole)
                    .toString()
                    .isEmpty());
@@ -127,6 +128,90 @@ TEST(LayerTableModel, KernelRowsAndFallbacks) {
   ASSERT_GE(opencl, 0);
   EXPECT_TRUE(model.table().rows[static_cast<size_t>(resize)].cells[static_cast<size_t>(opencl)].fallback);
   EXPECT_TRUE(model.text(resize, LayerTableModel::column(opencl, LayerTableModel::kPrecision)).contains("fallback"));
+}
+
+// Times read like the charts beside the table ("17.4 µs", "3.20 ms"), never "0.0174"; the sort still
+// reads the raw milliseconds.
+TEST(LayerTableModel, TimesShowScaledUnits) {
+  LayerTableModel model;
+  model.setRun(SyntheticRun(40, 3));
+  static const QRegularExpression kTime(QString::fromUtf8("^(\\d+(?:\\.\\d+)?) (µs|ms)( \\(shared by \\d+\\))?$"));
+  int micro = 0, milli = 0;
+  for (int r = 0; r < model.rowCount(); ++r) {
+    for (int t = 0; t < model.targetCount(); ++t) {
+      for (const LayerTableModel::Metric metric : {LayerTableModel::kP50, LayerTableModel::kP90}) {
+        const QModelIndex cell = model.index(r, LayerTableModel::column(t, metric));
+        const double ms = cell.data(LayerTableModel::RawRole).toDouble();
+        const QString shown = cell.data().toString();
+        const QRegularExpressionMatch m = kTime.match(shown);
+        ASSERT_TRUE(m.hasMatch()) << shown.toStdString();
+        // Under a millisecond in µs (what rounds to 1000 µs may read 1.00 ms), three significant digits.
+        const bool in_micro = m.captured(2) == QString::fromUtf8("µs");
+        EXPECT_TRUE(in_micro ? ms < 1.0005 : ms >= 0.9995) << shown.toStdString();
+        EXPECT_NEAR(m.captured(1).toDouble() * (in_micro ? 1e-3 : 1), ms, ms * 0.006) << shown.toStdString();
+        (in_micro ? micro : milli) += 1;
+      }
+    }
+  }
+  EXPECT_GT(micro, 0);
+  EXPECT_GT(milli, 0);
+  // A fused kernel's node keeps its mark after the unit.
+  EXPECT_TRUE(model.index(model.rowOfNode(QStringLiteral("n1")), LayerTableModel::column(1, LayerTableModel::kP50))
+                  .data()
+                  .toString()
+                  .contains(QString::fromUtf8("s (shared by 2)")));
+  EXPECT_EQ(model.headerData(LayerTableModel::column(0, LayerTableModel::kP90), Qt::Horizontal).toString(),
+            QStringLiteral("cpu:fp32\np90"));
+}
+
+// A first click on a cost column's header shows the largest first; on a name, A to Z; on drift, the
+// worst (lowest) first.
+TEST(LayerTableModel, CostColumnsSortLargestFirstOnTheFirstClick) {
+  LayerTableModel model;
+  model.setRun(SyntheticRun(8, 2));
+  const auto initial = [&](int column) {
+    return model.headerData(column, Qt::Horizontal, Qt::InitialSortOrderRole).toInt();
+  };
+  for (const LayerTableModel::Metric metric :
+       {LayerTableModel::kP50, LayerTableModel::kP90, LayerTableModel::kShare, LayerTableModel::kFlops,
+        LayerTableModel::kBytes, LayerTableModel::kEnergy}) {
+    EXPECT_EQ(initial(LayerTableModel::column(1, metric)), Qt::DescendingOrder)
+        << LayerTableModel::metricName(metric).toStdString();
+  }
+  EXPECT_EQ(initial(LayerTableModel::kRatioColumn), Qt::DescendingOrder);
+  EXPECT_EQ(initial(LayerTableModel::kNameColumn), Qt::AscendingOrder);
+  EXPECT_EQ(initial(LayerTableModel::column(0, LayerTableModel::kKernel)), Qt::AscendingOrder);
+  EXPECT_EQ(initial(LayerTableModel::column(0, LayerTableModel::kSqnr)), Qt::AscendingOrder);
+}
+
+// "A vs B": the ratio column is B's p50 over A's, sorts by that number, names its pair, and keeps it
+// when the same run comes back grown by a target.
+TEST(LayerTableModel, RatioColumnComparesTwoTargets) {
+  LayerTableModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  auto run = SyntheticRun(16, 3);
+  model.setRun(run);
+  const int row = model.rowOfNode(QStringLiteral("n2"));
+  EXPECT_TRUE(std::isnan(model.number(row, LayerTableModel::kRatioColumn)));
+  model.setRatioTargets(QStringLiteral("cpu:fp32"), QStringLiteral("cpu:int8"));
+  const double expected = model.number(row, LayerTableModel::column(2, LayerTableModel::kP50)) /
+                          model.number(row, LayerTableModel::column(0, LayerTableModel::kP50));
+  EXPECT_DOUBLE_EQ(model.index(row, LayerTableModel::kRatioColumn).data(LayerTableModel::RawRole).toDouble(), expected);
+  EXPECT_TRUE(model.index(row, LayerTableModel::kRatioColumn).data().toString().endsWith(QChar(0xD7)));
+  EXPECT_EQ(model.headerData(LayerTableModel::kRatioColumn, Qt::Horizontal).toString(),
+            QString::fromUtf8("cpu:int8 ÷ cpu:fp32\np50"));
+  LayerFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  proxy.sort(LayerTableModel::kRatioColumn, Qt::DescendingOrder);
+  EXPECT_GE(proxy.index(0, LayerTableModel::kRatioColumn).data(LayerTableModel::RawRole).toDouble(),
+            proxy.index(1, LayerTableModel::kRatioColumn).data(LayerTableModel::RawRole).toDouble());
+  // Int8 first missing, then in: the pair holds by name.
+  auto partial = std::make_shared<RunResult>(*run);
+  partial->targets.pop_back();
+  model.setRun(partial);
+  EXPECT_TRUE(std::isnan(model.number(row, LayerTableModel::kRatioColumn)));
+  model.setRun(run);
+  EXPECT_DOUBLE_EQ(model.number(row, LayerTableModel::kRatioColumn), expected);
 }
 
 TEST(LayerFilterProxy, FiltersAUserCombines) {

@@ -3,19 +3,27 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractBarSeries>
+#include <QAbstractTextDocumentLayout>
 #include <QBarSet>
 #include <QChartView>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScatterSeries>
+#include <QScrollBar>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextLayout>
+#include <QTextTable>
 #include <set>
 
 #include "tests/views/synthetic_run.h"
@@ -35,6 +43,32 @@ int Colours(const QImage& image) {
     for (int x = 0; x < image.width(); x += 3) seen.insert(image.pixel(x, y));
   }
   return static_cast<int>(seen.size());
+}
+
+// The words of a rich-text pane that its layout broke across two lines ("targe|t", "cpu:fp|32").
+QStringList BrokenWords(QTextDocument& doc) {
+  (void)doc.documentLayout()->documentSize();  // lays the whole document out at its current width
+  // A break after a hyphen ("per-|layer") is a break between words.
+  static const QRegularExpression kWord(QStringLiteral("[^\\s-]+"));
+  QStringList broken;
+  for (QTextBlock block = doc.begin(); block.isValid(); block = block.next()) {
+    const QTextLayout* layout = block.layout();
+    if (layout == nullptr || layout->lineCount() < 2) continue;
+    for (auto it = kWord.globalMatch(block.text()); it.hasNext();) {
+      const QRegularExpressionMatch word = it.next();
+      if (layout->lineForTextPosition(word.capturedStart()).lineNumber() !=
+          layout->lineForTextPosition(word.capturedEnd() - 1).lineNumber())
+        broken << word.captured();
+    }
+  }
+  return broken;
+}
+
+// Columns a user sees (not hidden) in a table view.
+int ShownColumns(const QTableView& view) {
+  int shown = 0;
+  for (int c = 0; c < view.model()->columnCount(); ++c) shown += view.isColumnHidden(c) ? 0 : 1;
+  return shown;
 }
 
 class LayersPageTest : public ::testing::Test {
@@ -229,6 +263,235 @@ TEST(LayersPage, SaysWhereTheEndToEndTimeGoes) {
       << text.toStdString();
   // A target without an attribution (a run recorded before it) has no line.
   EXPECT_FALSE(text.contains(QStringLiteral("cpu:int8: Σ layers"))) << text.toStdString();
+}
+
+// Scrolled fully right, the node names stay where they were: the frozen column over the table's left edge.
+TEST_F(LayersPageTest, NameColumnStaysVisibleWhenScrolledFullyRight) {
+  QTableView* table = page.table();
+  auto* frozen = page.findChild<QTableView*>(QStringLiteral("frozenColumn"));
+  ASSERT_NE(frozen, nullptr) << "no frozen name column";
+  QApplication::processEvents();
+  const int x = frozen->mapTo(table, QPoint(0, 0)).x();
+  QScrollBar* across = table->horizontalScrollBar();
+  ASSERT_GT(across->maximum(), 0) << "the table fits: nothing to scroll";
+  across->setValue(across->maximum());
+  QApplication::processEvents();
+  EXPECT_EQ(across->value(), across->maximum());
+  EXPECT_TRUE(frozen->isVisible());
+  EXPECT_GT(frozen->columnWidth(LayerTableModel::kNameColumn), 0);
+  EXPECT_EQ(frozen->columnWidth(LayerTableModel::kNameColumn), table->columnWidth(LayerTableModel::kNameColumn));
+  EXPECT_EQ(frozen->mapTo(table, QPoint(0, 0)).x(), x);
+  EXPECT_EQ(ShownColumns(*frozen), 1);
+  EXPECT_EQ(frozen->model(), table->model());
+  EXPECT_EQ(frozen->selectionModel(), table->selectionModel());
+  // Its rows are the table's rows, on the same lines, also scrolled down.
+  QScrollBar* down = table->verticalScrollBar();
+  down->setValue(down->maximum() / 2);
+  QApplication::processEvents();
+  const QModelIndex top = table->indexAt(QPoint(5, 5));
+  ASSERT_TRUE(top.isValid());
+  const QModelIndex name = top.siblingAtColumn(LayerTableModel::kNameColumn);
+  EXPECT_EQ(frozen->visualRect(name).top() + frozen->viewport()->mapTo(table, QPoint(0, 0)).y(),
+            table->visualRect(top).top() + table->viewport()->mapTo(table, QPoint(0, 0)).y());
+  EXPECT_FALSE(frozen->visualRect(name).isEmpty());
+  // Clicking a name in the frozen column selects its row in the table.
+  QTest::mouseClick(frozen->viewport(), Qt::LeftButton, {}, frozen->visualRect(name).center());
+  EXPECT_EQ(selection.current(), name.data(LayerTableModel::KeyRole).toString());
+  // Its header sorts the table by name, A to Z first, as the table's own header would.
+  QHeaderView* names = frozen->horizontalHeader();
+  const QPoint middle(names->sectionSize(0) / 2, names->height() / 2);
+  QTest::mouseClick(names->viewport(), Qt::LeftButton, {}, middle);
+  EXPECT_EQ(table->horizontalHeader()->sortIndicatorSection(), int(LayerTableModel::kNameColumn));
+  EXPECT_EQ(table->horizontalHeader()->sortIndicatorOrder(), Qt::AscendingOrder);
+  EXPECT_LT(QString::localeAwareCompare(NodeAtRow(0), NodeAtRow(1)), 0);
+  QTest::mouseClick(names->viewport(), Qt::LeftButton, {}, middle);
+  EXPECT_EQ(table->horizontalHeader()->sortIndicatorOrder(), Qt::DescendingOrder);
+  EXPECT_EQ(names->sortIndicatorOrder(), Qt::DescendingOrder);
+  EXPECT_GT(QString::localeAwareCompare(NodeAtRow(0), NodeAtRow(1)), 0);
+  // The same run again (a profile streaming in) keeps the overlay to one column.
+  page.setRun(page.run());
+  EXPECT_EQ(ShownColumns(*frozen), 1);
+  page.grab().save(QStringLiteral("layers_page_scrolled_right.png"));
+}
+
+// A first click on a time column's header shows the slowest first.
+TEST_F(LayersPageTest, FirstClickOnATimeColumnSortsSlowestFirst) {
+  QTableView* table = page.table();
+  QHeaderView* header = table->horizontalHeader();
+  for (const LayerTableModel::Metric metric :
+       {LayerTableModel::kP90, LayerTableModel::kShare, LayerTableModel::kEnergy}) {
+    const int column = LayerTableModel::column(1, metric);
+    ASSERT_NE(header->sortIndicatorSection(), column);
+    table->scrollTo(page.proxy()->index(0, column));
+    QApplication::processEvents();
+    const int x = header->sectionViewportPosition(column) + header->sectionSize(column) / 2;
+    QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, QPoint(x, header->height() / 2));
+    EXPECT_EQ(header->sortIndicatorSection(), column);
+    EXPECT_EQ(header->sortIndicatorOrder(), Qt::DescendingOrder) << LayerTableModel::metricName(metric).toStdString();
+    EXPECT_GE(page.proxy()->index(0, column).data(LayerTableModel::RawRole).toDouble(),
+              page.proxy()->index(1, column).data(LayerTableModel::RawRole).toDouble());
+  }
+  // The time cells read in scaled units.
+  const QString shown = page.proxy()->index(0, LayerTableModel::column(0, LayerTableModel::kP50)).data().toString();
+  EXPECT_TRUE(shown.contains(QString::fromUtf8(" µs")) || shown.contains(QStringLiteral(" ms"))) << shown.toStdString();
+}
+
+// One target, A vs B (with their p50 ratio), or every target: the column-set switch.
+TEST_F(LayersPageTest, ColumnSetSwitchShowsOneTwoOrAllTargets) {
+  auto* set = page.findChild<QComboBox*>(QStringLiteral("columnSet"));
+  auto* a = page.findChild<QComboBox*>(QStringLiteral("columnTargetA"));
+  auto* b = page.findChild<QComboBox*>(QStringLiteral("columnTargetB"));
+  ASSERT_NE(set, nullptr);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  QTableView& table = *page.table();
+  const int fixed = 2;  // node and op
+  EXPECT_EQ(set->currentText(), QStringLiteral("All targets"));
+  EXPECT_EQ(ShownColumns(table), fixed + 3 * LayerTableModel::kMetricCount);
+  set->setCurrentText(QStringLiteral("One target"));
+  a->setCurrentText(QStringLiteral("cpu:bf16"));
+  EXPECT_EQ(ShownColumns(table), fixed + LayerTableModel::kMetricCount);
+  EXPECT_FALSE(table.isColumnHidden(LayerTableModel::column(1, LayerTableModel::kKernel)));
+  EXPECT_TRUE(table.isColumnHidden(LayerTableModel::column(0, LayerTableModel::kP50)));
+  // Sorted by what is shown: bf16's time.
+  EXPECT_EQ(table.horizontalHeader()->sortIndicatorSection(), LayerTableModel::column(1, LayerTableModel::kP50));
+  set->setCurrentText(QStringLiteral("A vs B"));
+  a->setCurrentText(QStringLiteral("cpu:fp32"));
+  b->setCurrentText(QStringLiteral("cpu:int8"));
+  // Kernel, p50, share, precision, drift and energy of each, and the ratio.
+  EXPECT_EQ(ShownColumns(table), fixed + 2 * 6 + 1);
+  EXPECT_FALSE(table.isColumnHidden(LayerTableModel::kRatioColumn));
+  EXPECT_FALSE(table.isColumnHidden(LayerTableModel::column(2, LayerTableModel::kP50)));
+  EXPECT_TRUE(table.isColumnHidden(LayerTableModel::column(1, LayerTableModel::kP50)));
+  EXPECT_EQ(page.model()->headerData(LayerTableModel::kRatioColumn, Qt::Horizontal).toString(),
+            QString::fromUtf8("cpu:int8 ÷ cpu:fp32\np50"));
+  EXPECT_EQ(table.horizontalHeader()->sortIndicatorSection(), int(LayerTableModel::kRatioColumn));
+  EXPECT_GE(page.proxy()->index(0, LayerTableModel::kRatioColumn).data(LayerTableModel::RawRole).toDouble(),
+            page.proxy()->index(1, LayerTableModel::kRatioColumn).data(LayerTableModel::RawRole).toDouble());
+  page.grab().save(QStringLiteral("layers_page_a_vs_b.png"));
+  set->setCurrentText(QStringLiteral("All targets"));
+  EXPECT_EQ(ShownColumns(table), fixed + 3 * LayerTableModel::kMetricCount);
+}
+
+// Kernel names are readable whole: their column fits them (up to a limit), elides in the middle beyond
+// it, and the tooltip names the whole kernel.
+TEST_F(LayersPageTest, KernelNamesAreReadable) {
+  QTableView& table = *page.table();
+  EXPECT_EQ(table.textElideMode(), Qt::ElideMiddle);
+  for (int t = 0; t < page.model()->targetCount(); ++t) {
+    const int column = LayerTableModel::column(t, LayerTableModel::kKernel);
+    for (int r = 0; r < page.proxy()->rowCount(); ++r) {
+      const QModelIndex cell = page.proxy()->index(r, column);
+      const QString kernel = cell.data().toString();
+      EXPECT_GE(table.columnWidth(column), table.fontMetrics().horizontalAdvance(kernel)) << kernel.toStdString();
+      EXPECT_TRUE(cell.data(Qt::ToolTipRole).toString().contains(kernel));
+    }
+  }
+}
+
+// The detail pane of a layer on four targets: one key/value row per figure under each target's name,
+// never a word broken across two lines, at the pane's default width or its narrowest.
+TEST(LayersPage, DetailPaneNeverBreaksAWordAcrossLines) {
+  LayerSelection selection;
+  LayersPage page(&selection);
+  page.resize(1280, 800);
+  page.setRun(SyntheticRun(40, 4));
+  page.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  selection.select({QStringLiteral("n12")});  // a Relu: in a fused kernel on three targets, its own on fp32
+  QApplication::processEvents();
+  QTextBrowser* details = page.details();
+  const QString text = details->toPlainText();
+  for (const char* target : {"cpu:fp32", "cpu:bf16", "cpu:int8", "opencl:0:fp32"})
+    EXPECT_TRUE(text.contains(QString::fromLatin1(target))) << target;
+  // Key/value rows: a two-column table.
+  QTextTable* rows = nullptr;
+  for (QTextBlock block = details->document()->begin(); block.isValid() && rows == nullptr; block = block.next())
+    rows = QTextCursor(block).currentTable();
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->columns(), 2);
+  EXPECT_GE(rows->rows(), 4 * 8);
+  EXPECT_GE(details->minimumWidth(),
+            details->fontMetrics().horizontalAdvance(QStringLiteral("precision  opencl:0:fp32")));
+  EXPECT_EQ(BrokenWords(*details->document()).join(QStringLiteral(", ")).toStdString(), "")
+      << "at " << details->width() << " px";
+  page.grab().save(QStringLiteral("layers_page_details_default.png"));
+  // The splitter pushed all the way: the pane at its minimum width.
+  auto* lower = page.findChild<QSplitter*>(QStringLiteral("layersLowerSplitter"));
+  ASSERT_NE(lower, nullptr);
+  lower->setCollapsible(1, false);  // dragged to its narrowest, not collapsed away
+  lower->setSizes({10000, 0});
+  QApplication::processEvents();
+  EXPECT_EQ(details->width(), details->minimumWidth());
+  EXPECT_EQ(BrokenWords(*details->document()).join(QStringLiteral(", ")).toStdString(), "")
+      << "at " << details->width() << " px";
+  page.grab().save(QStringLiteral("layers_page_details_narrow.png"));
+}
+
+// A profile in progress: the page shows the finished targets and names the one still running, then
+// keeps the user's sort, filter, selection and scroll position when the same run comes back grown.
+TEST(LayersPage, ARunInProgressGrowsWithoutLosingTheUsersView) {
+  LayerSelection selection;
+  LayersPage page(&selection);
+  page.resize(1400, 900);
+  page.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  const std::shared_ptr<const RunResult> full = SyntheticRun(200, 3);
+  // What the Run page hands over: the run as the store began it with the targets finished so far.
+  auto partial = std::make_shared<RunResult>(*full);
+  partial->status = "incomplete";
+  partial->settings.targets = "cpu:fp32,cpu:bf16,cpu:int8";
+  partial->targets.pop_back();
+  auto* summary = page.findChild<QLabel*>(QStringLiteral("layersSummary"));
+  ASSERT_NE(summary, nullptr);
+  // Nothing finished yet: still a run, not "No run."
+  auto none = std::make_shared<RunResult>(*partial);
+  none->targets.clear();
+  page.setRun(none);
+  EXPECT_FALSE(summary->text().contains(QStringLiteral("No run"))) << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("cpu:fp32, cpu:bf16, cpu:int8 still running")))
+      << summary->text().toStdString();
+  // A target handed over before its layers are in reads as running too.
+  auto empty = std::make_shared<RunResult>(*partial);
+  auto no_layers = std::make_shared<TargetResult>(*full->targets[1]);
+  no_layers->layers.clear();
+  empty->targets[1] = no_layers;
+  page.setRun(empty);
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("cpu:bf16, cpu:int8 still running")))
+      << summary->text().toStdString();
+  page.setRun(partial);
+  EXPECT_EQ(page.model()->targetCount(), 2);
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("cpu:int8 still running"))) << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("(in progress)"))) << summary->text().toStdString();
+
+  // The user filters, sorts by bf16's p90 ascending, widens the name, selects a layer and scrolls.
+  page.findChild<QLineEdit*>(QStringLiteral("layerSearch"))->setText(QStringLiteral("n1"));
+  const int filtered = page.proxy()->rowCount();
+  ASSERT_GT(filtered, 50);
+  QTableView* table = page.table();
+  table->sortByColumn(LayerTableModel::column(1, LayerTableModel::kP90), Qt::AscendingOrder);
+  table->setColumnWidth(LayerTableModel::kNameColumn, 260);
+  selection.select({QStringLiteral("n150")});
+  table->verticalScrollBar()->setValue(table->verticalScrollBar()->maximum() / 3);
+  table->horizontalScrollBar()->setValue(table->horizontalScrollBar()->maximum() / 2);
+  const int down = table->verticalScrollBar()->value(), across = table->horizontalScrollBar()->value();
+  ASSERT_GT(down, 0);
+  ASSERT_GT(across, 0);
+
+  // Int8 finishes: the same run id, a third target.
+  page.setRun(full);
+  QApplication::processEvents();
+  EXPECT_EQ(page.model()->targetCount(), 3);
+  EXPECT_FALSE(summary->text().contains(QStringLiteral("still running"))) << summary->text().toStdString();
+  EXPECT_EQ(page.proxy()->rowCount(), filtered);
+  EXPECT_EQ(table->horizontalHeader()->sortIndicatorSection(), LayerTableModel::column(1, LayerTableModel::kP90));
+  EXPECT_EQ(table->horizontalHeader()->sortIndicatorOrder(), Qt::AscendingOrder);
+  EXPECT_EQ(table->columnWidth(LayerTableModel::kNameColumn), 260);
+  ASSERT_EQ(table->selectionModel()->selectedRows().size(), 1);
+  EXPECT_EQ(table->selectionModel()->selectedRows().front().data(LayerTableModel::KeyRole).toString(),
+            QStringLiteral("n150"));
+  EXPECT_EQ(table->verticalScrollBar()->value(), down);
+  EXPECT_EQ(table->horizontalScrollBar()->value(), across);
 }
 
 TEST_F(LayersPageTest, ScreenshotOfEachTabIsNotBlank) {

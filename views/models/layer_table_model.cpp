@@ -191,7 +191,21 @@ void LayerTableModel::setRun(std::shared_ptr<const RunResult> run, LayerRowMode 
   run_ = std::move(run);
   mode_ = mode;
   table_ = run_ ? BuildLayerTable(*run_, mode_) : LayerTable{};
+  resolveRatioTargets();
   endResetModel();
+}
+
+void LayerTableModel::setRatioTargets(const QString& a, const QString& b) {
+  ratio_a_name_ = a;
+  ratio_b_name_ = b;
+  resolveRatioTargets();
+  if (rowCount() > 0) emit dataChanged(index(0, kRatioColumn), index(rowCount() - 1, kRatioColumn));
+  emit headerDataChanged(Qt::Horizontal, kRatioColumn, kRatioColumn);
+}
+
+void LayerTableModel::resolveRatioTargets() {
+  ratio_a_ = targetIndex(ratio_a_name_);
+  ratio_b_ = targetIndex(ratio_b_name_);
 }
 
 void LayerTableModel::setMode(LayerRowMode mode) {
@@ -216,6 +230,7 @@ int LayerTableModel::rowOfNode(const QString& node) const {
 }
 
 bool LayerTableModel::isNumeric(int column) {
+  if (column == kRatioColumn) return true;
   if (column < kFixedColumns) return false;
   switch (metricOfColumn(column)) {
     case kKernel:
@@ -225,7 +240,20 @@ bool LayerTableModel::isNumeric(int column) {
   }
 }
 
+Qt::SortOrder LayerTableModel::initialSortOrder(int column) {
+  if (!isNumeric(column)) return Qt::AscendingOrder;
+  if (column == kRatioColumn) return Qt::DescendingOrder;
+  const Metric metric = metricOfColumn(column);
+  return metric == kSqnr || metric == kCosine ? Qt::AscendingOrder : Qt::DescendingOrder;
+}
+
 double LayerTableModel::number(int row, int column) const {
+  if (column == kRatioColumn) {
+    if (row < 0 || row >= rowCount() || ratio_a_ < 0 || ratio_b_ < 0) return LayerCell::kNone;
+    const LayerRow& r = table_.rows[static_cast<size_t>(row)];
+    const double a = r.cells[static_cast<size_t>(ratio_a_)].p50_ms, b = r.cells[static_cast<size_t>(ratio_b_)].p50_ms;
+    return Has(a) && Has(b) && a > 0 ? b / a : LayerCell::kNone;
+  }
   const int t = targetOfColumn(column);
   if (row < 0 || row >= rowCount() || t < 0 || t >= targetCount()) return LayerCell::kNone;
   const LayerCell& c = table_.rows[static_cast<size_t>(row)].cells[static_cast<size_t>(t)];
@@ -265,8 +293,8 @@ QString LayerTableModel::text(int row, int column) const {
 QString LayerTableModel::metricName(Metric metric) {
   switch (metric) {
     case kKernel: return tr("kernel");
-    case kP50: return tr("p50 ms");
-    case kP90: return tr("p90 ms");
+    case kP50: return tr("p50");
+    case kP90: return tr("p90");
     case kShare: return tr("% of total");
     case kFlops: return tr("FLOPs");
     case kBytes: return tr("bytes");
@@ -309,7 +337,7 @@ QString LayerTableModel::metricToolTip(Metric metric) {
     case kGbs: return tr("Achieved GB/s: bytes over the p50 time.");
     case kBound:
       return tr(
-          "Roofline verdict from the device's measured ceilings (chipfit devices --measure): memory when "
+          "Roofline verdict from the device's measured ceilings (Devices page): memory when "
           "the intensity is left of the ridge point, else compute.");
     case kPrecision:
       return tr("The precision the kernel ran in; a fallback ran on another device or the reference kernels.");
@@ -339,15 +367,17 @@ QString LayerTableModel::display(int row, int column) const {
   if (!isNumeric(column)) return text(row, column);
   const double v = number(row, column);
   if (!Has(v)) return {};
+  if (column == kRatioColumn) return Q(formats::FormatSig(v)) + QStringLiteral("×");
   switch (metricOfColumn(column)) {
     case kP50: {
       // A fused kernel's whole time on each of its nodes, marked so no one adds the rows up.
       const LayerCell& c = table_.rows[static_cast<size_t>(row)].cells[static_cast<size_t>(targetOfColumn(column))];
-      const QString ms = QString::number(v, 'f', v < 0.1 ? 4 : 3);
-      return mode_ == LayerRowMode::kNodes && c.kernel_nodes > 1 ? tr("%1 (shared by %2)").arg(ms).arg(c.kernel_nodes)
-                                                                 : ms;
+      // Scaled like every chart and report ("17.4 µs", "3.20 ms"); sorting reads the raw number.
+      const QString time = Q(formats::FormatDuration(v));
+      return mode_ == LayerRowMode::kNodes && c.kernel_nodes > 1 ? tr("%1 (shared by %2)").arg(time).arg(c.kernel_nodes)
+                                                                 : time;
     }
-    case kP90: return QString::number(v, 'f', v < 0.1 ? 4 : 3);
+    case kP90: return Q(formats::FormatDuration(v));
     case kShare: return QString::number(v * 100, 'f', 1) + QStringLiteral(" %");
     case kFlops: return Q(formats::FormatSi(v));
     case kBytes: return Q(formats::FormatBytes(v));
@@ -390,6 +420,7 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       return {};
     }
     case Qt::ToolTipRole: {
+      if (column == kRatioColumn) return ratioToolTip();
       const int t = targetOfColumn(column);
       if (t < 0) return row.nodes.size() > 1 ? tr("ONNX nodes: %1").arg(row.nodes.join(QStringLiteral(", "))) : row.key;
       const LayerCell& c = row.cells[static_cast<size_t>(t)];
@@ -417,14 +448,30 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
   }
 }
 
+QString LayerTableModel::ratioToolTip() const {
+  if (ratio_a_ < 0 || ratio_b_ < 0) return tr("The p50 of one target over another's: pick \"A vs B\" above the table.");
+  return tr("%1's p50 over %2's: above 1× the layer is slower on %1. Each a whole kernel's time.")
+      .arg(targetName(ratio_b_), targetName(ratio_a_));
+}
+
 QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || section < 0 || section >= columnCount()) return {};
   if (role == Qt::DisplayRole) {
     if (section == kNameColumn) return mode_ == LayerRowMode::kNodes ? tr("ONNX node") : tr("kernel");
     if (section == kOpColumn) return tr("op");
+    if (section == kRatioColumn) {
+      return ratio_a_ < 0 || ratio_b_ < 0 ? tr("p50 ratio")
+                                          : tr("%1 ÷ %2\np50").arg(targetName(ratio_b_), targetName(ratio_a_));
+    }
     return targetName(targetOfColumn(section)) + QChar('\n') + metricName(metricOfColumn(section));
   }
+  if (role == Qt::InitialSortOrderRole) return static_cast<int>(initialSortOrder(section));
   if (role == Qt::ToolTipRole) {
+    if (section == kRatioColumn) return ratioToolTip();
+    if (section == kNameColumn) {
+      return mode_ == LayerRowMode::kNodes ? tr("The ONNX node; it stays in view when the table scrolls sideways.")
+                                           : tr("The kernel; it stays in view when the table scrolls sideways.");
+    }
     if (section < kFixedColumns) return {};
     return targetName(targetOfColumn(section)) + QStringLiteral(": ") + metricToolTip(metricOfColumn(section));
   }

@@ -88,7 +88,8 @@ class LayerTableModel : public QAbstractTableModel {
     kEnergy,
     kMetricCount
   };
-  enum FixedColumn { kNameColumn, kOpColumn, kFixedColumns };
+  // kRatioColumn: target B's p50 over target A's (setRatioTargets), for the "A vs B" column set.
+  enum FixedColumn { kNameColumn, kOpColumn, kRatioColumn, kFixedColumns };
   // RawRole: the number (double, NaN when absent) or text a column sorts by; KeyRole: the row's key;
   // NodesRole: its ONNX nodes (QStringList).
   enum Role { RawRole = Qt::UserRole + 1, KeyRole, NodesRole };
@@ -97,6 +98,11 @@ class LayerTableModel : public QAbstractTableModel {
 
   void setRun(std::shared_ptr<const RunResult> run, LayerRowMode mode = LayerRowMode::kNodes);
   void setMode(LayerRowMode mode);
+  // The pair kRatioColumn compares, by target name so it outlives a setRun of the same run grown by a
+  // target; empty or unknown names leave the column blank.
+  void setRatioTargets(const QString& a, const QString& b);
+  int ratioA() const { return ratio_a_; }
+  int ratioB() const { return ratio_b_; }
   LayerRowMode mode() const { return mode_; }
   const std::shared_ptr<const RunResult>& run() const { return run_; }
   const LayerTable& table() const { return table_; }
@@ -115,6 +121,9 @@ class LayerTableModel : public QAbstractTableModel {
   double number(int row, int column) const;
   QString text(int row, int column) const;
   static bool isNumeric(int column);
+  // The order a first click on the column's header sorts in: costs (time, share, FLOPs, bytes,
+  // energy, a ratio) largest first; names, and drift (lowest, the worst, first), ascending.
+  static Qt::SortOrder initialSortOrder(int column);
   static QString metricName(Metric metric);
   static QString metricToolTip(Metric metric);
 
@@ -125,10 +134,14 @@ class LayerTableModel : public QAbstractTableModel {
 
  private:
   QString display(int row, int column) const;
+  QString ratioToolTip() const;
+  void resolveRatioTargets();
 
   std::shared_ptr<const RunResult> run_;
   LayerRowMode mode_ = LayerRowMode::kNodes;
   LayerTable table_;
+  QString ratio_a_name_, ratio_b_name_;
+  int ratio_a_ = -1, ratio_b_ = -1;
 };
 
 // Sort by any column (numbers by value, absent values last) and filters a user combines: text (name,

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSet>
 #include <QSpinBox>
 #include <QSplitter>
@@ -26,9 +27,11 @@
 #include <cmath>
 #include <set>
 
+#include "core/runtime/target.h"
 #include "profilers/precision_mix.h"
 #include "views/charts/formats.h"
 #include "views/charts/run_charts.h"
+#include "views/pages/frozen_table_view.h"
 
 namespace chipfit {
 namespace {
@@ -48,7 +51,7 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
       model_(new LayerTableModel(this)),
       proxy_(new LayerFilterProxy(this)),
       heat_map_(new HeatMapModel(model_, this)),
-      table_(new QTableView(this)),
+      table_(new FrozenTableView(this)),
       heat_table_(new QTableView(this)),
       tabs_(new QTabWidget(this)),
       details_(new QTextBrowser(this)),
@@ -62,12 +65,16 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   table_->setAlternatingRowColors(true);
   table_->setWordWrap(false);
+  // Kernel and node names keep both ends ("FusedConv p2o…Conv.42"); the tooltip has the whole name.
+  table_->setTextElideMode(Qt::ElideMiddle);
   // Fixed row heights: the view never measures thousands of rows to lay them out.
   table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->verticalHeader()->hide();
+  table_->verticalHeader()->setResizeContentsPrecision(300);  // column widths from the first 300 rows
   table_->horizontalHeader()->setDefaultSectionSize(86);
   table_->horizontalHeader()->setHighlightSections(false);
+  table_->syncFrozenLook();
   summary_->setObjectName(QStringLiteral("layersSummary"));
   summary_->setTextFormat(Qt::RichText);
   summary_->setWordWrap(true);
@@ -81,7 +88,8 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   chart_target_->setToolTip(tr("The target the per-layer time chart shows"));
   chart_device_ = new QComboBox(this);
   chart_device_->setObjectName(QStringLiteral("chartDevice"));
-  chart_device_->setToolTip(tr("The device the rooflines show (its measured ceilings: chipfit devices --measure)"));
+  chart_device_->setToolTip(
+      tr("The device the rooflines show (its ceilings as measured on the Devices page, Measure again)"));
   const QStringList titles = {tr("Time"), tr("Roofline"), tr("Cross-target roofline"), tr("Drift"), tr("Energy")};
   for (const QString& title : titles) {
     auto* view = new QChartView(this);
@@ -141,6 +149,10 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   details_->setObjectName(QStringLiteral("layerDetails"));
   details_->setOpenLinks(false);
   details_->setPlaceholderText(tr("Select a layer to see its nodes, shapes, kernels and reasons on every target."));
+  // Break lines between words only, never inside a name ("cpu:fp 32"), and never narrower than a
+  // key, a target name and a kernel name side by side.
+  details_->setWordWrapMode(QTextOption::WordWrap);
+  details_->setMinimumWidth(details_->fontMetrics().averageCharWidth() * 42);
 
   auto* lower = new QSplitter(Qt::Horizontal, this);
   lower->setObjectName(QStringLiteral("layersLowerSplitter"));
@@ -148,7 +160,7 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   lower->addWidget(details_);
   lower->setStretchFactor(0, 2);
   lower->setStretchFactor(1, 1);
-  lower->setSizes({640, 320});
+  lower->setSizes({640, 360});
   auto* split = new QSplitter(Qt::Vertical, this);
   split->setObjectName(QStringLiteral("layersSplitter"));
   split->addWidget(table_);
@@ -217,9 +229,14 @@ void LayersPage::buildFilters(QWidget* bar) {
   what_if_->setObjectName(QStringLiteral("whatIfButton"));
   what_if_->setToolTip(
       tr("Re-run only the drift target with the selected layers (or, with none selected, the "
-         "layers that drift most) computed in fp32 (--keep-fp32); the result opens in Compare."));
+         "layers that drift most) computed in fp32; the result opens in Compare beside this one, with both drifts."));
+  buildColumnControls(bar);
+  auto* columns = new QHBoxLayout;
+  for (QWidget* w : std::initializer_list<QWidget*>{column_set_, column_a_, column_versus_, column_b_})
+    columns->addWidget(w);
   grid->addWidget(mode_, 0, 0);
-  grid->addWidget(search_, 0, 1, 1, 3);
+  grid->addLayout(columns, 0, 1);
+  grid->addWidget(search_, 0, 2, 1, 2);
   grid->addWidget(op_, 0, 4);
   grid->addWidget(device_, 0, 5);
   grid->addWidget(bound_, 0, 6);
@@ -252,6 +269,134 @@ void LayersPage::buildFilters(QWidget* bar) {
   });
 }
 
+void LayersPage::buildColumnControls(QWidget* bar) {
+  column_set_ = new QComboBox(bar);
+  column_set_->setObjectName(QStringLiteral("columnSet"));
+  column_set_->addItem(tr("One target"), static_cast<int>(ColumnSet::kOneTarget));
+  column_set_->addItem(tr("A vs B"), static_cast<int>(ColumnSet::kAVersusB));
+  column_set_->addItem(tr("All targets"), static_cast<int>(ColumnSet::kAllTargets));
+  column_set_->setCurrentIndex(2);
+  column_set_->setToolTip(
+      tr("Which targets' columns the table shows: one target's, two side by side (kernel, p50, share, "
+         "precision, drift, energy) with the ratio of their p50, or every target's."));
+  column_a_ = new QComboBox(bar);
+  column_a_->setObjectName(QStringLiteral("columnTargetA"));
+  column_a_->setToolTip(tr("The target whose columns are shown (A: the baseline of the ratio)"));
+  column_versus_ = new QLabel(tr("vs"), bar);
+  column_b_ = new QComboBox(bar);
+  column_b_->setObjectName(QStringLiteral("columnTargetB"));
+  column_b_->setToolTip(tr("The target compared with A: the ratio is B's p50 over A's"));
+  for (QComboBox* combo : {column_a_, column_b_}) combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  for (QComboBox* combo : {column_set_, column_a_, column_b_})
+    connect(combo, &QComboBox::currentIndexChanged, this, &LayersPage::onColumnSetChanged);
+}
+
+void LayersPage::onColumnSetChanged() {
+  applyColumnSet();
+  // A sort by a column the set just hid would leave the order unexplained: sort by what is shown.
+  const int sorted = table_->horizontalHeader()->sortIndicatorSection();
+  if (sorted < 0 || table_->isColumnHidden(sorted) || sorted == LayerTableModel::kRatioColumn ||
+      columnSet() == ColumnSet::kAVersusB)
+    table_->sortByColumn(defaultSortColumn(), Qt::DescendingOrder);
+  applyFilters();  // the Σ p50 line follows target A
+}
+
+QTableView* LayersPage::table() const { return table_; }
+
+QTableView* LayersPage::frozenColumn() const { return table_->frozenView(); }
+
+LayersPage::ColumnSet LayersPage::columnSet() const {
+  return static_cast<ColumnSet>(column_set_->currentData().toInt());
+}
+
+void LayersPage::setColumnSet(ColumnSet set, const QString& a, const QString& b) {
+  const QSignalBlocker block_a(column_a_), block_b(column_b_);
+  if (!a.isEmpty()) column_a_->setCurrentText(a);
+  if (!b.isEmpty()) column_b_->setCurrentText(b);
+  const int index = column_set_->findData(static_cast<int>(set));
+  if (index == column_set_->currentIndex()) {
+    onColumnSetChanged();  // new targets in the same set
+  } else {
+    column_set_->setCurrentIndex(index);
+  }
+}
+
+void LayersPage::applyColumnSet() {
+  const ColumnSet set = columnSet();
+  const int a = model_->targetIndex(column_a_->currentText());
+  const int b = model_->targetIndex(column_b_->currentText());
+  const bool versus = set == ColumnSet::kAVersusB && a >= 0 && b >= 0;
+  column_a_->setVisible(set != ColumnSet::kAllTargets);
+  column_versus_->setVisible(set == ColumnSet::kAVersusB);
+  column_b_->setVisible(set == ColumnSet::kAVersusB);
+  model_->setRatioTargets(versus ? column_a_->currentText() : QString(), versus ? column_b_->currentText() : QString());
+  // Side by side, the figures a comparison reads; one target alone or all: every metric.
+  static const std::set<LayerTableModel::Metric> kVersus = {LayerTableModel::kKernel, LayerTableModel::kP50,
+                                                            LayerTableModel::kShare,  LayerTableModel::kPrecision,
+                                                            LayerTableModel::kSqnr,   LayerTableModel::kEnergy};
+  table_->setColumnHidden(LayerTableModel::kRatioColumn, !versus);
+  if (versus) sizeColumn(LayerTableModel::kRatioColumn);  // its header names the pair
+  for (int c = LayerTableModel::kFixedColumns; c < model_->columnCount(); ++c) {
+    const int t = LayerTableModel::targetOfColumn(c);
+    bool shown = true;
+    if (set == ColumnSet::kOneTarget && a >= 0) shown = t == a;
+    if (versus) shown = (t == a || t == b) && kVersus.count(LayerTableModel::metricOfColumn(c)) > 0;
+    if (table_->isColumnHidden(c) == shown) table_->setColumnHidden(c, !shown);
+  }
+}
+
+int LayersPage::defaultSortColumn() const {
+  if (model_->targetCount() == 0) return LayerTableModel::kNameColumn;
+  const int a = model_->targetIndex(column_a_->currentText());
+  switch (columnSet()) {
+    case ColumnSet::kOneTarget: return LayerTableModel::column(std::max(a, 0), LayerTableModel::kP50);
+    case ColumnSet::kAVersusB:
+      if (model_->ratioA() >= 0 && model_->ratioB() >= 0) return LayerTableModel::kRatioColumn;
+      return LayerTableModel::column(std::max(a, 0), LayerTableModel::kP50);
+    case ColumnSet::kAllTargets: break;
+  }
+  return LayerTableModel::column(0, LayerTableModel::kP50);
+}
+
+QString LayersPage::columnKey(int column) const {
+  if (column < LayerTableModel::kFixedColumns) return QStringLiteral("#%1").arg(column);
+  return model_->targetName(LayerTableModel::targetOfColumn(column)) + QChar('/') +
+         QString::number(LayerTableModel::metricOfColumn(column));
+}
+
+int LayersPage::columnOfKey(const QString& key) const {
+  for (int c = 0; c < model_->columnCount(); ++c) {
+    if (columnKey(c) == key) return c;
+  }
+  return -1;
+}
+
+void LayersPage::sizeColumn(int column) {
+  // As wide as the column's header and cells ("17.4 µs (shared by 3)", "26.7 mJ (est.)"); a name wider
+  // than the limit is elided in the middle, whole in its tooltip. QTableView hides sizeHintForColumn
+  // (its base class makes it public); it measures a few hundred rows, not every row.
+  const bool name =
+      column == LayerTableModel::kNameColumn ||
+      (column >= LayerTableModel::kFixedColumns && LayerTableModel::metricOfColumn(column) == LayerTableModel::kKernel);
+  const int chars = table_->fontMetrics().averageCharWidth();
+  const int content = std::max(static_cast<const QAbstractItemView*>(table_)->sizeHintForColumn(column),
+                               table_->horizontalHeader()->sectionSizeHint(column));
+  table_->setColumnWidth(column, std::clamp(content, name ? chars * 16 : chars * 6, name ? chars * 40 : chars * 60));
+}
+
+LayersPage::TableState LayersPage::saveTableState() const {
+  TableState state;
+  const QHeaderView* header = table_->horizontalHeader();
+  if (header->sortIndicatorSection() >= 0) state.sort_key = columnKey(header->sortIndicatorSection());
+  state.sort_order = header->sortIndicatorOrder();
+  for (int c = 0; c < model_->columnCount(); ++c) {
+    if (!table_->isColumnHidden(c)) state.widths.insert(columnKey(c), table_->columnWidth(c));
+  }
+  state.across = table_->horizontalScrollBar()->value();
+  state.down = table_->verticalScrollBar()->value();
+  return state;
+}
+
 void LayersPage::applyFilters() {
   proxy_->setTextFilter(search_->text());
   proxy_->setOpFilter(op_->currentIndex() > 0 ? op_->currentText() : QString());
@@ -260,24 +405,31 @@ void LayersPage::applyFilters() {
   proxy_->setDriftBelow(drift_on_->isChecked() ? drift_target_->currentIndex() : -1, drift_db_->value());
   proxy_->setSlowerThan(slower_on_->isChecked() ? slower_a_->currentIndex() : -1,
                         slower_on_->isChecked() ? slower_b_->currentIndex() : -1, slower_factor_->value());
+  if (!run()) {
+    summary_->setText(tr("No run. Profile a model (Run page) or open a stored run (History)."));
+    return;
+  }
   QString shown = tr("%1 of %2 rows shown").arg(proxy_->rowCount()).arg(model_->rowCount());
+  // The target the columns show (A), else the first.
+  const int target =
+      columnSet() == ColumnSet::kAllTargets ? 0 : std::max(0, model_->targetIndex(column_a_->currentText()));
   if (model_->targetCount() > 0 && proxy_->rowCount() > 0) {
-    // What the shown rows cost on the first target: each kernel once, however many node rows it covers.
+    // What the shown rows cost on that target: each kernel once, however many node rows it covers.
     std::vector<int> rows;
     rows.reserve(static_cast<size_t>(proxy_->rowCount()));
     for (int r = 0; r < proxy_->rowCount(); ++r) rows.push_back(proxy_->mapToSource(proxy_->index(r, 0)).row());
-    const double sum = SumP50(model_->table(), 0, rows);
+    const double sum = SumP50(model_->table(), target, rows);
     if (std::isfinite(sum)) {
       shown += tr(", Σ p50 on %1 %2 (each kernel once)")
-                   .arg(model_->targetName(0).toHtmlEscaped(), Q(formats::FormatDuration(sum)));
+                   .arg(model_->targetName(target).toHtmlEscaped(), Q(formats::FormatDuration(sum)));
     }
   }
   summary_->setText(run_text_ + shown + run_notes_);
 }
 
-void LayersPage::fillTargetCombos() {
+void LayersPage::fillTargetCombos(bool keep_choices) {
   const QSignalBlocker b1(op_), b2(device_), b3(drift_target_), b4(slower_a_), b5(slower_b_), b6(chart_target_),
-      b7(chart_device_);
+      b7(chart_device_), b8(column_a_), b9(column_b_);
   std::set<QString> ops, devices;
   for (const LayerRow& row : model_->table().rows) {
     if (!row.op.isEmpty()) ops.insert(row.op);
@@ -285,50 +437,82 @@ void LayersPage::fillTargetCombos() {
       if (c.present && !c.device.isEmpty()) devices.insert(c.device);
     }
   }
-  op_->clear();
-  op_->addItem(tr("any op"));
-  for (const QString& op : ops) op_->addItem(op);
-  device_->clear();
-  device_->addItem(tr("any device"));
-  for (const QString& d : devices) device_->addItem(d);
+  // A filter the user chose stays while the run grows (its op or device may be new, or not yet in).
+  const auto refill = [](QComboBox* combo, const QString& any, const std::set<QString>& items) {
+    const QString keep = combo->currentIndex() > 0 ? combo->currentText() : QString();
+    combo->clear();
+    combo->addItem(any);
+    for (const QString& item : items) combo->addItem(item);
+    if (!keep.isEmpty() && combo->findText(keep) < 0) combo->addItem(keep);
+    if (!keep.isEmpty()) combo->setCurrentText(keep);
+  };
+  refill(op_, tr("any op"), ops);
+  refill(device_, tr("any device"), devices);
   QStringList targets;
   for (int i = 0; i < model_->targetCount(); ++i) targets << model_->targetName(i);
-  for (QComboBox* combo : {drift_target_, slower_a_, slower_b_, chart_target_}) {
+  for (QComboBox* combo : {drift_target_, slower_a_, slower_b_, chart_target_, column_a_, column_b_}) {
     combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "opencl:0:fp32" whole, not "opencl:0"
     const QString keep = combo->currentText();
     combo->clear();
     combo->addItems(targets);
     if (targets.contains(keep)) combo->setCurrentText(keep);
   }
-  // Sensible starting points: drift on the lowest precision, "int8 slower than fp32".
-  if (!targets.isEmpty()) {
-    drift_target_->setCurrentIndex(static_cast<int>(targets.size()) - 1);
-    slower_a_->setCurrentIndex(static_cast<int>(targets.size()) - 1);
-    slower_b_->setCurrentIndex(std::max(0, model_->targetIndex(QStringLiteral("cpu:fp32"))));
+  // Sensible starting points on a new run: drift on the lowest precision, "int8 slower than fp32",
+  // "fp32 vs int8"; a run that grows keeps what the user chose.
+  if (!targets.isEmpty() && !keep_choices) {
+    const int last = static_cast<int>(targets.size()) - 1;
+    const int fp32 = std::max(0, model_->targetIndex(QStringLiteral("cpu:fp32")));
+    drift_target_->setCurrentIndex(last);
+    slower_a_->setCurrentIndex(last);
+    slower_b_->setCurrentIndex(fp32);
+    column_a_->setCurrentIndex(fp32);
+    column_b_->setCurrentIndex(last == fp32 ? 0 : last);
   }
+  // A against itself compares nothing: B is another target once there is one.
+  if (targets.size() > 1 && column_b_->currentIndex() == column_a_->currentIndex())
+    column_b_->setCurrentIndex(column_a_->currentIndex() == targets.size() - 1 ? 0
+                                                                               : static_cast<int>(targets.size()) - 1);
+  const QString device = chart_device_->currentText();
   chart_device_->clear();
   if (run()) {
     for (const std::string& d : charts::RooflineDevices(*run())) chart_device_->addItem(Q(d));
   }
+  if (chart_device_->findText(device) >= 0) chart_device_->setCurrentText(device);
 }
 
 void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
+  // The same run again, grown by a target (a profile in progress streams its results), keeps what
+  // the user made of the table: sort, column widths, filters, selection and scroll position.
+  // A table without targets yet has nothing of the user's to keep, and no sort worth keeping.
+  const auto& previous = this->run();
+  const bool same_run = previous && run && model_->targetCount() > 0 &&
+                        (previous == run || (previous->run_id && previous->run_id == run->run_id) ||
+                         (!previous->run_uid.empty() && previous->run_uid == run->run_uid));
+  const TableState state = same_run ? saveTableState() : TableState{};
+  // With one target there was nothing to choose between: the grown run gets the starting choices.
+  const bool keep_choices = same_run && model_->targetCount() > 1;
   model_->setRun(std::move(run), mode_->currentIndex() == 0 ? LayerRowMode::kNodes : LayerRowMode::kKernels);
-  fillTargetCombos();
-  applyFilters();
+  fillTargetCombos(keep_choices);
+  applyColumnSet();
+  for (int c = 0; c < model_->columnCount(); ++c) {
+    const auto width = state.widths.find(columnKey(c));
+    if (width != state.widths.end()) {
+      table_->setColumnWidth(c, *width);
+    } else {
+      sizeColumn(c);
+    }
+  }
   // The slowest rows first: what a user opens this page for.
-  const int p50 = model_->targetCount() > 0 ? LayerTableModel::column(0, LayerTableModel::kP50) : 0;
-  table_->sortByColumn(p50, Qt::DescendingOrder);
-  table_->setColumnWidth(LayerTableModel::kNameColumn, 200);
-  // Wide enough for "0.0080 (shared by 3)" on the nodes of a fused kernel.
-  for (int t = 0; t < model_->targetCount(); ++t)
-    table_->resizeColumnToContents(LayerTableModel::column(t, LayerTableModel::kP50));
+  const int sorted = same_run ? columnOfKey(state.sort_key) : -1;
+  if (sorted >= 0) {
+    table_->sortByColumn(sorted, state.sort_order);
+  } else {
+    table_->sortByColumn(defaultSortColumn(), Qt::DescendingOrder);
+  }
   run_text_.clear();
   run_notes_.clear();
-  if (const auto& r = this->run()) {
-    run_text_ = tr("Run %1 of %2: %3 rows on %4 targets; ")
-                    .arg(r->run_id ? QString::number(*r->run_id) : tr("(not stored)"), Q(r->model.path).toHtmlEscaped(),
-                         QString::number(model_->rowCount()), QString::number(model_->targetCount()));
+  if (const auto& r = this->run()) run_text_ = runText(*r);
+  if (this->run()) {
     // Per-layer times a user should not take as they are: said where they are shown.
     for (const auto& t : model_->table().targets) {
       const QString name = Q(t->target.ToString()).toHtmlEscaped();
@@ -373,6 +557,46 @@ void LayersPage::setRun(std::shared_ptr<const RunResult> run) {
   applyFilters();
   rebuildCharts();
   onSelectionChanged(selection_->nodes(), nullptr);
+  if (same_run) {
+    table_->horizontalScrollBar()->setValue(state.across);
+    table_->verticalScrollBar()->setValue(state.down);
+  }
+}
+
+QString LayersPage::runText(const RunResult& r) const {
+  const bool running = r.status == "incomplete";
+  QString text = tr("Run %1 of %2%3: %4 rows on %5 targets; ")
+                     .arg(r.run_id ? QString::number(*r.run_id) : tr("(not stored)"), Q(r.model.path).toHtmlEscaped(),
+                          running ? tr(" (in progress)") : QString(), QString::number(model_->rowCount()),
+                          QString::number(model_->targetCount()));
+  // Targets not in the table, or in it without layers yet: what a profile in progress has not done.
+  QStringList waiting, other;
+  for (const auto& t : r.targets) {
+    if (!t) continue;
+    const QString name = Q(t->target.ToString()).toHtmlEscaped();
+    const bool finished =
+        t->status == "ok" || t->status == "failed" || t->status == "unsupported" || t->status == "cancelled";
+    if (!finished || (running && t->status == "ok" && t->layers.empty())) {
+      waiting << name;
+    } else if (t->status != "ok") {
+      other << (t->error.empty() ? tr("%1 %2").arg(name, Q(t->status))
+                                 : tr("%1 %2: %3").arg(name, Q(t->status), Q(t->error).toHtmlEscaped()));
+    }
+  }
+  // A profile in progress hands over the targets finished so far; the rest are those it was asked for.
+  if (running && r.settings.targets != "all") {
+    for (const QString& item : Q(r.settings.targets).split(QChar(','), Qt::SkipEmptyParts)) {
+      const Result<Target> target = ParseTarget(item.trimmed().toStdString());
+      if (!target.ok()) continue;
+      const QString name = Q(target->ToString()).toHtmlEscaped();
+      const bool in_run = std::any_of(r.targets.begin(), r.targets.end(),
+                                      [&](const auto& t) { return t && t->target.ToString() == target->ToString(); });
+      if (!in_run && !waiting.contains(name)) waiting << name;
+    }
+  }
+  if (!waiting.isEmpty()) text += tr("%1 still running; ").arg(waiting.join(QStringLiteral(", ")));
+  if (!other.isEmpty()) text += tr("not in the table: %1; ").arg(other.join(QStringLiteral("; ")));
+  return text;
 }
 
 void LayersPage::setAnalysis(std::shared_ptr<const ModelAnalysis> analysis) {
@@ -515,6 +739,46 @@ void LayersPage::onSelectionChanged(const QStringList& nodes, QObject* origin) {
   updateDetails();
 }
 
+QString LayersPage::targetDetailRows(const LayerRow& r, int t) const {
+  const auto row = [](const QString& key, const QString& value) {
+    return QStringLiteral("<tr><td nowrap valign=top style=\"color:gray\">%1</td><td width=\"100%\">%2</td></tr>")
+        .arg(key, value);
+  };
+  const LayerCell& c = r.cells[static_cast<size_t>(t)];
+  const TargetResult& target = *model_->table().targets[static_cast<size_t>(t)];
+  if (target.layers.empty()) {
+    return row(QString(), run() && run()->status == "incomplete" ? tr("no per-layer times yet: still running")
+                                                                 : tr("no per-layer times"));
+  }
+  if (!c.present) return row(QString(), tr("no kernel for this layer (fused into another, or not run)"));
+  const LayerResult& l = target.layers[static_cast<size_t>(c.layer)];
+  QString reason;
+  for (const Fallback& f : target.fallbacks) {
+    if (r.nodes.contains(Q(f.node))) reason += tr("<br><i>fallback: %1</i>").arg(Q(f.reason).toHtmlEscaped());
+  }
+  const QString observed = l.observed_ms ? Q(formats::FormatDuration(*l.observed_ms)) : QStringLiteral("—");
+  QString html =
+      row(tr("kernel"), c.kernel.toHtmlEscaped() +
+                            (c.kernel_nodes > 1 ? tr(" (fused: shared by %1 nodes)").arg(c.kernel_nodes) : QString()));
+  html +=
+      row(tr("device"), c.device.toHtmlEscaped() + QStringLiteral(" / ") + c.implementation.toHtmlEscaped() + reason);
+  html += row(tr("precision"), c.precision.toHtmlEscaped());
+  html += row(tr("time"),
+              tr("p50 %1 · p90 %2 · one run %3")
+                  .arg(Q(formats::FormatDuration(l.time_p50_ms)), Q(formats::FormatDuration(l.time_p90_ms)), observed));
+  html += row(tr("work"), tr("%1 FLOPs · %2")
+                              .arg(Q(formats::FormatSi(static_cast<double>(l.flops))),
+                                   Q(formats::FormatBytes(static_cast<double>(l.bytes_read + l.bytes_written)))));
+  html += row(tr("bound"), c.bound.isEmpty() ? QStringLiteral("—") : c.bound.toHtmlEscaped());
+  html += row(tr("drift"),
+              l.drift ? Q(formats::FormatSqnr(l.drift->sqnr_db)) + tr(", cos %1").arg(l.drift->cosine, 0, 'f', 5)
+                      : QStringLiteral("—"));
+  html += row(tr("energy"), l.energy ? Q(formats::FormatEnergy(l.energy->joules)) + QStringLiteral(" (") +
+                                           Q(l.energy->source).toHtmlEscaped() + QStringLiteral(")")
+                                     : QStringLiteral("—"));
+  return html;
+}
+
 void LayersPage::updateDetails() {
   const QString node = selection_->current();
   const int row = node.isEmpty() ? -1 : model_->rowOfNode(node);
@@ -538,39 +802,13 @@ void LayersPage::updateDetails() {
   } else {
     html += tr("<p><i>Shapes: open the model (Model page) to see each node's inputs and outputs.</i></p>");
   }
-  html += QStringLiteral(
-      "<table border=1 cellspacing=0 cellpadding=3><tr><th>target</th><th>kernel</th><th>device / "
-      "implementation</th><th>precision</th><th>p50 / p90 / one run</th><th>FLOPs · bytes</th>"
-      "<th>bound</th><th>drift</th><th>energy</th></tr>");
+  // One block of key/value rows per target: a narrow pane wraps a value between words, never a key
+  // or a target's name inside it (a target per column broke "cpu:fp 32" at the pane's default width).
+  html += QStringLiteral("<table width=\"100%\" cellspacing=0 cellpadding=2>");
   for (int t = 0; t < model_->targetCount(); ++t) {
-    const LayerCell& c = r.cells[static_cast<size_t>(t)];
-    const TargetResult& target = *model_->table().targets[static_cast<size_t>(t)];
-    html += QStringLiteral("<tr><td>%1</td>").arg(model_->targetName(t));
-    if (!c.present) {
-      html += tr("<td colspan=8>no kernel for this layer (fused into another, or not run)</td></tr>");
-      continue;
-    }
-    const LayerResult& l = target.layers[static_cast<size_t>(c.layer)];
-    QString reason;
-    for (const Fallback& f : target.fallbacks) {
-      if (r.nodes.contains(Q(f.node))) reason += tr("<br><i>fallback: %1</i>").arg(Q(f.reason).toHtmlEscaped());
-    }
-    const QString observed = l.observed_ms ? Q(formats::FormatDuration(*l.observed_ms)) : QStringLiteral("—");
-    html += QStringLiteral(
-                "<td>%1%2</td><td>%3 / %4%5</td><td>%6</td><td>%7 / %8 / %9</td><td>%10 · %11</td>"
-                "<td>%12</td><td>%13</td><td>%14</td></tr>")
-                .arg(c.kernel.toHtmlEscaped(),
-                     c.kernel_nodes > 1 ? tr(" (fused: shared by %1 nodes)").arg(c.kernel_nodes) : QString(),
-                     c.device.toHtmlEscaped(), c.implementation.toHtmlEscaped(), reason, c.precision,
-                     Q(formats::FormatDuration(l.time_p50_ms)), Q(formats::FormatDuration(l.time_p90_ms)), observed)
-                .arg(Q(formats::FormatSi(static_cast<double>(l.flops))),
-                     Q(formats::FormatBytes(static_cast<double>(l.bytes_read + l.bytes_written))),
-                     c.bound.isEmpty() ? QStringLiteral("—") : c.bound,
-                     l.drift ? Q(formats::FormatSqnr(l.drift->sqnr_db)) + tr(", cos %1").arg(l.drift->cosine, 0, 'f', 5)
-                             : QStringLiteral("—"),
-                     l.energy ? Q(formats::FormatEnergy(l.energy->joules)) + QStringLiteral(" (") +
-                                    Q(l.energy->source) + QStringLiteral(")")
-                              : QStringLiteral("—"));
+    html += QStringLiteral("<tr><td colspan=2 nowrap style=\"padding-top:6px\"><b>%1</b></td></tr>")
+                .arg(model_->targetName(t).toHtmlEscaped());
+    html += targetDetailRows(r, t);
   }
   html += QStringLiteral("</table><p><small>") +
           tr("Times are the kernel's over the observed per-layer runs (p50, p90) and one observed run: the whole "

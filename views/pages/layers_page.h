@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QChartView>
+#include <QHash>
 #include <QStringList>
 #include <QWidget>
 #include <memory>
@@ -28,6 +29,8 @@ class QTextBrowser;
 
 namespace chipfit {
 
+class FrozenTableView;
+
 class LayersPage : public QWidget {
   Q_OBJECT
 
@@ -42,7 +45,14 @@ class LayersPage : public QWidget {
   LayerTableModel* model() const { return model_; }
   LayerFilterProxy* proxy() const { return proxy_; }
   HeatMapModel* heatMap() const { return heat_map_; }
-  QTableView* table() const { return table_; }
+  QTableView* table() const;
+  // The name column laid over the table's left edge: it stays in view however far right it scrolls.
+  QTableView* frozenColumn() const;
+  // Which target columns the table shows: one target's, two targets' side by side with their p50
+  // ratio, or every target's.
+  enum class ColumnSet { kOneTarget, kAVersusB, kAllTargets };
+  void setColumnSet(ColumnSet set, const QString& a = {}, const QString& b = {});
+  ColumnSet columnSet() const;
   QTabWidget* charts() const { return tabs_; }
   QTextBrowser* details() const { return details_; }
   // The chart views, by tab: time, roofline, cross-target roofline, drift, energy.
@@ -64,21 +74,48 @@ class LayersPage : public QWidget {
   void onTableSelection();
   void onSelectionChanged(const QStringList& nodes, QObject* origin);
   void updateDetails();
+  // The detail pane's key/value rows for row `r` on table target `t`.
+  QString targetDetailRows(const LayerRow& r, int t) const;
   void applyFilters();
-  void fillTargetCombos();
+  // keep_choices: the same run grown, whose target choices (drift, slower, columns) the user may have made.
+  void fillTargetCombos(bool keep_choices);
+  void buildColumnControls(QWidget* bar);
+  // Hides the columns the column set leaves out and points the ratio column at its pair.
+  void applyColumnSet();
+  // The user picked another column set or target: apply it, and sort by a column it shows.
+  void onColumnSetChanged();
+  int defaultSortColumn() const;
+  // A column's identity across a model reset: "#<fixed column>" or "<target>/<metric>".
+  QString columnKey(int column) const;
+  int columnOfKey(const QString& key) const;
+  void sizeColumn(int column);
+  QString runText(const RunResult& r) const;
+
+  // What the user made of the table (sort, widths, scroll), kept while the same run grows.
+  struct TableState {
+    QString sort_key;
+    Qt::SortOrder sort_order = Qt::DescendingOrder;
+    QHash<QString, int> widths;
+    int across = 0, down = 0;
+  };
+  TableState saveTableState() const;
 
   LayerSelection* selection_;
   std::shared_ptr<const ModelAnalysis> analysis_;
   LayerTableModel* model_;
   LayerFilterProxy* proxy_;
   HeatMapModel* heat_map_;
-  QTableView* table_;
+  FrozenTableView* table_;
   QTableView* heat_table_;
   QTabWidget* tabs_;
   std::vector<QChartView*> chart_views_;
   QTextBrowser* details_;
   QLabel* summary_;
   QComboBox* mode_;
+  QComboBox* column_set_;
+  QComboBox* column_a_;
+  QLabel* column_versus_;
+  QComboBox* column_b_;
   QLineEdit* search_;
   QComboBox* op_;
   QComboBox* device_;
