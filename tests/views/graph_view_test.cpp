@@ -8,9 +8,12 @@
 #include <QGraphicsView>
 #include <QImage>
 #include <QLineEdit>
+#include <QMenu>
+#include <QScrollBar>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTest>
+#include <QToolTip>
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <utility>
 
 #include "views/models/graph_layout.h"
+#include "views/pages/graph_overview.h"
 #include "views/pages/graph_page.h"
 
 namespace chipfit {
@@ -40,7 +44,10 @@ NodeRow Row(std::string name, std::string op, std::vector<std::string> inputs, s
 }
 
 GraphNodeSpec Spec(const char* name, const char* op, QStringList inputs, QStringList outputs) {
-  return {.name = QString::fromLatin1(name), .op = QString::fromLatin1(op), .inputs = inputs, .outputs = outputs};
+  return {.name = QString::fromLatin1(name),
+          .op = QString::fromLatin1(op),
+          .inputs = std::move(inputs),
+          .outputs = std::move(outputs)};
 }
 
 // x and w are a graph input and an initializer: no node produces them, so they make no edge.
@@ -96,6 +103,29 @@ TEST(GraphLayoutTest, LaysOutEveryNodeWithEdgesGoingDown) {
   EXPECT_EQ(left.rank, right.rank);
   EXPECT_NEAR(left.centre.y(), right.centre.y(), 0.5);
   EXPECT_FALSE(left.rect().intersects(right.rect()));
+}
+
+TEST(GraphLayoutTest, LeftToRightPutsSuccessorsToTheRight) {
+  GraphLayoutOptions options;
+  options.direction = GraphDirection::kLeftToRight;
+  auto result = LayOutGraph(Diamond(), options);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const GraphLayout& layout = *result;
+  ASSERT_EQ(layout.edges.size(), 4);
+  for (const LaidOutEdge& edge : layout.edges) {
+    const LaidOutNode& from = layout.nodes[edge.from];
+    const LaidOutNode& to = layout.nodes[edge.to];
+    EXPECT_LT(from.rect().right(), to.rect().left()) << from.name.toStdString() << " → " << to.name.toStdString();
+    ASSERT_TRUE(edge.arrow_tip.has_value());
+    EXPECT_LT(std::abs(edge.arrow_tip->x() - to.rect().left()), 2.0) << "the arrow ends on the consumer's left side";
+  }
+  // The boxes keep their size (not turned on their side), and the two branches stand in one column.
+  EXPECT_NEAR(layout.nodes[0].width, options.node_width, 0.5);
+  EXPECT_NEAR(layout.nodes[0].height, options.node_height, 0.5);
+  const LaidOutNode& left = layout.nodes[IndexOf(layout, "left")];
+  const LaidOutNode& right = layout.nodes[IndexOf(layout, "right")];
+  EXPECT_NEAR(left.centre.x(), right.centre.x(), 0.5);
+  EXPECT_GT(layout.bounds.width(), layout.bounds.height());
 }
 
 TEST(GraphLayoutTest, ValuesBetweenTheSameTwoNodesShareOneEdge) {
@@ -385,9 +415,162 @@ TEST_F(GraphPageTest, ZoomButtonsAndFitChangeTheScale) {
                      Qt::NoScrollPhase, false);
   QCoreApplication::sendEvent(viewport, &scroll);
   EXPECT_NEAR(page_.view()->transform().m11(), before * 1.25 * 1.25, 1e-9);
+  // Fit on a graph too long to read whole: see FitOnALongGraphFitsItsWidthAndKeepsTheOpsReadable. A short one
+  // shows whole.
+  LayOutAndPaint(page_, SyntheticModel(8));
   page_.fitToView();
   const QRectF shown = page_.view()->mapToScene(page_.view()->viewport()->rect()).boundingRect();
   EXPECT_TRUE(shown.adjusted(-2, -2, 2, 2).contains(page_.view()->sceneRect())) << "Fit shows the whole graph";
+  EXPECT_LE(page_.view()->transform().m11(), 1.0) << "and does not blow a few nodes up";
+}
+
+// The visible part of the scene.
+QRectF Shown(const GraphPage& page) { return page.view()->mapToScene(page.view()->viewport()->rect()).boundingRect(); }
+
+// Whether the view draws text inside `item`'s box: pixels far darker than any fill or outline there.
+bool ShowsTextIn(const GraphPage& page, const QGraphicsItem* item) {
+  const QImage image = page.view()->viewport()->grab().toImage();
+  const double ratio = image.devicePixelRatio();
+  const QRect box = page.view()->mapFromScene(item->sceneBoundingRect()).boundingRect();
+  const QRect inner = box.adjusted(box.width() / 6, box.height() / 5, -box.width() / 6, -box.height() / 5);
+  for (int y = inner.top(); y <= inner.bottom(); ++y) {
+    for (int x = inner.left(); x <= inner.right(); ++x) {
+      const QPoint pixel(static_cast<int>(x * ratio), static_cast<int>(y * ratio));
+      if (image.rect().contains(pixel) && image.pixelColor(pixel).lightness() < 110) return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(GraphPageTest, FitOnALongGraphFitsItsWidthAndKeepsTheOpsReadable) {
+  LayOutAndPaint(page_, SyntheticModel(400));
+  page_.zoomBy(0.5);
+  page_.fitToView();
+  const double scale = page_.view()->transform().m11();
+  std::cout << "[ graph    ] 400 synthetic nodes: Fit at " << std::lround(scale * 100) << " %\n";
+  EXPECT_GE(GraphNodeItem::labelLinesAt(scale), 1) << "Fit at " << scale << " still names the ops";
+  EXPECT_EQ(GraphNodeItem::labelLinesAt(scale), 2) << "a narrow graph: op and name both show";
+  const QRectF scene = page_.view()->sceneRect();
+  const QRectF shown = Shown(page_);
+  EXPECT_LE(shown.left(), scene.left() + 2) << "the graph's whole width shows";
+  EXPECT_GE(shown.right(), scene.right() - 2);
+  GraphNodeItem* first = page_.itemFor(QStringLiteral("node_0"));
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE(shown.contains(first->sceneBoundingRect())) << "Fit starts at the inputs' end";
+  EXPECT_TRUE(ShowsTextIn(page_, first));
+
+  // With a node selected, Fit keeps it in sight.
+  selection_.select({QStringLiteral("node_300")});
+  page_.fitToView();
+  EXPECT_TRUE(Shown(page_).contains(page_.itemFor(QStringLiteral("node_300"))->scenePos()));
+}
+
+TEST_F(GraphPageTest, ZoomedOutNodesKeepTheirOpAndATooltip) {
+  LayOutAndPaint(page_, SyntheticModel(60));
+  EXPECT_EQ(GraphNodeItem::labelLinesAt(1.0), 2) << "op and name at 100 %";
+  EXPECT_GE(GraphNodeItem::labelLinesAt(0.2), 1) << "the op down to 20 %";
+  EXPECT_EQ(GraphNodeItem::labelLinesAt(0.1), 0) << "coloured boxes only far out";
+  GraphNodeItem* item = page_.itemFor(QStringLiteral("node_30"));
+  ASSERT_NE(item, nullptr);
+  page_.zoomBy(0.2 / page_.view()->transform().m11());
+  ASSERT_NEAR(page_.view()->transform().m11(), 0.2, 1e-9);
+  page_.view()->centerOn(item);
+  EXPECT_TRUE(ShowsTextIn(page_, item)) << "at 20 % the box still shows its op";
+
+  // Hovering names the node at any zoom.
+  QWidget* viewport = page_.view()->viewport();
+  const QPoint at = page_.view()->mapFromScene(item->scenePos());
+  QHelpEvent help(QEvent::ToolTip, at, viewport->mapToGlobal(at));
+  QCoreApplication::sendEvent(viewport, &help);
+  EXPECT_TRUE(QToolTip::isVisible());
+  EXPECT_TRUE(QToolTip::text().contains(QStringLiteral("node_30"))) << QToolTip::text().toStdString();
+  QToolTip::hideText();
+}
+
+TEST_F(GraphPageTest, SearchCountsItsMatchesAndStepsThroughThem) {
+  LayOutAndPaint(page_, SyntheticModel(60));
+  EXPECT_EQ(page_.searchCountText(), QString());
+  QTest::keyClicks(page_.searchEdit(), QStringLiteral("relu"));  // node_1, node_4, … node_58: 20
+  EXPECT_EQ(page_.searchCountText(), QStringLiteral("1 of 20 matches"));
+  EXPECT_EQ(selection_.current(), QStringLiteral("node_1"));
+  QTest::keyClick(page_.searchEdit(), Qt::Key_Return);
+  EXPECT_EQ(page_.searchCountText(), QStringLiteral("2 of 20 matches"));
+  EXPECT_EQ(selection_.current(), QStringLiteral("node_4"));
+  QTest::keyClick(page_.searchEdit(), Qt::Key_Return, Qt::ShiftModifier);
+  EXPECT_EQ(selection_.current(), QStringLiteral("node_1"));
+  QTest::keyClick(page_.searchEdit(), Qt::Key_Return, Qt::ShiftModifier);
+  EXPECT_EQ(page_.searchCountText(), QStringLiteral("20 of 20 matches")) << "Shift+Enter wraps to the last";
+  EXPECT_EQ(selection_.current(), QStringLiteral("node_58"));
+  const QPoint centre = page_.view()->mapFromScene(page_.itemFor(QStringLiteral("node_58"))->scenePos());
+  EXPECT_TRUE(page_.view()->viewport()->rect().contains(centre)) << "the match is scrolled into view";
+  page_.searchEdit()->clear();
+  EXPECT_EQ(page_.searchCountText(), QString());
+  QTest::keyClicks(page_.searchEdit(), QStringLiteral("node_59"));
+  EXPECT_EQ(page_.searchCountText(), QStringLiteral("1 of 1 match"));
+  QTest::keyClicks(page_.searchEdit(), QStringLiteral("x"));
+  EXPECT_EQ(page_.searchCountText(), QStringLiteral("no match"));
+}
+
+TEST_F(GraphPageTest, LeftToRightPutsEverySuccessorToTheRight) {
+  LayOutAndPaint(page_, SyntheticModel(30));
+  EXPECT_EQ(page_.direction(), GraphDirection::kTopToBottom);
+  QSignalSpy laid_out(&page_, &GraphPage::laidOut);
+  auto* combo = page_.findChild<QComboBox*>(QStringLiteral("graphDirection"));
+  ASSERT_NE(combo, nullptr);
+  combo->setCurrentIndex(1);
+  ASSERT_TRUE(laid_out.wait(kLayoutTimeoutMs));
+  EXPECT_EQ(page_.direction(), GraphDirection::kLeftToRight);
+  for (int i = 0; i + 1 < 30; ++i) {
+    const GraphNodeItem* from = page_.itemFor(QString::fromStdString("node_" + std::to_string(i)));
+    const GraphNodeItem* to = page_.itemFor(QString::fromStdString("node_" + std::to_string(i + 1)));
+    ASSERT_TRUE(from != nullptr && to != nullptr);
+    EXPECT_LT(from->x(), to->x()) << "node_" << i << " → node_" << i + 1;
+  }
+  EXPECT_GT(page_.view()->sceneRect().width(), page_.view()->sceneRect().height()) << "a wide graph now";
+  EXPECT_TRUE(Shown(page_).contains(page_.itemFor(QStringLiteral("node_0"))->sceneBoundingRect()))
+      << "opens at the inputs, on the left";
+  // Fit on a long left-to-right graph fits its height.
+  page_.fitToView();
+  const QRectF shown = Shown(page_);
+  EXPECT_LE(shown.top(), page_.view()->sceneRect().top() + 2);
+  EXPECT_GE(shown.bottom(), page_.view()->sceneRect().bottom() - 2);
+}
+
+TEST_F(GraphPageTest, TheOverviewShowsWhereTheViewIsAndMovesIt) {
+  LayOutAndPaint(page_, SyntheticModel(300));
+  GraphOverview* overview = page_.overview();
+  ASSERT_NE(overview, nullptr);
+  QTest::qWait(50);
+  EXPECT_TRUE(overview->isVisible()) << "the graph does not fit: the overview shows";
+  EXPECT_TRUE(page_.view()->rect().contains(overview->geometry())) << "in a corner of the view";
+  EXPECT_GT(overview->height(), overview->width()) << "a tall graph, a tall overview";
+  const QRect fitted = overview->mapFromScene(page_.view()->sceneRect()).boundingRect();
+  EXPECT_GE(fitted.height(), overview->viewport()->height() - 8) << "the graph fills the overview's length";
+  const auto near = [](const QRectF& a, const QRectF& b) {
+    return std::abs(a.top() - b.top()) < 2 && std::abs(a.bottom() - b.bottom()) < 2;
+  };
+  EXPECT_TRUE(near(overview->shownRect(), Shown(page_).intersected(page_.view()->sceneRect())));
+  const QRectF before = overview->shownRect();
+
+  // Scrolling the main view moves the rectangle.
+  QScrollBar* bar = page_.view()->verticalScrollBar();
+  bar->setValue(bar->maximum());
+  QTest::qWait(50);
+  EXPECT_GT(overview->shownRect().top(), before.top() + 1000);
+  EXPECT_NEAR(overview->shownRect().bottom(), page_.view()->sceneRect().bottom(), 2);
+  EXPECT_TRUE(near(overview->shownRect(), Shown(page_).intersected(page_.view()->sceneRect())));
+
+  // A click in the overview centres the main view there.
+  const QPointF target = page_.itemFor(QStringLiteral("node_150"))->scenePos();
+  QTest::mouseClick(overview->viewport(), Qt::LeftButton, {}, overview->mapFromScene(target));
+  QTest::qWait(50);
+  EXPECT_LT(std::abs(Shown(page_).center().y() - target.y()), 60);
+  EXPECT_TRUE(near(overview->shownRect(), Shown(page_).intersected(page_.view()->sceneRect())));
+
+  // A graph that fits whole needs no overview.
+  LayOutAndPaint(page_, SyntheticModel(4));
+  QTest::qWait(50);
+  EXPECT_FALSE(overview->isVisible());
 }
 
 std::shared_ptr<const TargetResult> MakeTarget(const char* name, const char* status, std::vector<LayerResult> layers) {
@@ -460,6 +643,88 @@ TEST_F(GraphPageTest, ColoursNodesByTheChosenTargetsProfile) {
   EXPECT_EQ(page_.currentTarget(), QStringLiteral("cpu:bf16"));
 }
 
+TEST_F(GraphPageTest, AFusedGroupCollapsesToOneBoxAndExpandsBack) {
+  auto analysis = std::make_shared<ModelAnalysis>();
+  analysis->nodes = {Row("conv", "Conv", {"x"}, {"c"}), Row("bias", "Add", {"c"}, {"b"}),
+                     Row("act", "Relu", {"b"}, {"a"}), Row("head", "Softmax", {"a"}, {"y"})};
+  LayOutAndPaint(page_, analysis);
+  auto run = std::make_shared<RunResult>();
+  LayerResult fused = Layer({"bias", "act"}, 2.0, 80.0, "memory");
+  fused.op = "FusedAddRelu";
+  run->targets = {MakeTarget("cpu:fp32", "ok", {Layer({"conv"}, 3.0, 20.0, "compute"), fused})};
+  page_.setRun(run);
+  ASSERT_EQ(page_.clusters().size(), 1U);
+  GraphClusterItem* group = page_.clusters().front();
+  EXPECT_EQ(page_.clusterOf(QStringLiteral("act")), group);
+  EXPECT_EQ(page_.clusterOf(QStringLiteral("conv")), nullptr);
+  EXPECT_FALSE(group->isCollapsed());
+  GraphNodeItem* bias = page_.itemFor(QStringLiteral("bias"));
+  GraphNodeItem* act = page_.itemFor(QStringLiteral("act"));
+  QGraphicsView* view = page_.view();
+  const auto visible_nodes_at = [&](QPointF scene_point) {
+    int count = 0;
+    for (QGraphicsItem* item : view->items(view->mapFromScene(scene_point))) {
+      count += item->type() == GraphNodeItem::Type && item->isVisible() ? 1 : 0;
+    }
+    return count;
+  };
+
+  // A double-click on a member collapses the group: its nodes hide behind one box in the kernel's colour.
+  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(bias->scenePos()));
+  EXPECT_TRUE(group->isCollapsed());
+  EXPECT_FALSE(bias->isVisible());
+  EXPECT_FALSE(act->isVisible());
+  EXPECT_TRUE(page_.itemFor(QStringLiteral("conv"))->isVisible());
+  EXPECT_EQ(visible_nodes_at(bias->scenePos()), 0);
+  EXPECT_EQ(group->title(), QStringLiteral("FusedAddRelu"));
+  QTest::qWait(20);
+  const QImage image = view->viewport()->grab().toImage();
+  const QPoint middle = view->mapFromScene(group->sceneBoundingRect().center() + QPointF(60, 0));
+  const QColor shown = image.pixelColor(middle * image.devicePixelRatio());
+  const QColor fill = group->fill();
+  EXPECT_LE(std::abs(shown.red() - fill.red()) + std::abs(shown.green() - fill.green()) +
+                std::abs(shown.blue() - fill.blue()),
+            6)
+      << "one opaque box in the kernel's colour: " << shown.name().toStdString() << " vs " << fill.name().toStdString();
+  EXPECT_TRUE(ShowsTextIn(page_, group)) << "labelled with its kernel and time";
+
+  // Selecting a hidden node elsewhere marks the box.
+  QObject table;
+  selection_.select({QStringLiteral("act")}, &table);
+  EXPECT_TRUE(group->isHighlighted());
+
+  // A double-click on the box expands it again.
+  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(act->scenePos()));
+  EXPECT_FALSE(group->isCollapsed());
+  EXPECT_TRUE(bias->isVisible());
+  EXPECT_EQ(visible_nodes_at(bias->scenePos()), 1);
+
+  // "Collapse fused groups" collapses every group, and survives a change of colouring.
+  auto* all = page_.findChild<QCheckBox*>(QStringLiteral("collapseGroups"));
+  ASSERT_NE(all, nullptr);
+  EXPECT_TRUE(all->isEnabled());
+  all->click();
+  EXPECT_TRUE(page_.collapsesAllGroups());
+  EXPECT_TRUE(group->isCollapsed());
+  page_.setColourMode(GraphPage::ColourMode::kDrift);
+  ASSERT_EQ(page_.clusters().size(), 1U);
+  group = page_.clusters().front();
+  EXPECT_TRUE(group->isCollapsed());
+  EXPECT_FALSE(act->isVisible());
+
+  // The context menu on the box offers to expand it.
+  QMenu menu;
+  page_.fillContextMenu(&menu, view->mapFromScene(act->scenePos()));
+  auto* toggle = menu.findChild<QAction*>(QStringLiteral("toggleGroup"));
+  ASSERT_NE(toggle, nullptr);
+  EXPECT_TRUE(toggle->text().startsWith(QStringLiteral("Expand"))) << toggle->text().toStdString();
+  toggle->trigger();
+  EXPECT_FALSE(page_.clusters().front()->isCollapsed());
+  EXPECT_TRUE(act->isVisible());
+  all->click();
+  EXPECT_FALSE(page_.collapsesAllGroups());
+}
+
 TEST_F(GraphPageTest, ScreenshotShowsTheColouredGraph) {
   LayOutAndPaint(page_, SyntheticModel(40));
   auto run = std::make_shared<RunResult>();
@@ -501,6 +766,18 @@ TEST_F(GraphPageTest, LaysOutTheRealTextDetector) {
   EXPECT_EQ(page_.nodeCount(), all - constants);
   EXPECT_GE(first_paint_ms, 0);
   EXPECT_TRUE(ShowsANode(page_)) << "opens on nodes, not on empty canvas";
+  // Fit leaves det readable: its whole width at a scale where the ops are named, from its input on.
+  page_.grab().save(QDir::current().filePath(QStringLiteral("graph_page_ppocrv4_det_open.png")));
+  page_.fitToView();
+  const double fit = page_.view()->transform().m11();
+  std::cout << "[ graph    ] ppocrv4_det: Fit at " << std::lround(fit * 100) << " %\n";
+  EXPECT_GE(GraphNodeItem::labelLinesAt(fit), 1) << fit;
+  const QRectF scene = page_.view()->sceneRect();
+  EXPECT_LE(Shown(page_).left(), scene.left() + 2) << "the whole width";
+  EXPECT_GE(Shown(page_).right(), scene.right() - 2);
+  EXPECT_LE(Shown(page_).top(), scene.top() + 2) << "from the input on";
+  EXPECT_TRUE(ShowsANode(page_));
+  page_.grab().save(QDir::current().filePath(QStringLiteral("graph_page_ppocrv4_det_fit.png")));
 
   QSignalSpy laid_out(&page_, &GraphPage::laidOut);
   page_.setShowConstants(true);

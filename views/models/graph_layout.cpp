@@ -144,7 +144,8 @@ Result<QVector<LaidOutEdge>> ConnectNodes(const std::vector<GraphNodeSpec>& node
 }
 
 void SetAttributes(Agraph_t* graph, const GraphLayoutOptions& options) {
-  agattr(graph, AGRAPH, Chars("rankdir"), Chars("TB"));
+  // Node width and height stay the box's on-screen size either way: dot rotates the ranks, not the boxes.
+  agattr(graph, AGRAPH, Chars("rankdir"), Chars(options.direction == GraphDirection::kLeftToRight ? "LR" : "TB"));
   agattr(graph, AGRAPH, Chars("ranksep"), Chars(Inches(options.rank_gap).c_str()));
   agattr(graph, AGRAPH, Chars("nodesep"), Chars(Inches(options.node_gap).c_str()));
   agattr(graph, AGNODE, Chars("shape"), Chars("box"));
@@ -154,7 +155,7 @@ void SetAttributes(Agraph_t* graph, const GraphLayoutOptions& options) {
   agattr(graph, AGNODE, Chars("height"), Chars(Inches(options.node_height).c_str()));
 }
 
-// Reads the coordinates dot computed back, flipping y so that the first rank is at the top.
+// Reads the coordinates dot computed back, flipping y so that the first rank is at the top (or left).
 GraphLayout ReadLayout(Agraph_t* graph, const std::vector<GraphNodeSpec>& specs, const std::vector<Agnode_t*>& nodes,
                        QVector<LaidOutEdge> edges, const std::vector<Agedge_t*>& gv_edges) {
   const boxf bb = GD_bb(graph);

@@ -1,4 +1,4 @@
-// GraphLayout: a model's nodes laid out as a top-to-bottom graph by Graphviz dot, widget-free (QtCore only).
+// GraphLayout: a model's nodes laid out top to bottom or left to right by Graphviz dot, widget-free (QtCore only).
 #pragma once
 
 #include <QPointF>
@@ -25,12 +25,16 @@ struct GraphNodeSpec {
   QStringList outputs;  // value names, without shapes
 };
 
+// Which way the edges run: ranks stacked downwards (inputs at the top), or side by side (inputs on the left).
+enum class GraphDirection { kTopToBottom, kLeftToRight };
+
 struct GraphLayoutOptions {
+  GraphDirection direction = GraphDirection::kTopToBottom;
   // Every box has the same size: the page draws op and name elided into it, so Graphviz need not
   // measure any text (which would need fonts on a worker thread, and time).
   double node_width = 150;  // points
   double node_height = 38;  // points
-  double rank_gap = 22;     // points between ranks
+  double rank_gap = 22;     // points between ranks (rows top to bottom, columns left to right)
   double node_gap = 18;     // points between boxes of one rank
 };
 
@@ -41,7 +45,7 @@ struct LaidOutNode {
   QPointF centre;
   double width = 0;
   double height = 0;
-  int rank = 0;  // dot's rank: 0 at the top, every edge goes to a greater rank (unless a cycle breaks it)
+  int rank = 0;  // dot's rank: 0 at the top (left), every edge goes to a greater rank (unless a cycle breaks it)
   QRectF rect() const { return {centre.x() - width / 2, centre.y() - height / 2, width, height}; }
 };
 
@@ -61,9 +65,9 @@ struct GraphLayout {
   QRectF bounds;  // of everything laid out, top-left at (0, 0)
 };
 
-// Lays `nodes` out with Graphviz dot (rankdir TB). Safe to call from any thread: calls are serialised,
-// since Graphviz keeps global state. An empty list, a node without a name, two nodes of one name or
-// two producers of one value are errors that say which; so is a failure inside Graphviz.
+// Lays `nodes` out with Graphviz dot (rankdir TB or LR, as options.direction says). Safe to call from any thread: calls
+// are serialised, since Graphviz keeps global state. An empty list, a node without a name, two nodes of one name or two
+// producers of one value are errors that say which; so is a failure inside Graphviz.
 Result<GraphLayout> LayOutGraph(const std::vector<GraphNodeSpec>& nodes, const GraphLayoutOptions& options = {});
 
 // The value name out of a NodeRow input/output text: "x: 1x3x48x192 f32" → "x"; a bare name stays.

@@ -4,18 +4,17 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFontMetricsF>
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMouseEvent>
-#include <QPainter>
-#include <QPainterPath>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QStackedWidget>
-#include <QStyleOptionGraphicsItem>
 #include <QThread>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -26,15 +25,18 @@
 #include <functional>
 #include <utility>
 
+#include "views/pages/graph_overview.h"
+
 namespace chipfit {
 namespace {
 
-constexpr double kHighlightPen = 4.0;  // points; the box's bounds make room for it whether drawn or not
-constexpr double kCornerRadius = 5.0;
-constexpr double kTextLevelOfDetail = 0.45;   // below this scale the text is unreadable: skip it
-constexpr double kPlainLevelOfDetail = 0.15;  // below this scale rounded corners are invisible: skip them
 constexpr double kMinScale = 0.02;
 constexpr double kOpeningMinScale = 0.8;  // node text stays readable when a graph first opens
+// Fit never goes below this: the op names still show at a readable size (GraphNodeItem's level of detail).
+constexpr double kFitMinScale = 0.35;
+// On a graph too long to show whole, Fit goes no further in than this, the smallest scale that still shows
+// each node's name under its op: as much of the graph as can be read, rather than 100 % of its width.
+constexpr double kFitMaxScale = 0.6;
 constexpr double kMaxScale = 4.0;
 constexpr double kZoomStep = 1.25;
 constexpr double kDriftRedBelowDb = 30.0;
@@ -85,25 +87,6 @@ QString Swatch(const QColor& fill, const QString& text) {
            text.isEmpty() ? QStringLiteral("&nbsp;&nbsp;") : text.toHtmlEscaped());
 }
 
-const QFont& OpFont() {
-  static const QFont font = [] {
-    QFont f = QApplication::font();
-    f.setPointSizeF(9);
-    f.setBold(true);
-    return f;
-  }();
-  return font;
-}
-
-const QFont& NameFont() {
-  static const QFont font = [] {
-    QFont f = QApplication::font();
-    f.setPointSizeF(8);
-    return f;
-  }();
-  return font;
-}
-
 // Per ONNX node on one target, from the Layers table's node rows (table target `t`): the whole time,
 // drift and bound of the kernel that computes the node.
 QHash<QString, GraphNodeMetrics> NodeMetricsOf(const LayerTable& table, int t) {
@@ -147,60 +130,19 @@ QString ToolTip(const GraphNodeItem& item, const GraphNodeMetrics* metrics, cons
   return text;
 }
 
-// One edge: its path built once from Graphviz's Bézier points, with the arrow head.
-class GraphEdgeItem : public QGraphicsItem {
- public:
-  explicit GraphEdgeItem(const LaidOutEdge& edge) {
-    const QVector<QPointF>& p = edge.points;
-    if (!p.isEmpty()) path_.moveTo(p.front());
-    qsizetype i = 1;
-    for (; i + 2 < p.size(); i += 3) path_.cubicTo(p[i], p[i + 1], p[i + 2]);
-    for (; i < p.size(); ++i) path_.lineTo(p[i]);  // a chain that is not whole Béziers: straight pieces
-    if (edge.arrow_tip && !p.isEmpty()) {
-      const QPointF base = p.back();
-      const QPointF tip = *edge.arrow_tip;
-      const QPointF along = tip - base;
-      const double length = std::hypot(along.x(), along.y());
-      if (length > 0) {
-        const QPointF side = QPointF(-along.y(), along.x()) * 0.35;  // a head 0.7 as wide as long
-        arrow_ = QPolygonF({tip, base + side, base - side});
-      }
-    }
-    bounds_ = path_.boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2);
-    setZValue(0);
-    setAcceptedMouseButtons(Qt::NoButton);
-  }
-
-  QRectF boundingRect() const override { return bounds_; }
-  // Edges never catch a click or a hover meant for the node under them.
-  QPainterPath shape() const override { return {}; }
-
-  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override {
-    static const QPen pen(QColor(0x70, 0x78, 0x84), 1.2);
-    painter->setPen(pen);
-    painter->setBrush(Qt::NoBrush);
-    painter->drawPath(path_);
-    if (!arrow_.isEmpty() && option->levelOfDetailFromTransform(painter->worldTransform()) >= kPlainLevelOfDetail) {
-      painter->setBrush(pen.color());
-      painter->drawPolygon(arrow_);
-    }
-  }
-
- private:
-  QPainterPath path_;
-  QPolygonF arrow_;
-  QRectF bounds_;
-};
-
 }  // namespace
 
-// The view: hand-drag panning, Ctrl+wheel zoom, clicks on nodes, and the first-paint hook.
+// The view: hand-drag panning, Ctrl+wheel zoom, clicks and double-clicks on nodes, the context menu,
+// and hooks for the first paint and for every change of what it shows (the overview follows those).
 class GraphView : public QGraphicsView {
  public:
   explicit GraphView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {}
 
-  std::function<void(const QString&)> on_node_clicked;
+  std::function<void(const QPoint&)> on_clicked;
+  std::function<void(const QPoint&)> on_double_clicked;
+  std::function<void(const QPoint&, const QPoint&)> on_context_menu;  // viewport point, global point
   std::function<void()> on_painted;
+  std::function<void()> on_resized;
   std::function<void(double, bool)> on_zoom;  // factor, under the mouse
 
  protected:
@@ -216,13 +158,22 @@ class GraphView : public QGraphicsView {
     const QPoint at = event->position().toPoint();
     const bool click = (at - *press_).manhattanLength() < QApplication::startDragDistance();
     press_.reset();
-    if (!click || !on_node_clicked) return;
-    for (QGraphicsItem* item : items(at)) {
-      if (item->type() == GraphNodeItem::Type) {
-        on_node_clicked(static_cast<GraphNodeItem*>(item)->name());
-        return;
-      }
+    if (click && on_clicked) on_clicked(at);
+  }
+
+  void mouseDoubleClickEvent(QMouseEvent* event) override {
+    if (event->button() == Qt::LeftButton && on_double_clicked) {
+      on_double_clicked(event->position().toPoint());
+      event->accept();
+      return;
     }
+    QGraphicsView::mouseDoubleClickEvent(event);
+  }
+
+  void contextMenuEvent(QContextMenuEvent* event) override {
+    if (!on_context_menu) return QGraphicsView::contextMenuEvent(event);
+    on_context_menu(event->pos(), event->globalPos());
+    event->accept();
   }
 
   void wheelEvent(QWheelEvent* event) override {
@@ -234,8 +185,13 @@ class GraphView : public QGraphicsView {
     event->accept();
   }
 
+  void resizeEvent(QResizeEvent* event) override {
+    QGraphicsView::resizeEvent(event);
+    if (on_resized) on_resized();
+  }
+
   // QAbstractScrollArea routes the viewport's paint events here: after the base class has drawn the
-  // visible items, the frame is done.
+  // visible items, the frame is done. Every scroll and zoom repaints, so this also tells the overview.
   void paintEvent(QPaintEvent* event) override {
     QGraphicsView::paintEvent(event);
     if (on_painted) on_painted();
@@ -245,81 +201,16 @@ class GraphView : public QGraphicsView {
   std::optional<QPoint> press_;
 };
 
-GraphClusterItem::GraphClusterItem(const QRectF& rect, const QColor& fill, QStringList nodes)
-    : rect_(rect), fill_(fill), nodes_(std::move(nodes)) {
-  setZValue(0.5);  // above the edges, below the node boxes
-  setAcceptedMouseButtons(Qt::NoButton);
-}
-
-QRectF GraphClusterItem::boundingRect() const { return rect_.adjusted(-1, -1, 1, 1); }
-
-void GraphClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
-  QColor wash = fill_;
-  wash.setAlphaF(0.35F);
-  painter->setPen(QPen(fill_.darker(130), 1.5, Qt::DashLine));
-  painter->setBrush(wash);
-  painter->drawRoundedRect(rect_, kCornerRadius * 2, kCornerRadius * 2);
-}
-
-GraphNodeItem::GraphNodeItem(int index, const LaidOutNode& node)
-    : index_(index),
-      name_(node.name),
-      op_(node.op),
-      box_(-node.width / 2, -node.height / 2, node.width, node.height),
-      fill_(kNeutralFill) {
-  setPos(node.centre);
-  setZValue(1);
-}
-
-QRectF GraphNodeItem::boundingRect() const {
-  const double margin = kHighlightPen / 2 + 0.5;
-  return box_.adjusted(-margin, -margin, margin, margin);
-}
-
-void GraphNodeItem::setFill(const QColor& fill) {
-  if (fill == fill_) return;
-  fill_ = fill;
-  update();
-}
-
-void GraphNodeItem::setHighlighted(bool highlighted) {
-  if (highlighted == highlighted_) return;
-  highlighted_ = highlighted;
-  update();
-}
-
-void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
-  static const QPen outline(QColor(0x55, 0x5d, 0x68), 1.0);
-  static const QPen highlight(QColor(0x10, 0x3c, 0xc8), kHighlightPen);
-  const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-  painter->setPen(highlighted_ ? highlight : outline);
-  painter->setBrush(fill_);
-  if (lod < kPlainLevelOfDetail) {
-    painter->drawRect(box_);
-    return;
-  }
-  painter->drawRoundedRect(box_, kCornerRadius, kCornerRadius);
-  if (lod < kTextLevelOfDetail) return;
-
-  const QRectF text_box = box_.adjusted(6, 3, -6, -3);
-  if (!elided_) {
-    elided_name_ = QFontMetricsF(NameFont()).elidedText(name_, Qt::ElideMiddle, text_box.width());
-    elided_ = true;
-  }
-  painter->setPen(fill_.lightnessF() < 0.45 ? Qt::white : QColor(0x1a, 0x1a, 0x1a));
-  const QRectF top(text_box.left(), text_box.top(), text_box.width(), text_box.height() / 2);
-  const QRectF bottom(text_box.left(), top.bottom(), text_box.width(), text_box.height() / 2);
-  painter->setFont(OpFont());
-  painter->drawText(top, Qt::AlignCenter, op_);
-  painter->setFont(NameFont());
-  painter->drawText(bottom, Qt::AlignCenter, elided_name_);
-}
-
 GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(parent), selection_(selection) {
   search_edit_ = new QLineEdit(this);
   search_edit_->setObjectName(QStringLiteral("graphSearch"));
-  search_edit_->setPlaceholderText(tr("Find a node by name or op (Enter: next)"));
+  search_edit_->setPlaceholderText(tr("Find a node by name or op (Enter: next, Shift+Enter: previous)"));
   search_edit_->setClearButtonEnabled(true);
+  search_edit_->setMinimumWidth(search_edit_->fontMetrics().horizontalAdvance(search_edit_->placeholderText()) / 2);
+  search_edit_->installEventFilter(this);
+  search_count_ = new QLabel(this);
+  search_count_->setObjectName(QStringLiteral("graphSearchCount"));
+  search_count_->setMinimumWidth(search_count_->fontMetrics().horizontalAdvance(tr("888 of 888 matches")));
   show_constants_ = new QCheckBox(this);
   show_constants_->setObjectName(QStringLiteral("showConstants"));
   show_constants_->hide();  // until a model has Constant nodes
@@ -330,6 +221,16 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
   target_combo_->setObjectName(QStringLiteral("graphTarget"));
   target_combo_->setMinimumContentsLength(12);
   target_combo_->setEnabled(false);
+  direction_combo_ = new QComboBox(this);
+  direction_combo_->setObjectName(QStringLiteral("graphDirection"));
+  direction_combo_->addItems({tr("Top to bottom"), tr("Left to right")});
+  direction_combo_->setToolTip(tr("Which way the graph runs from its inputs"));
+  collapse_all_box_ = new QCheckBox(tr("Collapse fused groups"), this);
+  collapse_all_box_->setObjectName(QStringLiteral("collapseGroups"));
+  collapse_all_box_->setToolTip(
+      tr("Draw each kernel that fuses several nodes as one box with its time; double-click a group to "
+         "collapse or expand it alone"));
+  collapse_all_box_->setEnabled(false);  // until the chosen target fused some nodes
   auto* zoom_out = new QPushButton(QStringLiteral("−"), this);
   zoom_out->setObjectName(QStringLiteral("zoomOut"));
   zoom_out->setToolTip(tr("Zoom out (Ctrl+wheel)"));
@@ -342,17 +243,20 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
   zoom_in->setToolTip(tr("Zoom in (Ctrl+wheel)"));
   auto* fit = new QPushButton(tr("Fit"), this);
   fit->setObjectName(QStringLiteral("zoomFit"));
-  fit->setToolTip(tr("Show the whole graph"));
+  fit->setToolTip(tr("Show the whole graph, or its full width at a readable size when it is long"));
   for (QPushButton* button : {zoom_out, zoom_in}) button->setFixedWidth(32);
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_edit_, 2);
+  bar->addWidget(search_count_);
   bar->addWidget(show_constants_);
   bar->addWidget(new QLabel(tr("Colour by"), this));
   bar->addWidget(mode_combo_);
   bar->addWidget(new QLabel(tr("on"), this));
   bar->addWidget(target_combo_);
+  bar->addWidget(collapse_all_box_);
   bar->addStretch(1);
+  bar->addWidget(direction_combo_);
   bar->addWidget(zoom_out);
   bar->addWidget(zoom_label_);
   bar->addWidget(zoom_in);
@@ -374,13 +278,7 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
   // Every item sets the pen, brush and font it draws with, so the view need not save and restore them.
   view_->setOptimizationFlag(QGraphicsView::DontSavePainterState);
   view_->setTransformationAnchor(QGraphicsView::AnchorViewCenter);
-  view_->on_node_clicked = [this](const QString& node) { onNodeClicked(node); };
-  view_->on_painted = [this] { onViewportPainted(); };
-  view_->on_zoom = [this](double factor, bool under_mouse) {
-    view_->setTransformationAnchor(under_mouse ? QGraphicsView::AnchorUnderMouse : QGraphicsView::AnchorViewCenter);
-    zoomBy(factor);
-    view_->setTransformationAnchor(QGraphicsView::AnchorViewCenter);
-  };
+  connectView();
 
   message_label_ = new QLabel(tr("Open a model to see its graph"), this);
   message_label_->setObjectName(QStringLiteral("graphMessage"));
@@ -404,19 +302,54 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
 
   connect(&watcher_, &QFutureWatcher<GraphLayoutOutcome>::finished, this, &GraphPage::onLayoutFinished);
   connect(show_constants_, &QCheckBox::toggled, this, [this] { startLayout(); });
-  connect(search_edit_, &QLineEdit::textEdited, this, [this] { search(false); });
-  connect(search_edit_, &QLineEdit::returnPressed, this, [this] { search(true); });
+  connect(search_edit_, &QLineEdit::textChanged, this, [this] { search(0); });
   connect(mode_combo_, &QComboBox::currentIndexChanged, this, [this](int index) {
     mode_ = static_cast<ColourMode>(index);
     recolour();
   });
   connect(target_combo_, &QComboBox::currentIndexChanged, this, [this] { recolour(); });
+  connect(direction_combo_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setDirection(static_cast<GraphDirection>(index)); });
+  connect(collapse_all_box_, &QCheckBox::toggled, this, [this](bool on) { setCollapseAllGroups(on); });
   connect(zoom_in, &QPushButton::clicked, this, [this] { zoomBy(kZoomStep); });
   connect(zoom_out, &QPushButton::clicked, this, [this] { zoomBy(1 / kZoomStep); });
   connect(fit, &QPushButton::clicked, this, &GraphPage::fitToView);
   if (selection_) connect(selection_, &LayerSelection::changed, this, &GraphPage::onSelectionChanged);
   updateZoomLabel();
   recolour();
+}
+
+// The view's clicks, double-clicks, context menu, zoom and repaints, and the overview in its corner.
+void GraphPage::connectView() {
+  view_->on_clicked = [this](const QPoint& at) {
+    if (const GraphNodeItem* item = nodeAt(at)) {
+      onNodeClicked(item->name());
+    } else if (const GraphClusterItem* group = collapsedClusterAt(at)) {
+      // A collapsed group stands for its kernel: select the node it computes, with the others.
+      QStringList nodes = group->nodes();
+      if (nodes.removeOne(group->kernel())) nodes.prepend(group->kernel());
+      highlight(nodes, false);
+      if (selection_) selection_->select(nodes, this);
+    }
+  };
+  view_->on_double_clicked = [this](const QPoint& at) { toggleGroupAt(at); };
+  view_->on_context_menu = [this](const QPoint& at, const QPoint& global) {
+    QMenu menu(this);
+    fillContextMenu(&menu, at);
+    if (!menu.isEmpty()) menu.exec(global);
+  };
+  view_->on_painted = [this] {
+    onViewportPainted();
+    onViewChanged();
+  };
+  view_->on_resized = [this] { placeOverview(); };
+  overview_ = new GraphOverview(view_, view_);
+  overview_->hide();  // until a graph larger than the view is laid out
+  view_->on_zoom = [this](double factor, bool under_mouse) {
+    view_->setTransformationAnchor(under_mouse ? QGraphicsView::AnchorUnderMouse : QGraphicsView::AnchorViewCenter);
+    zoomBy(factor);
+    view_->setTransformationAnchor(QGraphicsView::AnchorViewCenter);
+  };
 }
 
 GraphPage::~GraphPage() = default;
@@ -470,8 +403,13 @@ void GraphPage::startLayout() {
   items_.clear();
   item_of_node_.clear();
   highlighted_.clear();
-  clusters_.clear();  // scene_->clear() deleted them
-  search_index_ = -1;
+  edges_.clear();     // scene_->clear() deleted them
+  clusters_.clear();  // and these
+  cluster_of_item_.clear();
+  matches_.clear();
+  match_ = -1;
+  updateSearchCount();
+  overview_->hide();
   laid_out_ = false;
   awaiting_first_paint_ = false;
   stack_->setCurrentWidget(message_label_);
@@ -495,7 +433,7 @@ void GraphPage::startLayout() {
   message_label_->setText(waiting);
   showMessage(waiting, false);
   // The pool thread gets its own reference to the (immutable) analysis and never touches the page.
-  watcher_.setFuture(QtConcurrent::run([generation, constants, analysis = analysis_] {
+  watcher_.setFuture(QtConcurrent::run([generation, constants, direction = direction_, analysis = analysis_] {
     GraphLayoutOutcome outcome{.generation = generation, .layout = std::nullopt, .error = {}, .layout_ms = 0};
     QElapsedTimer timer;
     timer.start();
@@ -503,7 +441,9 @@ void GraphPage::startLayout() {
       std::vector<GraphNodeSpec> nodes = GraphNodesOf(*analysis);
       if (!constants)
         std::erase_if(nodes, [](const GraphNodeSpec& node) { return node.op == QLatin1String("Constant"); });
-      auto layout = LayOutGraph(nodes);
+      GraphLayoutOptions options;
+      options.direction = direction;
+      auto layout = LayOutGraph(nodes, options);
       if (layout.ok()) {
         outcome.layout = std::move(*layout);
       } else {
@@ -542,6 +482,9 @@ void GraphPage::onLayoutFinished() {
               false);
   recolour();
   highlight(selection_ ? selection_->nodes() : QStringList(), true);
+  search(0);  // the search text still stands: count its matches in the new graph
+  overview_->refit();
+  placeOverview();
   awaiting_first_paint_ = true;
   stack_->setCurrentWidget(view_);
   view_->viewport()->update();
@@ -549,10 +492,15 @@ void GraphPage::onLayoutFinished() {
 
 void GraphPage::buildScene(const GraphLayout& layout) {
   scene_->setSceneRect(layout.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
-  for (const LaidOutEdge& edge : layout.edges) scene_->addItem(new GraphEdgeItem(edge));
+  edges_.reserve(static_cast<size_t>(layout.edges.size()));
+  for (const LaidOutEdge& edge : layout.edges) {
+    auto* item = new GraphEdgeItem(edge);
+    scene_->addItem(item);
+    edges_.push_back(item);
+  }
   items_.reserve(static_cast<size_t>(layout.nodes.size()));
   for (qsizetype i = 0; i < layout.nodes.size(); ++i) {
-    auto* item = new GraphNodeItem(static_cast<int>(i), layout.nodes[i]);
+    auto* item = new GraphNodeItem(static_cast<int>(i), layout.nodes[i], kNeutralFill);
     scene_->addItem(item);
     items_.push_back(item);
     item_of_node_.insert(item->name(), item);
@@ -565,11 +513,23 @@ void GraphPage::buildScene(const GraphLayout& layout) {
   const double fit = std::min(viewport.width() / scene_rect.width(), viewport.height() / scene_rect.height());
   const double scale = std::clamp(fit, kOpeningMinScale, 1.0);
   view_->scale(scale, scale);
-  const auto first = std::min_element(layout.nodes.cbegin(), layout.nodes.cend(), [](const auto& a, const auto& b) {
-    return std::pair(a.centre.y(), a.centre.x()) < std::pair(b.centre.y(), b.centre.x());
-  });
-  view_->centerOn(first->centre.x(), scene_rect.top() + viewport.height() / (2 * scale));
+  const QPointF start = startOfGraph();
+  if (direction_ == GraphDirection::kLeftToRight) {
+    view_->centerOn(scene_rect.left() + viewport.width() / (2 * scale), start.y());
+  } else {
+    view_->centerOn(start.x(), scene_rect.top() + viewport.height() / (2 * scale));
+  }
   updateZoomLabel();
+}
+
+// Where a reader starts: the first node along the graph's direction (the top one, or the leftmost).
+QPointF GraphPage::startOfGraph() const {
+  const bool across = direction_ == GraphDirection::kLeftToRight;
+  const auto first = std::ranges::min_element(items_, [across](const GraphNodeItem* a, const GraphNodeItem* b) {
+    return across ? std::pair(a->x(), a->y()) < std::pair(b->x(), b->y())
+                  : std::pair(a->y(), a->x()) < std::pair(b->y(), b->x());
+  });
+  return first == items_.end() ? scene_->sceneRect().center() : (*first)->pos();
 }
 
 void GraphPage::onViewportPainted() {
@@ -613,7 +573,9 @@ void GraphPage::recolour() {
   if (table_target < 0) target = nullptr;
   for (GraphClusterItem* cluster : clusters_) delete cluster;
   clusters_.clear();
+  cluster_of_item_.clear();
   if (target == nullptr) {
+    applyCollapse();  // no groups: every node shows
     for (GraphNodeItem* item : items_) {
       item->setFill(kNeutralFill);
       item->setToolTip(ToolTip(*item, nullptr, QString(), 0));
@@ -643,6 +605,7 @@ void GraphPage::recolour() {
     item->setToolTip(ToolTip(*item, m, target_name, total_ms));
   }
   redrawClusters(*target, table_target);
+  applyCollapse();
   const QString grey = Swatch(kUnprofiledFill, tr("not profiled on %1").arg(target_name));
   const QString name = target_name.toHtmlEscaped();
   switch (mode_) {
@@ -683,31 +646,134 @@ void GraphPage::redrawClusters(const TargetResult& target, int table_target) {
     if (layer.onnx_nodes.size() < 2) continue;
     QRectF rect;
     QStringList members;
+    QStringList ops;  // the members' ops, for the collapsed box: "Conv+BatchNormalization+Relu"
     for (const std::string& node : layer.onnx_nodes) {
       const QString name = QString::fromStdString(node);
       const GraphNodeItem* item = itemFor(name);
       if (item == nullptr) continue;  // a node not drawn (a hidden Constant)
       rect = rect.united(item->mapRectToScene(item->boundingRect()));
       members << name;
+      ops << item->op();
     }
     if (members.size() < 2) continue;
     // The cluster takes the colour of the kernel's nodes: of the node the kernel computes.
+    const QString kernel = QString::fromStdString(layer.name);
     const int row = table_.row_of_node.contains(layer.name) ? table_.row_of_node.at(layer.name) : -1;
-    const GraphNodeItem* named = itemFor(QString::fromStdString(layer.name));
+    const GraphNodeItem* named = itemFor(kernel);
     const QColor fill = named != nullptr ? named->fill() : itemFor(members.front())->fill();
-    auto* cluster = new GraphClusterItem(
-        rect.adjusted(-kClusterMargin, -kClusterMargin, kClusterMargin, kClusterMargin), fill, members);
     const LayerCell* cell =
         row >= 0 ? &table_.rows[static_cast<size_t>(row)].cells[static_cast<size_t>(table_target)] : nullptr;
-    cluster->setToolTip(
-        tr("<b>%1 %2</b>: one kernel over %3 ONNX nodes (%4), p50 %5 ms")
-            .arg(QString::fromStdString(layer.op).toHtmlEscaped(), QString::fromStdString(layer.name).toHtmlEscaped())
-            .arg(members.size())
-            .arg(members.join(QStringLiteral(", ")).toHtmlEscaped())
-            .arg(cell != nullptr ? cell->p50_ms : layer.time_p50_ms, 0, 'g', 3));
+    const double ms = cell != nullptr ? cell->p50_ms : layer.time_p50_ms;
+    const QString op = QString::fromStdString(layer.op);
+    auto* cluster =
+        new GraphClusterItem(rect.adjusted(-kClusterMargin, -kClusterMargin, kClusterMargin, kClusterMargin), fill,
+                             members, kernel, op, tr("%1 ms · %2").arg(ms, 0, 'g', 3).arg(ops.join(QLatin1Char('+'))));
+    cluster->setToolTip(tr("<b>%1 %2</b>: one kernel over %3 ONNX nodes (%4), p50 %5 ms<br>Double-click to "
+                           "collapse or expand the group")
+                            .arg(op.toHtmlEscaped(), kernel.toHtmlEscaped())
+                            .arg(members.size())
+                            .arg(members.join(QStringLiteral(", ")).toHtmlEscaped())
+                            .arg(ms, 0, 'g', 3));
     scene_->addItem(cluster);
     clusters_.push_back(cluster);
+    for (const QString& member : std::as_const(members)) cluster_of_item_.insert(itemFor(member)->index(), cluster);
   }
+}
+
+bool GraphPage::isCollapsed(const QString& kernel) const { return collapse_all_ != toggled_groups_.contains(kernel); }
+
+bool GraphPage::collapsesAllGroups() const { return collapse_all_; }
+
+GraphClusterItem* GraphPage::clusterOf(const QString& node) const {
+  const GraphNodeItem* item = itemFor(node);
+  return item == nullptr ? nullptr : cluster_of_item_.value(item->index(), nullptr);
+}
+
+// Shows or hides each group's members, and the edges inside a group, as the groups' states say.
+void GraphPage::applyCollapse() {
+  for (GraphClusterItem* cluster : clusters_) cluster->setCollapsed(isCollapsed(cluster->kernel()));
+  const auto hidden = [this](int index) {
+    const GraphClusterItem* cluster = cluster_of_item_.value(index, nullptr);
+    return cluster != nullptr && cluster->isCollapsed() ? cluster : nullptr;
+  };
+  for (GraphNodeItem* item : items_) item->setVisible(hidden(item->index()) == nullptr);
+  for (GraphEdgeItem* edge : edges_) {
+    const GraphClusterItem* group = hidden(edge->from());
+    edge->setVisible(group == nullptr || group != hidden(edge->to()));
+  }
+  {
+    const QSignalBlocker block(collapse_all_box_);
+    collapse_all_box_->setChecked(collapse_all_);
+    collapse_all_box_->setEnabled(!clusters_.empty());
+  }
+  QStringList nodes;
+  for (const GraphNodeItem* item : std::as_const(highlighted_)) nodes << item->name();
+  highlight(nodes, false);
+}
+
+void GraphPage::setGroupCollapsed(const QString& kernel, bool collapsed) {
+  if (isCollapsed(kernel) == collapsed) return;
+  if (toggled_groups_.contains(kernel)) {
+    toggled_groups_.remove(kernel);
+  } else {
+    toggled_groups_.insert(kernel);
+  }
+  applyCollapse();
+}
+
+void GraphPage::setCollapseAllGroups(bool collapse) {
+  collapse_all_ = collapse;
+  toggled_groups_.clear();
+  applyCollapse();
+}
+
+GraphNodeItem* GraphPage::nodeAt(const QPoint& at) const {
+  for (QGraphicsItem* item : view_->items(at)) {
+    if (item->type() == GraphNodeItem::Type && item->isVisible()) return static_cast<GraphNodeItem*>(item);
+  }
+  return nullptr;
+}
+
+GraphClusterItem* GraphPage::collapsedClusterAt(const QPoint& at) const {
+  for (QGraphicsItem* item : view_->items(at)) {
+    if (item->type() == GraphClusterItem::Type && static_cast<GraphClusterItem*>(item)->isCollapsed()) {
+      return static_cast<GraphClusterItem*>(item);
+    }
+  }
+  return nullptr;
+}
+
+void GraphPage::toggleGroupAt(const QPoint& at) {
+  if (const GraphClusterItem* group = collapsedClusterAt(at)) {
+    setGroupCollapsed(group->kernel(), false);
+  } else if (const GraphNodeItem* item = nodeAt(at)) {
+    if (const GraphClusterItem* cluster = cluster_of_item_.value(item->index(), nullptr)) {
+      setGroupCollapsed(cluster->kernel(), true);
+    }
+  }
+}
+
+void GraphPage::fillContextMenu(QMenu* menu, const QPoint& at) {
+  const GraphClusterItem* group = collapsedClusterAt(at);
+  if (group == nullptr) {
+    const GraphNodeItem* item = nodeAt(at);
+    group = item != nullptr ? cluster_of_item_.value(item->index(), nullptr) : nullptr;
+  }
+  if (group != nullptr) {
+    const QString kernel = group->kernel();
+    const bool collapsed = group->isCollapsed();
+    QAction* toggle =
+        menu->addAction((collapsed ? tr("Expand the fused group %1 %2") : tr("Collapse the fused group %1 %2"))
+                            .arg(group->title(), kernel));
+    toggle->setObjectName(QStringLiteral("toggleGroup"));
+    connect(toggle, &QAction::triggered, this, [this, kernel, collapsed] { setGroupCollapsed(kernel, !collapsed); });
+  }
+  if (clusters_.empty()) return;
+  QAction* all = menu->addAction(tr("Collapse all fused groups"));
+  all->setObjectName(QStringLiteral("collapseAllGroups"));
+  all->setCheckable(true);
+  all->setChecked(collapse_all_ && toggled_groups_.isEmpty());
+  connect(all, &QAction::toggled, this, [this](bool on) { setCollapseAllGroups(on); });
 }
 
 void GraphPage::highlight(const QStringList& nodes, bool centre) {
@@ -718,6 +784,12 @@ void GraphPage::highlight(const QStringList& nodes, bool centre) {
       item->setHighlighted(true);
       highlighted_.push_back(item);
     }
+  }
+  // A collapsed group shows the highlight of the nodes it hides.
+  for (GraphClusterItem* cluster : clusters_) {
+    cluster->setHighlighted(cluster->isCollapsed() && std::ranges::any_of(highlighted_, [&](const GraphNodeItem* item) {
+                              return cluster_of_item_.value(item->index(), nullptr) == cluster;
+                            }));
   }
   if (centre && !nodes.isEmpty()) {
     if (GraphNodeItem* current = itemFor(nodes.front())) view_->centerOn(current);
@@ -734,38 +806,70 @@ void GraphPage::onNodeClicked(const QString& node) {
   if (selection_) selection_->select({node}, this);
 }
 
-void GraphPage::search(bool next) {
-  const QString text = search_edit_->text().trimmed();
-  QPalette palette = search_edit_->palette();
-  palette.setColor(QPalette::Text, QApplication::palette().color(QPalette::Text));
-  search_edit_->setPalette(palette);
-  if (text.isEmpty() || items_.empty()) {
-    search_index_ = -1;
-    return;
-  }
-  const int count = static_cast<int>(items_.size());
-  int found = -1;
-  if (!next) {
-    // A full node name wins over nodes that merely contain it ("conv1" before "conv10").
-    if (GraphNodeItem* exact = itemFor(text)) found = exact->index();
-  }
-  const int start = next ? search_index_ + 1 : 0;
-  for (int step = 0; found < 0 && step < count; ++step) {
-    const GraphNodeItem* item = items_[static_cast<size_t>((start + step) % count)];
-    if (item->name().contains(text, Qt::CaseInsensitive) || item->op().contains(text, Qt::CaseInsensitive)) {
-      found = item->index();
+bool GraphPage::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == search_edit_ && event->type() == QEvent::KeyPress) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+      search(key->modifiers() & Qt::ShiftModifier ? -1 : 1);
+      return true;
     }
   }
-  if (found < 0) {
-    palette.setColor(QPalette::Text, kErrorColor);
-    search_edit_->setPalette(palette);
-    return;
+  return QWidget::eventFilter(watched, event);
+}
+
+// Collects the nodes whose name or op holds the text; step 0 (the text changed) lands on a node of
+// exactly that name if there is one, else on the first match; ±1 moves along the matches, wrapping.
+void GraphPage::search(int step) {
+  const QString text = search_edit_->text().trimmed();
+  if (step == 0) {
+    matches_.clear();
+    match_ = -1;
+    for (const GraphNodeItem* item : items_) {
+      if (!text.isEmpty() &&
+          (item->name().contains(text, Qt::CaseInsensitive) || item->op().contains(text, Qt::CaseInsensitive))) {
+        matches_.push_back(item->index());
+      }
+    }
+    if (!matches_.isEmpty()) {
+      // A full node name wins over nodes that merely contain it ("conv1" before "conv10").
+      const GraphNodeItem* exact = itemFor(text);
+      match_ = exact != nullptr ? static_cast<int>(matches_.indexOf(exact->index())) : 0;
+    }
+  } else if (!matches_.isEmpty()) {
+    const auto count = static_cast<int>(matches_.size());
+    match_ = ((match_ + step) % count + count) % count;
   }
-  search_index_ = found;
-  const QString name = items_[static_cast<size_t>(found)]->name();
+  updateSearchCount();
+  if (match_ >= 0) showMatch();
+}
+
+void GraphPage::showMatch() {
+  const QString name = items_[static_cast<size_t>(matches_[match_])]->name();
   highlight({name}, true);
   if (selection_) selection_->select({name}, this);
 }
+
+void GraphPage::updateSearchCount() {
+  const bool searching = !search_edit_->text().trimmed().isEmpty();
+  const bool missing = searching && matches_.isEmpty() && laid_out_;
+  QPalette palette = search_edit_->palette();
+  palette.setColor(QPalette::Text, missing ? kErrorColor : QApplication::palette().color(QPalette::Text));
+  search_edit_->setPalette(palette);
+  QPalette label = search_count_->palette();
+  label.setColor(QPalette::WindowText, missing ? kErrorColor : QApplication::palette().color(QPalette::WindowText));
+  search_count_->setPalette(label);
+  if (!searching || !laid_out_) {
+    search_count_->clear();
+  } else if (matches_.isEmpty()) {
+    search_count_->setText(tr("no match"));
+  } else {
+    // Spelt out: without a translator loaded, %n does not pick the singular.
+    search_count_->setText(matches_.size() == 1 ? tr("1 of 1 match")
+                                                : tr("%1 of %2 matches").arg(match_ + 1).arg(matches_.size()));
+  }
+}
+
+QString GraphPage::searchCountText() const { return search_count_->text(); }
 
 void GraphPage::zoomBy(double factor) {
   const double current = view_->transform().m11();
@@ -777,12 +881,68 @@ void GraphPage::zoomBy(double factor) {
 
 void GraphPage::fitToView() {
   if (!laid_out_) return;
-  view_->fitInView(scene_->sceneRect(), Qt::KeepAspectRatio);
+  const QRectF scene_rect = scene_->sceneRect();
+  const QSizeF viewport = view_->viewport()->size();
+  const double whole = std::min(viewport.width() / scene_rect.width(), viewport.height() / scene_rect.height());
+  if (whole >= kFitMinScale) {
+    // Readable whole: show it all, without blowing a handful of nodes up past 100 %.
+    view_->resetTransform();
+    view_->scale(std::min(whole, 1.0), std::min(whole, 1.0));
+    view_->centerOn(scene_rect.center());
+    updateZoomLabel();
+    return;
+  }
+  // A long graph: fit it across, as Netron does, at no less than the op names need and no more than
+  // kFitMaxScale; then show the selection, or the inputs' end.
+  const bool across = direction_ == GraphDirection::kLeftToRight;
+  const double cross = across ? viewport.height() / scene_rect.height() : viewport.width() / scene_rect.width();
+  const double scale = std::clamp(cross, kFitMinScale, kFitMaxScale);
+  view_->resetTransform();
+  view_->scale(scale, scale);
+  if (!highlighted_.isEmpty()) {
+    view_->centerOn(highlighted_.front());
+  } else if (across) {
+    view_->centerOn(scene_rect.left() + viewport.width() / (2 * scale), scene_rect.center().y());
+  } else {
+    view_->centerOn(scene_rect.center().x(), scene_rect.top() + viewport.height() / (2 * scale));
+  }
   updateZoomLabel();
+}
+
+void GraphPage::setDirection(GraphDirection direction) {
+  if (direction_combo_->currentIndex() != static_cast<int>(direction)) {
+    direction_combo_->setCurrentIndex(static_cast<int>(direction));  // comes back here through the combo
+    return;
+  }
+  if (direction == direction_) return;
+  direction_ = direction;
+  startLayout();
 }
 
 void GraphPage::updateZoomLabel() {
   zoom_label_->setText(QStringLiteral("%1 %").arg(std::lround(view_->transform().m11() * 100)));
+  onViewChanged();
+}
+
+// The overview shows while some of the graph is out of sight, and follows the main view.
+void GraphPage::onViewChanged() {
+  if (!laid_out_) return;
+  const QRectF shown = view_->mapToScene(view_->viewport()->rect()).boundingRect();
+  const bool whole = shown.adjusted(-2, -2, 2, 2).contains(scene_->sceneRect());
+  if (overview_->isVisible() == whole) {
+    overview_->setVisible(!whole);
+    placeOverview();
+  }
+  if (overview_->isVisible()) overview_->followMainView();
+}
+
+void GraphPage::placeOverview() {
+  const QRect area = view_->viewport()->geometry();
+  const QSize size = GraphOverview::SizeFor(scene_->sceneRect(), area.size());
+  constexpr int kInset = 8;
+  const QRect wanted(area.right() - kInset - size.width() + 1, area.top() + kInset, size.width(), size.height());
+  if (overview_->geometry() != wanted) overview_->setGeometry(wanted);
+  overview_->raise();
 }
 
 }  // namespace chipfit

@@ -4,8 +4,8 @@
 #include <QColor>
 #include <QElapsedTimer>
 #include <QFutureWatcher>
-#include <QGraphicsItem>
 #include <QHash>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -18,6 +18,7 @@
 #include "views/models/graph_layout.h"
 #include "views/models/layer_selection.h"
 #include "views/models/layer_table_model.h"
+#include "views/pages/graph_items.h"
 
 class QCheckBox;
 class QComboBox;
@@ -25,42 +26,13 @@ class QGraphicsScene;
 class QGraphicsView;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QStackedWidget;
 
 namespace chipfit {
 
+class GraphOverview;
 class GraphView;
-
-// One node: a rounded box with its op and (elided) name. Light on purpose: a tight boundingRect() so
-// the scene's BSP index hands the view only what is visible, no shadow, text cached after first use.
-class GraphNodeItem : public QGraphicsItem {
- public:
-  enum { Type = UserType + 1 };
-
-  GraphNodeItem(int index, const LaidOutNode& node);
-
-  int type() const override { return Type; }
-  QRectF boundingRect() const override;
-  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
-
-  int index() const { return index_; }
-  const QString& name() const { return name_; }
-  const QString& op() const { return op_; }
-  QColor fill() const { return fill_; }
-  void setFill(const QColor& fill);
-  bool isHighlighted() const { return highlighted_; }
-  void setHighlighted(bool highlighted);
-
- private:
-  int index_;
-  QString name_;
-  QString op_;
-  QRectF box_;  // centred on the item's position
-  QColor fill_;
-  bool highlighted_ = false;
-  QString elided_name_;  // made on first paint, when a font is at hand
-  bool elided_ = false;
-};
 
 // What a pool thread hands back: the layout, or why there is none.
 struct GraphLayoutOutcome {
@@ -80,25 +52,6 @@ struct GraphNodeMetrics {
   QString kernel{};  // "FusedConv conv1"
   int kernel_nodes = 1;
   double other_kernels_ms = 0;  // reorders or copies in front of the node, kernels of their own
-};
-
-// A fused kernel's nodes drawn as one cluster: a box behind them in the kernel's colour.
-class GraphClusterItem : public QGraphicsItem {
- public:
-  enum { Type = UserType + 2 };
-
-  GraphClusterItem(const QRectF& rect, const QColor& fill, QStringList nodes);
-
-  int type() const override { return Type; }
-  QRectF boundingRect() const override;
-  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
-  const QStringList& nodes() const { return nodes_; }
-  QColor fill() const { return fill_; }
-
- private:
-  QRectF rect_;
-  QColor fill_;
-  QStringList nodes_;
 };
 
 class GraphPage : public QWidget {
@@ -138,9 +91,32 @@ class GraphPage : public QWidget {
   void setShowConstants(bool show);
   bool showsConstants() const;
 
+  // The search box; Enter steps to the next match, Shift+Enter to the previous one.
   QLineEdit* searchEdit() const { return search_edit_; }
+  // "3 of 12 matches" beside the search box; empty without search text.
+  QString searchCountText() const;
   void zoomBy(double factor);
+  // Shows the whole graph when it is readable so; otherwise fits the graph across (its width top to
+  // bottom, its height left to right), never below the scale where the op names still show, and
+  // scrolls to the selection or to the inputs' end.
   void fitToView();
+
+  // Which way the graph runs; a change lays the graph out again.
+  void setDirection(GraphDirection direction);
+  GraphDirection direction() const { return direction_; }
+
+  // The small whole-graph view in the top right corner, shown while the graph does not fit the page.
+  GraphOverview* overview() const { return overview_; }
+
+  // Fused groups (the current target's kernels over several nodes) collapse to one box that names the
+  // kernel and its time, hiding their nodes; double-click or the context menu toggles one.
+  void setGroupCollapsed(const QString& kernel, bool collapsed);
+  void setCollapseAllGroups(bool collapse);
+  bool collapsesAllGroups() const;
+  // The group a drawn node belongs to on the current target, or nullptr.
+  GraphClusterItem* clusterOf(const QString& node) const;
+  // The view's context menu at a viewport point: the group under it and the collapse-all switch.
+  void fillContextMenu(QMenu* menu, const QPoint& at);
 
  signals:
   // Once per layout (a model, or Constant nodes shown or hidden) that produced a scene: the pool thread's layout time,
@@ -150,7 +126,11 @@ class GraphPage : public QWidget {
   // The layout failed: the page shows `message` too.
   void layoutFailed(const QString& message);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  void connectView();
   void startLayout();
   void onLayoutFinished();
   void onViewportPainted();
@@ -162,8 +142,18 @@ class GraphPage : public QWidget {
   void onSelectionChanged(const QStringList& nodes, QObject* origin);
   void highlight(const QStringList& nodes, bool centre);
   void onNodeClicked(const QString& node);
-  void search(bool next);
+  void search(int step);
+  void showMatch();
+  void updateSearchCount();
   void updateZoomLabel();
+  void onViewChanged();
+  void placeOverview();
+  void applyCollapse();
+  bool isCollapsed(const QString& kernel) const;
+  void toggleGroupAt(const QPoint& at);
+  GraphClusterItem* collapsedClusterAt(const QPoint& at) const;
+  GraphNodeItem* nodeAt(const QPoint& at) const;
+  QPointF startOfGraph() const;
 
   LayerSelection* selection_;
   std::shared_ptr<const ModelAnalysis> analysis_;
@@ -182,8 +172,15 @@ class GraphPage : public QWidget {
   std::vector<GraphNodeItem*> items_;  // owned by the scene, in layout order
   QHash<QString, GraphNodeItem*> item_of_node_;
   QVector<GraphNodeItem*> highlighted_;
+  std::vector<GraphEdgeItem*> edges_;        // owned by the scene
   std::vector<GraphClusterItem*> clusters_;  // owned by the scene
-  int search_index_ = -1;                    // the item the last search landed on
+  QHash<int, GraphClusterItem*> cluster_of_item_;
+  GraphDirection direction_ = GraphDirection::kTopToBottom;
+  // Collapsed groups by kernel key: with "collapse all" on, the set lists the groups expanded again.
+  bool collapse_all_ = false;
+  QSet<QString> toggled_groups_;
+  QVector<int> matches_;  // items matching the search text, in layout order
+  int match_ = -1;        // the match the search is on, into matches_
 
   QLabel* status_label_;
   QStackedWidget* stack_;
@@ -191,6 +188,10 @@ class GraphPage : public QWidget {
   GraphView* view_;
   QGraphicsScene* scene_;
   QLineEdit* search_edit_;
+  QLabel* search_count_;
+  QComboBox* direction_combo_;
+  QCheckBox* collapse_all_box_;
+  GraphOverview* overview_;
   QCheckBox* show_constants_;
   QComboBox* mode_combo_;
   QComboBox* target_combo_;
