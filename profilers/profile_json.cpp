@@ -574,6 +574,7 @@ json RunResultToJson(const RunResult& run) {
   if (run.settings.threads > 0) out["settings"]["threads"] = run.settings.threads;
   if (!run.settings.calibration.empty()) out["settings"]["calibration"] = run.settings.calibration;
   if (run.settings.int8_all_layers) out["settings"]["int8_layers"] = "all";
+  if (!run.settings.keep_fp32.empty()) out["settings"]["keep_fp32"] = run.settings.keep_fp32;
   // How the threads were chosen and the machine's load before timing: runs made before the interleaved
   // rounds have no `cores` and none of these.
   if (run.settings.cores > 0) {
@@ -674,6 +675,7 @@ Result<RunResult> RunResultFromJson(const json& j) {
     run.settings.threads = Get<int>(settings, "threads");
     run.settings.calibration = Get<std::string>(settings, "calibration");
     run.settings.int8_all_layers = Get<std::string>(settings, "int8_layers") == "all";
+    run.settings.keep_fp32 = Get<std::vector<std::string>>(settings, "keep_fp32");
     run.settings.threads_reason = Get<std::string>(settings, "threads_reason");
     run.settings.cores = Get<int>(settings, "cores");
     run.settings.other_cpus_before = GetOptional<double>(settings, "other_cpus_before");

@@ -242,6 +242,8 @@ struct RunSettings {
   double max_time_s = 0;         // the timing rounds' budget (dropped slots are repeated within it)
   std::string calibration;       // int8 calibration method ("minmax" …); "" when not recorded
   bool int8_all_layers = false;  // int8 in every eligible layer (--int8-all-layers), not only where faster
+  // Nodes every target computed in fp32 by request (--keep-fp32, the GUI's What-if); empty for most runs.
+  std::vector<std::string> keep_fp32{};
 };
 
 struct EnergySensorsInfo {

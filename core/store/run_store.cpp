@@ -104,6 +104,17 @@ std::string ShapesText(const std::string& json_text) {
   return text;
 }
 
+// ["conv1", "fc"] → {"conv1", "fc"}; empty for anything else.
+std::vector<std::string> NamesFromJson(const std::string& json_text) {
+  std::vector<std::string> names;
+  const json list = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) return names;
+  for (const json& name : list) {
+    if (name.is_string()) names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -581,7 +592,8 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
              (SELECT count(*) FROM target_results WHERE run_id = runs.id),
              (SELECT count(*) FROM target_results WHERE run_id = runs.id AND status = 'ok'), runs.source,
              coalesce(json_extract(runs.run, '$.inputs.shapes'), ''),
-             coalesce(json_extract(runs.run, '$.settings.threads'), 0)
+             coalesce(json_extract(runs.run, '$.settings.threads'), 0),
+             coalesce(json_extract(runs.run, '$.settings.keep_fp32'), '')
       FROM runs JOIN models ON models.id = runs.model_id JOIN machines ON machines.id = runs.machine_id)sql") +
                                   (model_sha256 ? " WHERE models.sha256 = ?" : "") + " ORDER BY runs.id DESC");
     if (model_sha256) q.bind(1, *model_sha256);
@@ -600,7 +612,8 @@ Result<std::vector<RunSummary>> RunStore::ListRuns(const std::optional<std::stri
                       .targets_ok = q.getColumn(10).getInt(),
                       .source = q.getColumn(11).getString(),
                       .shapes = ShapesText(q.getColumn(12).getString()),
-                      .threads = q.getColumn(13).getInt()});
+                      .threads = q.getColumn(13).getInt(),
+                      .keep_fp32 = NamesFromJson(q.getColumn(14).getString())});
     }
     return runs;
   });

@@ -54,6 +54,8 @@ struct RunSummary {
   // for runs made before they were recorded.
   std::string shapes;
   int threads = 0;
+  // The nodes the run kept in fp32 by request (settings.keep_fp32: a What-if, or --keep-fp32).
+  std::vector<std::string> keep_fp32{};
 };
 
 class RunStore {

@@ -209,8 +209,13 @@ Result<LoadedPair> Load(const std::filesystem::path& path, const std::vector<std
 }  // namespace
 
 Result<ModelAnalysis> AnalyzeModel(const std::filesystem::path& path, const std::vector<std::string>& shapes,
-                                   const std::vector<Target>& targets, const std::stop_token& stop) {
+                                   const std::vector<Target>& targets, const std::stop_token& stop,
+                                   const std::function<void(const std::string& step)>& step) {
   const auto cancelled = [&] { return Cancelled("analysis of '" + path.string() + "' cancelled"); };
+  const auto say = [&](const std::string& text) {
+    if (step) step(text);
+  };
+  say("loading the file, checking it and inferring shapes");
   ASSIGN_OR_RETURN(LoadedPair loaded, Load(path, shapes));
   ModelAnalysis analysis;
   analysis.summary = Summarize(loaded.model);
@@ -219,6 +224,7 @@ Result<ModelAnalysis> AnalyzeModel(const std::filesystem::path& path, const std:
   analysis.notes = analysis.summary.notes;
   // Dynamic inputs are imported anyway: the node list and the inputs table are what a user needs to
   // choose the dims; only compiling waits for them.
+  say("importing the graph");
   auto graph = ImportModel(loaded.model, {.require_static_inputs = false});
   if (!graph.ok()) return NamingFile(graph.status(), path);
   analysis.outputs = analysis.summary.outputs;
@@ -228,10 +234,13 @@ Result<ModelAnalysis> AnalyzeModel(const std::filesystem::path& path, const std:
     return analysis;
   }
   if (stop.stop_requested()) return cancelled();
+  say("compiling for the reference: compute and memory");
   analysis.nodes = NodeRows(*graph, CompileReference(*graph, analysis));
-  for (const Target& target : targets) {
+  for (size_t i = 0; i < targets.size(); ++i) {
     if (stop.stop_requested()) return cancelled();
-    analysis.placements.push_back(PlaceOn(*graph, target));
+    say("compiling for " + targets[i].ToString() + " (" + std::to_string(i + 1) + " of " +
+        std::to_string(targets.size()) + "): which nodes its device runs");
+    analysis.placements.push_back(PlaceOn(*graph, targets[i]));
   }
   if (stop.stop_requested()) return cancelled();
   return analysis;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -56,8 +57,10 @@ struct ModelAnalysis {
 // the reference (FLOPs, planned memory) and for every target in `targets` (what each cannot run, and
 // why). A target that does not compile is a TargetPlacement with its status and error, not an error of
 // the analysis; a model that does not load or import is, and its message names the file. A stop request
-// is checked between compiles and returns kCancelled.
+// is checked between compiles and returns kCancelled. `step` (optional) hears each step as it starts
+// ("compiling for cpu:int8 (2 of 4)"), on the calling thread: a GUI shows where a long analysis is.
 Result<ModelAnalysis> AnalyzeModel(const std::filesystem::path& path, const std::vector<std::string>& shapes,
-                                   const std::vector<Target>& targets, const std::stop_token& stop = {});
+                                   const std::vector<Target>& targets, const std::stop_token& stop = {},
+                                   const std::function<void(const std::string& step)>& step = {});
 
 }  // namespace chipfit

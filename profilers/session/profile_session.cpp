@@ -692,6 +692,7 @@ Status PrepareRun(const ProfileOptions& options, const ProfileSession::Discover&
   run.settings.cores = omp_get_num_procs();
   run.settings.other_cpus_before = setup.other_cpus_before;
   run.settings.max_time_s = options.max_time_s;
+  run.settings.keep_fp32 = options.keep_fp32;
   RETURN_IF_ERROR(PrepareCeilings(options, reference, events, stop, setup));
   RETURN_IF_ERROR(PrepareEnergy(setup));
   return BeginStoredRun(options, setup);

@@ -1,11 +1,13 @@
-// DevicesModel: model contract under QAbstractItemModelTester, display strings, raw values, tooltips.
+// DevicesModel and CeilingsModel: model contract under QAbstractItemModelTester, display strings, raw values, tooltips.
 #include "views/models/devices_model.h"
 
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QDateTime>
 #include <QSignalSpy>
 #include <QStringList>
+#include <QTimeZone>
 #include <memory>
 #include <vector>
 
@@ -16,6 +18,7 @@ namespace chipfit {
 namespace {
 
 QModelIndex Cell(const DevicesModel& model, int row, DevicesModel::Column column) { return model.index(row, column); }
+QModelIndex Cell(const CeilingsModel& model, int row, int column) { return model.index(row, column); }
 
 TEST(DevicesModelTest, PassesModelTesterAcrossResets) {
   ModelTestMessages messages;
@@ -101,7 +104,7 @@ TEST(DevicesModelTest, CeilingsShowTheirThreadsAndTheBusyFlag) {
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
   const DeviceInfo cpu = samples::SampleCpu();
   EXPECT_EQ(model.data(Cell(model, 0, DevicesModel::kCeilingsColumn)).toString(),
-            QStringLiteral("not measured (chipfit devices --measure)"));
+            QStringLiteral("not measured (Measure again)"));
 
   CeilingReport busy;
   busy.device_id = "cpu";
@@ -131,10 +134,56 @@ TEST(DevicesModelTest, CeilingsShowTheirThreadsAndTheBusyFlag) {
                   .contains(QStringLiteral("Measured 2026-11-23T18:50:16Z")));
   // The OpenCL device has no entry: not measured, no warning.
   EXPECT_EQ(model.data(Cell(model, 1, DevicesModel::kCeilingsColumn)).toString(),
-            QStringLiteral("not measured (chipfit devices --measure)"));
+            QStringLiteral("not measured (Measure again)"));
   EXPECT_FALSE(model.data(Cell(model, 1, DevicesModel::kCeilingsColumn), Qt::ForegroundRole).isValid());
   EXPECT_EQ(model.headerData(DevicesModel::kCeilingsColumn, Qt::Horizontal).toString(),
             QStringLiteral("Roofline ceilings"));
+  EXPECT_TRUE(messages.messages().isEmpty()) << messages.messages().join(QLatin1Char('\n')).toStdString();
+}
+
+// The ceilings table: one row per device, thread count and precision with its peak, the share of the
+// theoretical peak, the device's bandwidth and when and how it was measured; a device without ceilings
+// gets one row that says how to measure them, in the page's words.
+TEST(CeilingsModelTest, OneRowPerDeviceAndPrecisionWithWhenAndHow) {
+  ModelTestMessages messages;
+  CeilingsModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+  CeilingReport cpu;
+  cpu.device_id = "cpu";
+  cpu.threads = 2;
+  cpu.device_key = CeilingKey(samples::SampleCpu(), 2);
+  cpu.measured.peak_gflops[Precision::kFp32] = 219.7;
+  cpu.measured.peak_gflops[Precision::kInt8] = 861.3;
+  cpu.measured.memory_bandwidth_gbps = 51.2;
+  cpu.theoretical_gflops[Precision::kFp32] = 332.3;
+  cpu.methods = {"memory bandwidth: STREAM triad over 3 x 128 MiB doubles, best of 5 runs",
+                 "fp32 peak: 2048³ MatMul compiled for cpu:fp32, best run",
+                 "int8 peak: 2048³ MatMul compiled for cpu:int8, best run"};
+  cpu.measured_at = "2026-11-29T11:23:19Z";
+  cpu.other_cpu_share = 0.01;
+  model.setCeilings(samples::SampleSnapshot(), {cpu});
+  ASSERT_EQ(model.rowCount(), 3);  // cpu fp32, cpu int8, opencl:0 not measured
+  const auto text = [&](int row, int column) { return model.data(Cell(model, row, column)).toString(); };
+  EXPECT_EQ(text(0, CeilingsModel::kDeviceColumn), QStringLiteral("cpu"));
+  EXPECT_EQ(text(0, CeilingsModel::kPrecisionColumn), QStringLiteral("fp32"));
+  EXPECT_EQ(text(0, CeilingsModel::kPeakColumn), QStringLiteral("220 GFLOP/s"));
+  EXPECT_TRUE(text(0, CeilingsModel::kTheoreticalColumn).contains(QStringLiteral("66 %")))
+      << text(0, CeilingsModel::kTheoreticalColumn).toStdString();
+  EXPECT_EQ(text(0, CeilingsModel::kBandwidthColumn), QStringLiteral("51.2 GB/s"));
+  EXPECT_EQ(text(0, CeilingsModel::kThreadsColumn), QStringLiteral("2"));
+  EXPECT_EQ(text(0, CeilingsModel::kHowColumn), QStringLiteral("2048³ MatMul compiled for cpu:fp32, best run"));
+  EXPECT_EQ(text(1, CeilingsModel::kPrecisionColumn), QStringLiteral("int8"));
+  EXPECT_EQ(model.data(Cell(model, 1, CeilingsModel::kPeakColumn), CeilingsModel::RawValueRole).toDouble(), 861.3);
+  EXPECT_EQ(model.data(Cell(model, 1, CeilingsModel::kMeasuredColumn), CeilingsModel::RawValueRole).toDateTime(),
+            QDateTime(QDate(2026, 11, 29), QTime(11, 23, 19), QTimeZone::utc()));
+  EXPECT_TRUE(model.data(Cell(model, 0, CeilingsModel::kDeviceColumn), Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("STREAM triad")));
+  EXPECT_EQ(text(2, CeilingsModel::kDeviceColumn), QStringLiteral("opencl:0"));
+  EXPECT_EQ(text(2, CeilingsModel::kPrecisionColumn), QStringLiteral("not measured yet: press Measure again"));
+  EXPECT_FALSE(text(2, CeilingsModel::kPrecisionColumn).contains(QStringLiteral("--")));
+  model.setCeilings({}, {});
+  EXPECT_EQ(model.rowCount(), 0);
   EXPECT_TRUE(messages.messages().isEmpty()) << messages.messages().join(QLatin1Char('\n')).toStdString();
 }
 

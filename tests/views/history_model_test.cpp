@@ -89,7 +89,10 @@ TEST(HistoryModelTest, ShowsLocalTimeFileNameAndTargetsOkOfTotal) {
   EXPECT_EQ(Cell(model, 1, HistoryModel::kStatusColumn).toString(), QStringLiteral("incomplete"));
   EXPECT_EQ(Cell(model, 1, HistoryModel::kTargetsColumn).toString(), QStringLiteral("1/3"));
   EXPECT_EQ(Cell(model, 0, HistoryModel::kSourceColumn).toString(), QStringLiteral("gui"));
-  EXPECT_EQ(Cell(model, 0, HistoryModel::kShapesColumn).toString(), QStringLiteral("input=1x3x32x32"));
+  // Shapes read as a person writes them, not as the store keeps them ("input=1x3x32x32").
+  EXPECT_EQ(Cell(model, 0, HistoryModel::kShapesColumn).toString(), QStringLiteral("input 1×3×32×32"));
+  EXPECT_EQ(Cell(model, 0, HistoryModel::kShapesColumn, HistoryModel::RawValueRole).toString(),
+            QStringLiteral("input=1x3x32x32"));
   EXPECT_EQ(Cell(model, 0, HistoryModel::kThreadsColumn).toString(), QStringLiteral("4"));
   EXPECT_EQ(Cell(model, 0, HistoryModel::kHostColumn).toString(), QStringLiteral("bench-10"));
   EXPECT_EQ(Cell(model, 0, HistoryModel::kVersionColumn).toString(), QStringLiteral("0.4.0"));
@@ -110,6 +113,33 @@ TEST(HistoryModelTest, ShowsLocalTimeFileNameAndTargetsOkOfTotal) {
   ASSERT_NE(model.runAt(3), nullptr);
   EXPECT_EQ(model.runAt(3)->id, 2);
   EXPECT_EQ(model.runAt(4), nullptr);
+}
+
+TEST(HistoryModelTest, ShapesReadAsDimsWithTheirInputNames) {
+  EXPECT_EQ(HistoryModel::ShapesText("x=1x3x48x192"), QStringLiteral("x 1×3×48×192"));
+  EXPECT_EQ(HistoryModel::ShapesText("mask=1x48,x=1x3x48x192"), QStringLiteral("mask 1×48, x 1×3×48×192"));
+  EXPECT_EQ(HistoryModel::ShapesText(""), QString());
+}
+
+// A What-if run (nodes kept in fp32 by request) carries a mark and names the nodes it kept; the others
+// leave the column empty.
+TEST(HistoryModelTest, MarksWhatIfRunsAndNamesTheLayersTheyKept) {
+  std::vector<RunSummary> runs = SampleRuns();
+  runs[0].keep_fp32 = {"Conv_0"};
+  runs[1].keep_fp32 = {"conv1", "conv2", "conv3", "fc1", "fc2"};
+  HistoryModel model;
+  model.setRuns(runs);
+  EXPECT_EQ(model.headerData(HistoryModel::kWhatIfColumn, Qt::Horizontal).toString(), QStringLiteral("What-if"));
+  EXPECT_EQ(Cell(model, 0, HistoryModel::kWhatIfColumn).toString(), QStringLiteral("Conv_0 in fp32"));
+  EXPECT_EQ(Cell(model, 1, HistoryModel::kWhatIfColumn).toString(),
+            QStringLiteral("conv1, conv2, conv3 and 2 more in fp32"));
+  const QString tip = Cell(model, 1, HistoryModel::kWhatIfColumn, Qt::ToolTipRole).toString();
+  EXPECT_TRUE(tip.startsWith(QStringLiteral("What-if run"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("fc2"))) << tip.toStdString();
+  EXPECT_TRUE(Cell(model, 1, HistoryModel::kIdColumn, HistoryModel::WhatIfRole).toBool());
+  EXPECT_FALSE(Cell(model, 2, HistoryModel::kIdColumn, HistoryModel::WhatIfRole).toBool());
+  EXPECT_EQ(Cell(model, 2, HistoryModel::kWhatIfColumn).toString(), QString());
+  EXPECT_EQ(Cell(model, 1, HistoryModel::kWhatIfColumn, HistoryModel::RawValueRole).toInt(), 5);
 }
 
 TEST(HistoryModelTest, RawValuesAreNumbersAndSortAsNumbers) {

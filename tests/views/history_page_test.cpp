@@ -387,6 +387,73 @@ TEST_F(HistoryPageTest, AFileThatIsNotAStoreIsAnErrorInThePageAndLeftUntouched) 
       << good.errorText().toStdString();
 }
 
+// A What-if run made by the GUI records the nodes it kept in fp32; the History page marks it and names
+// them, and every run's shapes read "input 1×3×32×32", not the store's JSON or "input=1x3x32x32".
+TEST_F(HistoryPageTest, MarksAWhatIfRunAndShowsReadableShapes) {
+  json run = SampleRun();
+  run["settings"]["keep_fp32"] = {"Conv_0", "Gemm_5"};
+  run["inputs"]["shapes"] = {{"input", "1x3x32x32"}};
+  int64_t what_if = 0;
+  {
+    auto store = RunStore::Open(db_);
+    ASSERT_TRUE(store.ok());
+    json rest = run;
+    for (const char* key : {"schema", "chipfit_version", "run_id", "status", "command", "model", "machine", "targets"})
+      rest.erase(key);
+    auto id = (*store)->BeginRun(run["model"], run["machine"], rest, "chipfit-gui what-if", "0.4.0 (test)", "gui");
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    what_if = *id;
+    ASSERT_TRUE((*store)->AddTarget(what_if, run["targets"][0]).ok());
+    ASSERT_TRUE((*store)->FinishRun(what_if, "ok").ok());
+  }
+  HistoryPage page(db_);
+  Refresh(page);
+  const int row = page.filter()->mapFromSource(page.model()->index(page.model()->rowOf(what_if), 0)).row();
+  ASSERT_GE(row, 0);
+  const auto cell = [&](int r, int column, int role = Qt::DisplayRole) {
+    return page.filter()->index(r, column).data(role);
+  };
+  EXPECT_EQ(cell(row, HistoryModel::kWhatIfColumn).toString(), QStringLiteral("Conv_0, Gemm_5 in fp32"));
+  EXPECT_TRUE(cell(row, HistoryModel::kWhatIfColumn, Qt::ToolTipRole).toString().contains(QStringLiteral("Gemm_5")));
+  EXPECT_EQ(cell(row, HistoryModel::kShapesColumn).toString(), QStringLiteral("input 1×3×32×32"));
+  // The runs the fixture stored kept nothing in fp32: no mark.
+  const int plain = page.filter()->mapFromSource(page.model()->index(page.model()->rowOf(runs_.cnn_ok), 0)).row();
+  EXPECT_EQ(cell(plain, HistoryModel::kWhatIfColumn).toString(), QString());
+  EXPECT_EQ(cell(plain, HistoryModel::kShapesColumn).toString(), QStringLiteral("input 1×3×32×32"));
+}
+
+// Merge stores… copies another store's runs that this one lacks, says how many, and a second merge of
+// the same store adds nothing; a file that is not a store is an error in the page, this store untouched.
+TEST_F(HistoryPageTest, MergeStoresCopiesTheOtherStoresRunsAndSaysHowMany) {
+  const fs::path other = dir_ / "shard.db";
+  FillStore(other);
+  HistoryPage page(db_);
+  Refresh(page);
+  ASSERT_EQ(page.model()->rowCount(), 4);
+
+  QSignalSpy merged(&page, &HistoryPage::merged);
+  QSignalSpy refreshed(&page, &HistoryPage::refreshed);
+  page.mergeStore(QString::fromStdString(other.string()));
+  ASSERT_TRUE(merged.wait(kWaitMs));
+  EXPECT_EQ(merged.first().first().toString(), QStringLiteral("Merged 4 runs from shard.db."));
+  ASSERT_TRUE(refreshed.count() > 0 || refreshed.wait(kWaitMs));
+  EXPECT_EQ(page.model()->rowCount(), 8);
+  EXPECT_EQ(page.statusText(), QStringLiteral("Merged 4 runs from shard.db."));
+  EXPECT_EQ(Stored(db_).size(), 8u);
+
+  page.mergeStore(QString::fromStdString(other.string()));
+  ASSERT_TRUE(merged.wait(kWaitMs));
+  EXPECT_EQ(merged.last().first().toString(), QStringLiteral("No new runs in shard.db (4 already here)."));
+
+  const fs::path junk = dir_ / "notes.db";
+  std::ofstream(junk) << "not a store";
+  QSignalSpy failed(&page, &HistoryPage::failed);
+  page.mergeStore(QString::fromStdString(junk.string()));
+  ASSERT_TRUE(failed.wait(kWaitMs));
+  EXPECT_TRUE(page.errorText().startsWith(QStringLiteral("Merge failed: "))) << page.errorText().toStdString();
+  EXPECT_EQ(Stored(db_).size(), 8u);
+}
+
 TEST_F(HistoryPageTest, Screenshot) {
   HistoryPage page(db_);
   page.resize(1200, 420);

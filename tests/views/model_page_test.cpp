@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QTableView>
@@ -240,6 +241,56 @@ TEST(ModelPageTest, ASecondOpenWhileLoadingWins) {
   EXPECT_EQ(loaded.count(), 1);
   EXPECT_EQ(loaded.first().at(0).toString(), SampleModel("cnn.onnx"));
   EXPECT_EQ(page.nodeModel()->rowCount(), 11);
+}
+
+// The analysis says which step it is in: loading and checking, importing, the reference compile, then
+// each target in turn with its number.
+TEST(ModelPageTest, TheAnalysisReportsEachStep) {
+  std::vector<std::string> steps;
+  auto analysis =
+      AnalyzeModel(SampleModel("cnn.onnx").toStdString(), {}, {MustParse("cpu:fp32"), MustParse("cpu:int8")}, {},
+                   [&](const std::string& step) { steps.push_back(step); });
+  ASSERT_TRUE(analysis.ok()) << analysis.status().ToString();
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_EQ(steps[0], "loading the file, checking it and inferring shapes");
+  EXPECT_EQ(steps[1], "importing the graph");
+  EXPECT_EQ(steps[2], "compiling for the reference: compute and memory");
+  EXPECT_EQ(steps[3], "compiling for cpu:fp32 (1 of 2): which nodes its device runs");
+  EXPECT_EQ(steps[4], "compiling for cpu:int8 (2 of 2): which nodes its device runs");
+}
+
+// While it analyses, the page shows the step and the time taken with a Cancel button; Cancel drops the
+// analysis (no modelLoaded, even when its answer arrives) and the page says so, keeping what it showed.
+TEST(ModelPageTest, ShowsTheStepWhileAnalysingAndCancelAbandonsIt) {
+  ModelPage page;
+  page.show();
+  OpenAndWait(page, SampleModel("mlp.onnx"), {QStringLiteral("x=1x64")});
+  auto* progress = page.findChild<QWidget*>(QStringLiteral("analysisProgress"));
+  auto* cancel = page.findChild<QPushButton*>(QStringLiteral("analysisCancel"));
+  ASSERT_TRUE(progress && cancel);
+  EXPECT_FALSE(progress->isVisible());
+
+  QSignalSpy loaded(&page, &ModelPage::modelLoaded);
+  page.openModel(SampleModel("cnn.onnx"));
+  EXPECT_TRUE(progress->isVisible());
+  EXPECT_TRUE(cancel->isVisible());
+  EXPECT_TRUE(page.progressText().startsWith(QStringLiteral("Analysing cnn.onnx: ")))
+      << page.progressText().toStdString();
+  EXPECT_TRUE(page.progressText().endsWith(QStringLiteral(" s"))) << page.progressText().toStdString();
+  cancel->click();  // before the event loop can hand over a finished analysis
+  EXPECT_FALSE(page.isLoading());
+  EXPECT_FALSE(progress->isVisible());
+  EXPECT_EQ(page.statusText(), QStringLiteral("Analysis of cnn.onnx cancelled; still showing mlp.onnx."));
+  QTest::qWait(500);  // the pool thread's late answer, if any, would arrive now
+  EXPECT_EQ(loaded.count(), 0);
+  EXPECT_EQ(page.modelPath(), SampleModel("mlp.onnx"));
+  EXPECT_EQ(page.analysis()->shapes, (std::vector<std::string>{"x=1x64"}));
+
+  // Opening again works as before.
+  const auto args = OpenAndWait(page, SampleModel("cnn.onnx"));
+  ASSERT_FALSE(args.isEmpty());
+  EXPECT_EQ(page.modelPath(), SampleModel("cnn.onnx"));
+  EXPECT_FALSE(progress->isVisible());
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-// DevicesModel: columns, display strings, tooltips and raw values for discovered devices.
+// DevicesModel and CeilingsModel: columns, display strings, tooltips and raw values for discovered devices
+// and their measured roofline ceilings.
 #include "views/models/devices_model.h"
 
 #include <QColor>
+#include <QDateTime>
 #include <QLocale>
 #include <QStringList>
 #include <QThread>
@@ -81,6 +83,22 @@ QString RuntimeToolTip(const DeviceInfo& device) {
     text += QLatin1Char('\n') + DevicesModel::tr("Driver: %1").arg(ToQString(device.driver_version));
   }
   return text;
+}
+
+// The line of `report.methods` that says how `precision`'s peak (or, without one, the bandwidth) was
+// measured, without its "fp32 peak: " lead: the row already names the precision.
+QString HowText(const CeilingReport& report, std::optional<Precision> precision) {
+  const std::string lead = precision ? std::string(PrecisionName(*precision)) + " peak: " : "memory bandwidth: ";
+  for (const std::string& method : report.methods) {
+    if (method.rfind(lead, 0) == 0) return ToQString(std::string_view(method).substr(lead.size()));
+  }
+  return {};
+}
+
+QDateTime MeasuredAt(const CeilingReport& report) {
+  QDateTime time = QDateTime::fromString(ToQString(report.measured_at), Qt::ISODate);
+  if (time.isValid()) time = time.toUTC();
+  return time;
 }
 
 QString MemoryText(uint64_t bytes) {
@@ -165,7 +183,7 @@ QVariant DevicesModel::data(const QModelIndex& index, int role) const {
         case kCeilingsColumn: {
           QStringList texts;
           for (const CeilingReport* c : ceilingsOf(device)) texts << CeilingText(*c);
-          return texts.isEmpty() ? tr("not measured (chipfit devices --measure)") : texts.join(QStringLiteral("; "));
+          return texts.isEmpty() ? tr("not measured (Measure again)") : texts.join(QStringLiteral("; "));
         }
         case kColumnCount: break;
       }
@@ -226,6 +244,126 @@ QVariant DevicesModel::headerData(int section, Qt::Orientation orientation, int 
     case kRuntimeColumn: return tr("Runtime");
     case kPrecisionsColumn: return tr("Precisions");
     case kCeilingsColumn: return tr("Roofline ceilings");
+    case kColumnCount: break;
+  }
+  return {};
+}
+
+CeilingsModel::CeilingsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CeilingsModel::setCeilings(const DevicesModel::Snapshot& devices, std::vector<CeilingReport> ceilings) {
+  Q_ASSERT(QThread::currentThread() == thread());
+  beginResetModel();
+  ceilings_ = std::move(ceilings);
+  rows_.clear();
+  for (const DeviceInfo& device : devices ? *devices : std::vector<DeviceInfo>{}) {
+    std::vector<const CeilingReport*> reports;
+    for (const CeilingReport& c : ceilings_) {
+      if (c.device_key == CeilingKey(device, c.threads)) reports.push_back(&c);
+    }
+    std::sort(reports.begin(), reports.end(),
+              [](const CeilingReport* a, const CeilingReport* b) { return a->threads < b->threads; });
+    if (reports.empty()) rows_.push_back({.device_id = device.Id()});
+    for (const CeilingReport* report : reports) {
+      const size_t before = rows_.size();
+      for (const auto& [precision, gflops] : report->measured.peak_gflops) {
+        rows_.push_back({.device_id = device.Id(), .report = report, .precision = precision, .gflops = gflops});
+      }
+      if (rows_.size() == before) rows_.push_back({.device_id = device.Id(), .report = report});
+    }
+  }
+  endResetModel();
+}
+
+int CeilingsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int CeilingsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
+
+QVariant CeilingsModel::display(const Row& row, Column column) const {
+  const QString none = QStringLiteral("–");
+  if (row.report == nullptr) {
+    if (column == kDeviceColumn) return ToQString(row.device_id);
+    if (column == kPrecisionColumn) return tr("not measured yet: press Measure again");
+    return {};
+  }
+  const CeilingReport& r = *row.report;
+  switch (column) {
+    case kDeviceColumn: return ToQString(row.device_id);
+    case kPrecisionColumn: return row.precision ? ToQString(PrecisionName(*row.precision)) : none;
+    case kPeakColumn:
+      return row.gflops > 0 ? ToQString(formats::FormatSig(row.gflops)) + QStringLiteral(" GFLOP/s") : none;
+    case kTheoreticalColumn:
+      return row.precision && row.gflops > 0 ? ToQString(PeakShareText(r, *row.precision, row.gflops)) : none;
+    case kBandwidthColumn:
+      return r.measured.memory_bandwidth_gbps > 0
+                 ? ToQString(formats::FormatSig(r.measured.memory_bandwidth_gbps)) + QStringLiteral(" GB/s")
+                 : none;
+    case kThreadsColumn: return r.threads > 0 ? QString::number(r.threads) : none;
+    case kMeasuredColumn: {
+      const QDateTime at = MeasuredAt(r);
+      QString text =
+          at.isValid() ? at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : ToQString(r.measured_at);
+      if (r.MeasuredWhileBusy()) text += tr(", while busy: low");
+      return text;
+    }
+    case kHowColumn: return HowText(r, row.precision);
+    case kColumnCount: break;
+  }
+  return {};
+}
+
+QVariant CeilingsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  Q_ASSERT(checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid));
+  const Row& row = rows_[static_cast<size_t>(index.row())];
+  const auto column = static_cast<Column>(index.column());
+  switch (role) {
+    case Qt::DisplayRole: return display(row, column);
+    case RawValueRole:
+      if (column == kPeakColumn) return row.gflops;
+      if (column == kBandwidthColumn) return row.report ? row.report->measured.memory_bandwidth_gbps : 0.0;
+      if (column == kThreadsColumn) return row.report ? row.report->threads : 0;
+      if (column == kMeasuredColumn) return row.report ? MeasuredAt(*row.report) : QDateTime();
+      return display(row, column);
+    case Qt::ToolTipRole: {
+      if (row.report == nullptr) return {};
+      // When and how, every figure of the device and the notes (a busy machine, what an estimate assumes).
+      QStringList lines;
+      lines << tr("Measured %1 (UTC)").arg(ToQString(row.report->measured_at));
+      if (row.report->MeasuredWhileBusy()) lines << ToQString(formats::FormatCeilingConditions(*row.report));
+      for (const std::string& m : row.report->methods) lines << QStringLiteral("  ") + ToQString(m);
+      for (const std::string& n : row.report->notes) lines << QStringLiteral("  ") + ToQString(n);
+      return lines.join(QLatin1Char('\n'));
+    }
+    case Qt::ForegroundRole:
+      if (row.report == nullptr && column == kPrecisionColumn) return QColor(0x70, 0x70, 0x70);
+      if (row.report != nullptr && row.report->MeasuredWhileBusy() && column == kMeasuredColumn)
+        return QColor(0xa0, 0x5a, 0x00);
+      break;
+    case Qt::TextAlignmentRole:
+      if (column == kPeakColumn || column == kBandwidthColumn || column == kThreadsColumn)
+        return (Qt::AlignRight | Qt::AlignVCenter).toInt();
+      break;
+    default: break;
+  }
+  return {};
+}
+
+QVariant CeilingsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+    return QAbstractTableModel::headerData(section, orientation, role);
+  }
+  switch (static_cast<Column>(section)) {
+    case kDeviceColumn: return tr("Device");
+    case kPrecisionColumn: return tr("Precision");
+    case kPeakColumn: return tr("Peak");
+    case kTheoreticalColumn: return tr("Against the theoretical peak");
+    case kBandwidthColumn: return tr("Memory bandwidth");
+    case kThreadsColumn: return tr("Threads");
+    case kMeasuredColumn: return tr("Measured");
+    case kHowColumn: return tr("How");
     case kColumnCount: break;
   }
   return {};

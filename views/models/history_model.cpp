@@ -3,6 +3,7 @@
 
 #include <QColor>
 #include <QFileInfo>
+#include <QStringList>
 #include <QThread>
 #include <utility>
 
@@ -33,6 +34,24 @@ QString StartedToolTip(const RunSummary& run) {
   return text;
 }
 
+// "conv1, conv2 and 3 more": the cell stays one short line; the tooltip names every node.
+QString WhatIfText(const std::vector<std::string>& nodes) {
+  constexpr size_t kNamed = 3;
+  QStringList names;
+  for (size_t i = 0; i < nodes.size() && i < kNamed; ++i) names << ToQString(nodes[i]);
+  QString text = names.join(QStringLiteral(", "));
+  if (nodes.size() > kNamed) text += HistoryModel::tr(" and %1 more").arg(nodes.size() - kNamed);
+  return HistoryModel::tr("%1 in fp32").arg(text);
+}
+
+QString WhatIfToolTip(const std::vector<std::string>& nodes) {
+  QStringList lines;
+  lines << HistoryModel::tr("What-if run: every target computed these %n layer(s) in fp32:", nullptr,
+                            static_cast<int>(nodes.size()));
+  for (const std::string& node : nodes) lines << QStringLiteral("  ") + ToQString(node);
+  return lines.join(QLatin1Char('\n'));
+}
+
 // Anything but ok deserves a second look: a run killed mid-way, stopped, or failed.
 QVariant StatusColor(const std::string& status) {
   if (status == "ok") return {};
@@ -48,6 +67,22 @@ QDateTime HistoryModel::StartedAt(const RunSummary& run) {
   QDateTime time = QDateTime::fromString(ToQString(run.started_at), Qt::ISODate);
   if (time.isValid()) time = time.toUTC();
   return time;
+}
+
+QString HistoryModel::ShapesText(const std::string& shapes) {
+  QStringList parts;
+  for (const QString& binding : ToQString(shapes).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    const qsizetype eq = binding.indexOf(QLatin1Char('='));
+    if (eq < 0) {
+      parts << binding;
+      continue;
+    }
+    // Only the dims get the multiplication sign: an input may well be called "x".
+    QString dims = binding.mid(eq + 1);
+    dims.replace(QLatin1Char('x'), QChar(0x00D7));
+    parts << binding.left(eq) + QLatin1Char(' ') + dims;
+  }
+  return parts.join(QStringLiteral(", "));
 }
 
 void HistoryModel::setRuns(std::vector<RunSummary> runs) {
@@ -94,9 +129,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         }
         case kModelColumn: return QFileInfo(ToQString(run.model_path)).fileName();
         case kStatusColumn: return ToQString(run.status);
+        case kWhatIfColumn: return run.keep_fp32.empty() ? QString() : WhatIfText(run.keep_fp32);
         case kTargetsColumn: return QStringLiteral("%1/%2").arg(run.targets_ok).arg(run.targets);
         case kSourceColumn: return ToQString(run.source);
-        case kShapesColumn: return run.shapes.empty() ? none : ToQString(run.shapes);
+        case kShapesColumn: return run.shapes.empty() ? none : ShapesText(run.shapes);
         case kThreadsColumn: return run.threads > 0 ? QString::number(run.threads) : none;
         case kHostColumn: return ToQString(run.hostname);
         case kVersionColumn: return ToQString(run.chipfit_version);
@@ -111,11 +147,13 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kTargetsColumn: return run.targets_ok;
         case kThreadsColumn: return run.threads;
         case kShapesColumn: return ToQString(run.shapes);
+        case kWhatIfColumn: return static_cast<int>(run.keep_fp32.size());  // sorts What-ifs together
         case kColumnCount: break;
         default: return data(index, Qt::DisplayRole);  // text columns: the text is the raw value
       }
       break;
     case RunIdRole: return QVariant::fromValue<qlonglong>(run.id);
+    case WhatIfRole: return !run.keep_fp32.empty();
     case TargetsTotalRole:
       if (column == kTargetsColumn) return run.targets;
       break;
@@ -125,6 +163,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kStartedColumn: return StartedToolTip(run);
         case kModelColumn: return ModelToolTip(run);
         case kTargetsColumn: return tr("%1 of %2 targets finished ok").arg(run.targets_ok).arg(run.targets);
+        case kWhatIfColumn:
+          if (!run.keep_fp32.empty()) return WhatIfToolTip(run.keep_fp32);
+          break;
         case kThreadsColumn:
         case kShapesColumn:
           if (run.threads == 0 && run.shapes.empty()) return tr("Not recorded by the chipfit that made this run");
@@ -134,6 +175,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       break;
     case Qt::ForegroundRole:
       if (column == kStatusColumn) return StatusColor(run.status);
+      if (column == kWhatIfColumn) return QColor(0x1f, 0x5f, 0xa8);  // a mark to find, not a warning
       break;
     case Qt::TextAlignmentRole:
       if (column == kIdColumn || column == kTargetsColumn || column == kThreadsColumn) {
@@ -154,6 +196,7 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
     case kStartedColumn: return tr("Started");
     case kModelColumn: return tr("Model");
     case kStatusColumn: return tr("Status");
+    case kWhatIfColumn: return tr("What-if");
     case kTargetsColumn: return tr("Targets ok");
     case kSourceColumn: return tr("Source");
     case kShapesColumn: return tr("Shapes");

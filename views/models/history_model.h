@@ -23,6 +23,7 @@ class HistoryModel : public QAbstractTableModel {
     kStartedColumn,
     kModelColumn,
     kStatusColumn,
+    kWhatIfColumn,
     kTargetsColumn,
     kSourceColumn,
     kShapesColumn,
@@ -39,6 +40,8 @@ class HistoryModel : public QAbstractTableModel {
     RunIdRole,
     // The targets column's total (int); RawValueRole there is the count that finished ok.
     TargetsTotalRole,
+    // True (bool) on every column of a run that kept nodes in fp32 by request (a What-if).
+    WhatIfRole,
   };
 
   explicit HistoryModel(QObject* parent = nullptr);
@@ -58,6 +61,8 @@ class HistoryModel : public QAbstractTableModel {
 
   // The start of a run as stored (UTC, "2026-11-25T14:42:05Z"); invalid when it does not parse.
   static QDateTime StartedAt(const RunSummary& run);
+  // The stored shapes as a person reads them: "x=1x3x48x192,mask=1x48" → "x 1×3×48×192, mask 1×48".
+  static QString ShapesText(const std::string& shapes);
 
  private:
   std::vector<RunSummary> runs_;

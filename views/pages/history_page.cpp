@@ -4,6 +4,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateEdit>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -123,6 +125,39 @@ HistoryDeletion DeleteJob(const std::filesystem::path& db, const std::vector<int
   return out;
 }
 
+// The store at `other` (an existing one, never created) merged into `db` (created when missing, as a
+// profile would): what `chipfit merge` does.
+HistoryMerge MergeJob(const std::filesystem::path& db, const QString& other) {
+  HistoryMerge out;
+  out.other = other;
+  try {
+    std::error_code ec;
+    if (std::filesystem::equivalent(db, other.toStdString(), ec)) {
+      out.error = HistoryPage::tr("%1 is this store: nothing to merge").arg(other);
+      return out;
+    }
+    auto from = OpenExisting(other.toStdString());
+    if (!from.ok()) {
+      out.error = ToQString(from.status().message());
+      return out;
+    }
+    auto into = RunStore::Open(db);
+    if (!into.ok()) {
+      out.error = ToQString(into.status().message());
+      return out;
+    }
+    auto stats = (*into)->MergeFrom(**from);
+    if (!stats.ok()) {
+      out.error = ToQString(stats.status().message());
+      return out;
+    }
+    out.stats = *stats;
+  } catch (const std::exception& e) {
+    out.error = QStringLiteral("merging '%1' into '%2': %3").arg(other, PathText(db), QString::fromUtf8(e.what()));
+  }
+  return out;
+}
+
 }  // namespace
 
 HistoryPage::HistoryPage(std::filesystem::path db, QWidget* parent)
@@ -188,6 +223,7 @@ HistoryPage::HistoryPage(std::filesystem::path db, QWidget* parent)
   connect(&listing_, &QFutureWatcher<HistoryListing>::finished, this, &HistoryPage::onListed);
   connect(&loading_, &QFutureWatcher<HistoryLoad>::finished, this, &HistoryPage::onLoaded);
   connect(&deleting_, &QFutureWatcher<HistoryDeletion>::finished, this, &HistoryPage::onDeleted);
+  connect(&merging_, &QFutureWatcher<HistoryMerge>::finished, this, &HistoryPage::onMerged);
 
   status_label_->setText(tr("Reading %1…").arg(PathText(db_)));
   updateButtons();
@@ -200,6 +236,7 @@ HistoryPage::~HistoryPage() {
   listing_.waitForFinished();
   loading_.waitForFinished();
   deleting_.waitForFinished();
+  merging_.waitForFinished();
 }
 
 QWidget* HistoryPage::buildFilters() {
@@ -275,12 +312,16 @@ QWidget* HistoryPage::buildButtons() {
   button(rerun_button_, tr("Re-run with the same settings"), "historyRerun",
          tr("Profile the selected run's model again with its targets, shapes and settings"));
   button(delete_button_, tr("Delete"), "historyDelete", tr("Delete the selected runs from the store (Delete)"));
+  button(merge_button_, tr("Merge stores…"), "historyMerge",
+         tr("Copy the runs of another chipfit store (another machine's, a batch shard's) that this one lacks"));
   connect(refresh_button_, &QPushButton::clicked, this, &HistoryPage::refresh);
   connect(open_button_, &QPushButton::clicked, this, &HistoryPage::openSelected);
   connect(compare_button_, &QPushButton::clicked, this, &HistoryPage::compareSelected);
   connect(rerun_button_, &QPushButton::clicked, this, &HistoryPage::rerunSelected);
   connect(delete_button_, &QPushButton::clicked, this, [this] { deleteSelected(true); });
+  connect(merge_button_, &QPushButton::clicked, this, [this] { mergeStore(); });
   row->addWidget(refresh_button_);
+  row->addWidget(merge_button_);
   row->addStretch(1);
   for (QPushButton* b : {open_button_, compare_button_, rerun_button_, delete_button_}) row->addWidget(b);
   return box;
@@ -295,6 +336,7 @@ void HistoryPage::showEvent(QShowEvent* event) {
 void HistoryPage::refresh() {
   Q_ASSERT(QThread::currentThread() == thread());
   showError({});
+  merge_summary_.clear();
   if (reselect_.empty()) reselect_ = selectedRunIds();
   // A listing under way is replaced: setFuture drops its result, which is older than this one.
   listing_.setFuture(QtConcurrent::run(&ListJob, db_));
@@ -342,6 +384,10 @@ void HistoryPage::applyFilters() {
 }
 
 void HistoryPage::showCount() {
+  if (!merge_summary_.isEmpty()) {
+    status_label_->setText(merge_summary_);
+    return;
+  }
   if (store_missing_) {
     status_label_->setText(
         tr("No runs yet: there is no run store at %1. Profile a model and its run appears here.").arg(PathText(db_)));
@@ -377,6 +423,7 @@ void HistoryPage::updateButtons() {
   rerun_button_->setEnabled(selected == 1 && !loading);
   compare_button_->setEnabled(selected == 2 && !loading);
   delete_button_->setEnabled(selected >= 1 && !deleting);
+  merge_button_->setEnabled(!merging_.isRunning() && !deleting);
 }
 
 void HistoryPage::openSelected() {
@@ -404,6 +451,7 @@ void HistoryPage::load(HistoryLoad::Purpose purpose, std::vector<int64_t> run_id
   Q_ASSERT(QThread::currentThread() == thread());
   if (loading_.isRunning()) return;  // one load at a time: a second click must not emit twice
   showError({});
+  merge_summary_.clear();
   QStringList names;
   for (const int64_t id : run_ids) names << QString::number(id);
   status_label_->setText(tr("Loading run %1…").arg(names.join(QStringLiteral(" and "))));
@@ -466,6 +514,7 @@ void HistoryPage::deleteSelected(bool confirm) {
   std::vector<int64_t> ids;
   for (const RunSummary& run : runs) ids.push_back(run.id);
   showError({});
+  merge_summary_.clear();
   status_label_->setText(ids.size() == 1 ? tr("Deleting run %1…").arg(ids[0])
                                          : tr("Deleting %1 runs…").arg(ids.size()));
   deleting_.setFuture(QtConcurrent::run(&DeleteJob, db_, std::move(ids)));
@@ -485,6 +534,43 @@ void HistoryPage::onDeleted() {
   }
   // Also after a failure: the runs deleted before it are gone, and the table must say so. Not
   // refresh(), which would clear the error just shown.
+  listing_.setFuture(QtConcurrent::run(&ListJob, db_));
+}
+
+void HistoryPage::mergeStore(const QString& other) {
+  Q_ASSERT(QThread::currentThread() == thread());
+  if (merging_.isRunning()) return;
+  QString path = other;
+  if (path.isEmpty()) {
+    path = QFileDialog::getOpenFileName(this, tr("Merge another chipfit store into this one"), QString(),
+                                        tr("chipfit stores (*.db);;All files (*)"));
+    if (path.isEmpty()) return;
+  }
+  showError({});
+  merge_summary_.clear();
+  status_label_->setText(tr("Merging the runs of %1…").arg(path));
+  merging_.setFuture(QtConcurrent::run(&MergeJob, db_, path));
+  updateButtons();
+}
+
+void HistoryPage::onMerged() {
+  Q_ASSERT(QThread::currentThread() == thread());
+  const HistoryMerge merge = merging_.result();
+  updateButtons();
+  if (!merge.error.isEmpty()) {
+    showCount();
+    showError(tr("Merge failed: %1").arg(merge.error));
+    emit failed(merge.error);
+    return;
+  }
+  const QString name = QFileInfo(merge.other).fileName();
+  QString summary = merge.stats.merged == 0   ? tr("No new runs in %1").arg(name)
+                    : merge.stats.merged == 1 ? tr("Merged 1 run from %1").arg(name)
+                                              : tr("Merged %1 runs from %2").arg(merge.stats.merged).arg(name);
+  if (merge.stats.skipped > 0) summary += tr(" (%1 already here)").arg(merge.stats.skipped);
+  merge_summary_ = summary + QLatin1Char('.');
+  emit merged(merge_summary_);
+  // The summary stays in the status line (showCount keeps it) until the user's next refresh or action.
   listing_.setFuture(QtConcurrent::run(&ListJob, db_));
 }
 

@@ -1,4 +1,4 @@
-// HistoryPage: the runs of a store, filtered and sorted, with Open, Compare, Re-run and Delete.
+// HistoryPage: the runs of a store, filtered and sorted, with Open, Compare, Re-run, Delete and Merge.
 #pragma once
 
 #include <QFutureWatcher>
@@ -40,6 +40,11 @@ struct HistoryDeletion {
   std::vector<int64_t> deleted;
   QString error;  // the first deletion that failed; the ones before it are gone
 };
+struct HistoryMerge {
+  QString other;       // the store merged from
+  MergeStats stats{};  // runs copied in, runs this store already had
+  QString error;
+};
 
 // The store is opened afresh by every job on its pool thread (a RunStore is one SQLite connection,
 // not for sharing between threads), and never created: a missing file shows as an empty history.
@@ -61,6 +66,10 @@ class HistoryPage : public QWidget {
   void openSelected();
   void compareSelected();
   void rerunSelected();
+  // Copies the runs of the store at `other` that this store lacks (a store another machine or a batch
+  // shard filled), on a pool thread; the summary shows in the status line and the table is read again.
+  // Without a path, a file dialog asks for one.
+  void mergeStore(const QString& other = {});
 
   QTableView* table() const { return table_; }
   HistoryModel* model() const { return model_; }
@@ -83,6 +92,8 @@ class HistoryPage : public QWidget {
   void refreshed();
   // Deleting runs finished; `deleted` the ids that are gone (empty when it failed first).
   void runsDeleted(const std::vector<int64_t>& deleted);
+  // Merging another store finished: `summary` is the line the page shows ("Merged 3 runs from …").
+  void merged(const QString& summary);
   // Reading, loading or deleting failed; the same text shows in the page.
   void failed(const QString& message);
 
@@ -100,6 +111,7 @@ class HistoryPage : public QWidget {
   void onListed();
   void onLoaded();
   void onDeleted();
+  void onMerged();
   void showCount();
   void showError(const QString& text);
 
@@ -121,9 +133,12 @@ class HistoryPage : public QWidget {
   QPushButton* compare_button_ = nullptr;
   QPushButton* rerun_button_ = nullptr;
   QPushButton* delete_button_ = nullptr;
+  QPushButton* merge_button_ = nullptr;
   QFutureWatcher<HistoryListing> listing_;
   QFutureWatcher<HistoryLoad> loading_;
   QFutureWatcher<HistoryDeletion> deleting_;
+  QFutureWatcher<HistoryMerge> merging_;
+  QString merge_summary_;  // shown in place of the count until the next action
   bool store_missing_ = false;
   std::vector<int64_t> reselect_;  // run ids to select again when the next listing arrives
 };

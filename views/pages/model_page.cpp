@@ -18,12 +18,15 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QThread>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -31,6 +34,8 @@
 #include <algorithm>
 #include <exception>
 #include <utility>
+
+#include "views/models/gui_wording.h"
 
 namespace chipfit {
 namespace {
@@ -55,21 +60,41 @@ QStringList ToQStringList(const std::vector<std::string>& list) {
 
 // Runs on a pool thread: nothing here touches the page, so a page closed meanwhile is no hazard.
 ModelLoadOutcome Analyze(quint64 generation, const QString& path, const QStringList& shapes,
-                         const std::vector<Target>& targets, const std::stop_token& stop) {
+                         const std::vector<Target>& targets, const std::stop_token& stop,
+                         const std::shared_ptr<AnalysisStep>& step) {
   ModelLoadOutcome outcome{.generation = generation, .path = path, .shapes = shapes};
+  const auto say = [&step](const std::string& text) {
+    const std::lock_guard lock(step->mutex);
+    step->text = text;
+  };
   try {
-    auto analysis = AnalyzeModel(std::filesystem::path(path.toStdString()), ToStdStrings(shapes), targets, stop);
+    auto analysis = AnalyzeModel(std::filesystem::path(path.toStdString()), ToStdStrings(shapes), targets, stop, say);
     if (analysis.ok()) {
       outcome.analysis = std::make_shared<const ModelAnalysis>(std::move(*analysis));
     } else {
       outcome.cancelled = analysis.status().code() == StatusCode::kCancelled;
-      outcome.error = ToQString(analysis.status().message());
+      outcome.error = GuiWording(analysis.status().message());
     }
   } catch (const std::exception& error) {
     // protobuf and device libraries may throw; QFuture::result() must not rethrow in the GUI's event loop.
     outcome.error = ModelPage::tr("analysing '%1' failed: %2").arg(path, QString::fromUtf8(error.what()));
   }
   return outcome;
+}
+
+// "x=1x3x48x192" as the page writes shapes: "x 1×3×48×192".
+QString ShapesText(const QStringList& shapes) {
+  QStringList out;
+  for (const QString& binding : shapes) {
+    const qsizetype eq = binding.indexOf(QLatin1Char('='));
+    if (eq < 0) {
+      out << binding;
+      continue;
+    }
+    QString dims = binding.mid(eq + 1);
+    out << binding.left(eq) + QLatin1Char(' ') + dims.replace(QLatin1Char('x'), QChar(0x00D7));
+  }
+  return out.join(QStringLiteral(", "));
 }
 
 QString Bytes(int64_t bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeIecFormat); }
@@ -140,6 +165,9 @@ ModelPage::ModelPage(QWidget* parent)
       placement_model_(new TargetPlacementModel({}, this)),
       status_label_(new QLabel(this)),
       stack_(new QStackedWidget(this)) {
+  progress_timer_ = new QTimer(this);
+  progress_timer_->setInterval(250);
+  connect(progress_timer_, &QTimer::timeout, this, &ModelPage::updateProgress);
   setAcceptDrops(true);
   node_filter_->setSourceModel(node_model_);
   status_label_->setObjectName(QStringLiteral("modelStatus"));
@@ -159,7 +187,30 @@ ModelPage::ModelPage(QWidget* parent)
   stack_->addWidget(hint);
   stack_->addWidget(buildContent());
 
+  // While analysing: the step, the time it has taken, a busy bar and Cancel. The first analysis of a model
+  // compiles it for every target (int8 calibrates): tens of seconds on a busy machine.
+  busy_row_ = new QWidget(this);
+  busy_row_->setObjectName(QStringLiteral("analysisProgress"));
+  busy_label_ = new QLabel(busy_row_);
+  busy_label_->setObjectName(QStringLiteral("analysisStep"));
+  busy_label_->setTextFormat(Qt::PlainText);
+  busy_bar_ = new QProgressBar(busy_row_);
+  busy_bar_->setRange(0, 0);  // no fraction to show: steps differ by orders of magnitude
+  busy_bar_->setTextVisible(false);
+  busy_bar_->setMaximumWidth(160);
+  cancel_button_ = new QPushButton(tr("Cancel"), busy_row_);
+  cancel_button_->setObjectName(QStringLiteral("analysisCancel"));
+  cancel_button_->setToolTip(tr("Stop analysing; the page keeps what it showed before"));
+  connect(cancel_button_, &QPushButton::clicked, this, &ModelPage::cancelAnalysis);
+  auto* busy_layout = new QHBoxLayout(busy_row_);
+  busy_layout->setContentsMargins(0, 0, 0, 0);
+  busy_layout->addWidget(busy_label_, 1);
+  busy_layout->addWidget(busy_bar_);
+  busy_layout->addWidget(cancel_button_);
+  busy_row_->hide();
+
   auto* layout = new QVBoxLayout(this);
+  layout->addWidget(busy_row_);
   layout->addWidget(status_label_);
   layout->addWidget(stack_, 1);
 
@@ -337,12 +388,51 @@ void ModelPage::openModel(const QString& path, const QStringList& shapes) {
   pending_path_ = path;
   pending_shapes_ = shapes;
   const quint64 generation = ++generation_;
-  const QString name = QFileInfo(path).fileName();
-  showStatus(shapes.isEmpty() ? tr("Analysing %1…").arg(name)
-                              : tr("Analysing %1 with %2…").arg(name, shapes.join(QStringLiteral(", "))),
-             false);
-  watcher_.setFuture(QtConcurrent::run(&Analyze, generation, path, shapes, targets_, stop_.get_token()));
+  showStatus({}, false);
+  step_ = std::make_shared<AnalysisStep>();
+  step_->text = "starting";
+  elapsed_.start();
+  setBusy(true);
+  watcher_.setFuture(QtConcurrent::run(&Analyze, generation, path, shapes, targets_, stop_.get_token(), step_));
 }
+
+void ModelPage::cancelAnalysis() {
+  Q_ASSERT(QThread::currentThread() == thread());
+  if (!loading_) return;
+  stop_.request_stop();
+  ++generation_;  // whatever the pool thread still hands back answers nothing now
+  loading_ = false;
+  setBusy(false);
+  const QString name = QFileInfo(pending_path_).fileName();
+  showStatus(analysis_ ? tr("Analysis of %1 cancelled; still showing %2.").arg(name, QFileInfo(model_path_).fileName())
+                       : tr("Analysis of %1 cancelled.").arg(name),
+             false);
+  // A cancelled edit of the dims: the inputs go back to what the analysis on screen used.
+  if (analysis_) inputs_model_->setAnalysis(analysis_);
+}
+
+void ModelPage::setBusy(bool busy) {
+  busy_row_->setVisible(busy);
+  if (busy) {
+    updateProgress();
+    progress_timer_->start();
+  } else {
+    progress_timer_->stop();
+  }
+}
+
+void ModelPage::updateProgress() {
+  std::string step;
+  if (step_) {
+    const std::lock_guard lock(step_->mutex);
+    step = step_->text;
+  }
+  const QString name = QFileInfo(pending_path_).fileName();
+  const QString what = pending_shapes_.isEmpty() ? name : tr("%1 with %2").arg(name, ShapesText(pending_shapes_));
+  busy_label_->setText(tr("Analysing %1: %2… %3 s").arg(what, ToQString(step)).arg(elapsed_.elapsed() / 1000));
+}
+
+QString ModelPage::progressText() const { return busy_row_->isVisible() || loading_ ? busy_label_->text() : QString(); }
 
 void ModelPage::setTargets(std::vector<Target> targets) {
   Q_ASSERT(QThread::currentThread() == thread());
@@ -368,8 +458,9 @@ void ModelPage::showStatus(const QString& text, bool error) {
 void ModelPage::onAnalysisFinished() {
   Q_ASSERT(QThread::currentThread() == thread());
   const ModelLoadOutcome outcome = watcher_.result();
-  if (outcome.generation != generation_) return;  // a newer openModel is under way
+  if (outcome.generation != generation_) return;  // a newer openModel is under way, or Cancel dropped it
   loading_ = false;
+  setBusy(false);
   if (outcome.analysis) {
     showAnalysis(outcome.path, outcome.analysis);
     showStatus({}, false);

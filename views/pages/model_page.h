@@ -1,11 +1,13 @@
 // ModelPage: what chipfit makes of an opened model: summary, op histogram, inputs, placement and nodes.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <vector>
 
@@ -23,9 +25,19 @@ class QLabel;
 class QLineEdit;
 class QStackedWidget;
 class QMimeData;
+class QProgressBar;
+class QPushButton;
 class QTableView;
+class QTimer;
 
 namespace chipfit {
+
+// The step an analysis is in, written by the pool thread and read by the page's timer: shared, so the
+// pool thread never holds the page.
+struct AnalysisStep {
+  std::mutex mutex;
+  std::string text;
+};
 
 // What a pool thread hands back to the page: the analysis, or why there is none.
 struct ModelLoadOutcome {
@@ -55,6 +67,11 @@ class ModelPage : public QWidget {
   void setTargets(std::vector<Target> targets);
 
   bool isLoading() const { return loading_; }
+  // Cancel while analysing: the analysis stops after its current compile and its result, if it comes,
+  // is dropped; the page keeps the model it showed before (or its hint).
+  void cancelAnalysis();
+  // While analysing: "Analysing cls.onnx: compiling for cpu:int8 (2 of 4) … 12 s".
+  QString progressText() const;
   QString modelPath() const { return model_path_; }
   std::shared_ptr<const ModelAnalysis> analysis() const { return analysis_; }
   QString statusText() const;
@@ -94,6 +111,8 @@ class ModelPage : public QWidget {
   void showOpHistogram(const ModelSummary& summary);
   void showPlacementSummary(const ModelAnalysis& analysis);
   void showStatus(const QString& text, bool error);
+  void setBusy(bool busy);
+  void updateProgress();
   void updateNodeCount();
 
   std::vector<Target> targets_;
@@ -105,6 +124,9 @@ class ModelPage : public QWidget {
   quint64 generation_ = 0;
   std::stop_source stop_;
   QFutureWatcher<ModelLoadOutcome> watcher_;
+  std::shared_ptr<AnalysisStep> step_;
+  QElapsedTimer elapsed_;
+  QTimer* progress_timer_;
 
   NodeListModel* node_model_;
   NodeFilterModel* node_filter_;
@@ -112,6 +134,10 @@ class ModelPage : public QWidget {
   TargetPlacementModel* placement_model_;
 
   QLabel* status_label_;
+  QWidget* busy_row_ = nullptr;
+  QLabel* busy_label_ = nullptr;
+  QProgressBar* busy_bar_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
   QStackedWidget* stack_;
   QFormLayout* summary_form_ = nullptr;
   QLabel* summary_file_ = nullptr;
