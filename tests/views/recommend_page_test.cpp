@@ -15,6 +15,7 @@
 #include <QFont>
 #include <QLabel>
 #include <QLineSeries>
+#include <QPushButton>
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -30,6 +31,7 @@
 
 #include "profilers/profile_json.h"
 #include "views/charts/pareto_chart.h"
+#include "views/models/gui_wording.h"
 #include "views/report/report.h"
 
 namespace chipfit {
@@ -119,12 +121,12 @@ TEST_F(RecommendPageTest, DefaultsAreTheCliDefaults) {
   EXPECT_EQ(ModelTarget(0), QStringLiteral("cpu:bf16"));
   EXPECT_EQ(page_.rankedModel()->index(0, RecommendModel::kStatusColumn).data().toString(),
             QStringLiteral("recommended"));
-  // The paragraph is the CLI's: the recommendation JSON's summary under the CLI's heading.
+  // The paragraph is the CLI's summary under a heading, in the page's words (no CLI flag).
   const QString summary = Find<QLabel>("summary")->text();
-  EXPECT_TRUE(
-      summary.startsWith(QStringLiteral("recommendation (latency, ranked: cpu:bf16, cpu:fp32, opencl:0:fp32):")))
+  EXPECT_TRUE(summary.startsWith(QStringLiteral("Ranked by latency: cpu:bf16, cpu:fp32, opencl:0:fp32\n")))
       << summary.toStdString();
-  EXPECT_TRUE(summary.contains(QString::fromStdString(page_.recommendation()["summary"].get<std::string>())));
+  EXPECT_TRUE(summary.contains(GuiWording(page_.recommendation()["summary"].get<std::string>())));
+  EXPECT_FALSE(summary.contains(QStringLiteral("--"))) << summary.toStdString();
 }
 
 TEST_F(RecommendPageTest, LatencyBelowTheFastestRejectsEveryTargetAndSaysByHowMuch) {
@@ -163,16 +165,51 @@ TEST_F(RecommendPageTest, LatencyBelowTheFastestRejectsEveryTargetAndSaysByHowMu
     over.insert(target);
   }
   EXPECT_EQ(static_cast<int>(over.size()), OkTargets(*run_));
-  // The int8 target misses by 0.0046 ms: 1.46 times the bound.
+  // The int8 target misses by 4.56 µs: 1.46 times the bound.
   for (int row = 0; row < rejected->rowCount(); ++row) {
     if (rejected->index(row, RejectionModel::kTargetColumn).data().toString() == QLatin1String("cpu:int8") &&
         rejected->index(row, 0).data(RejectionModel::LimitRole).toString() == QLatin1String("max_latency_ms")) {
       EXPECT_EQ(rejected->index(row, RejectionModel::kMissColumn).data().toString(),
-                QStringLiteral("over by 0.0046 ms (1.46×)"));
+                QStringLiteral("over by 4.56 µs (1.46×)"));
     }
   }
   // With nothing passing, the paragraph names the closest target.
   EXPECT_TRUE(Find<QLabel>("summary")->text().contains(QStringLiteral("cpu:int8"))) << r["summary"];
+}
+
+// An int8 target calibrated on random data: the guard's reason speaks of the page's controls, not the
+// CLI's flags, and the two ways forward are buttons; "Untick accuracy guard" lets it through.
+TEST_F(RecommendPageTest, AGuardRejectionSaysWhatToDoInThePagesWordsWithButtons) {
+  auto run = std::make_shared<RunResult>(*run_);
+  for (auto& t : run->targets) {
+    if (t->target.ToString() != "cpu:int8") continue;
+    auto copy = std::make_shared<TargetResult>(*t);
+    ASSERT_TRUE(copy->accuracy.has_value());
+    copy->accuracy->random_calibration = true;
+    t = copy;
+  }
+  page_.show();
+  page_.setRun(run);
+  const RejectionModel* rejected = page_.rejectionModel();
+  int guard_row = -1;
+  for (int row = 0; row < rejected->rowCount(); ++row) {
+    if (rejected->index(row, 0).data(RejectionModel::LimitRole).toString() == QLatin1String("accuracy_guard")) {
+      guard_row = row;
+    }
+  }
+  ASSERT_GE(guard_row, 0);
+  const QString reason = rejected->index(guard_row, RejectionModel::kReasonColumn).data().toString();
+  EXPECT_FALSE(reason.contains(QStringLiteral("--"))) << reason.toStdString();
+  EXPECT_TRUE(reason.contains(QStringLiteral("untick Accuracy guard"))) << reason.toStdString();
+  EXPECT_TRUE(reason.contains(QStringLiteral("data folder"))) << reason.toStdString();
+  auto* untick = Find<QPushButton>("untickAccuracyGuard");
+  ASSERT_NE(untick, nullptr);
+  EXPECT_TRUE(untick->isVisible());
+  EXPECT_TRUE(Find<QPushButton>("chooseDataFolder")->isVisible());
+  QTest::mouseClick(untick, Qt::LeftButton);
+  EXPECT_FALSE(page_.settings().limits.accuracy_guard);
+  EXPECT_FALSE(Find<QCheckBox>("accuracyGuard")->isChecked());
+  EXPECT_FALSE(untick->isVisible());
 }
 
 TEST_F(RecommendPageTest, LooseningTheLimitReRanksFromTheStoredFigures) {
@@ -387,7 +424,7 @@ TEST(RecommendModelTest, ModelsPassTheModelTester) {
   EXPECT_EQ(ranked.index(0, RecommendModel::kTargetColumn).data().toString(), QStringLiteral("cpu:int8"));
   EXPECT_EQ(ranked.index(0, RecommendModel::kRankColumn).data(RecommendModel::RawValueRole).toInt(), 1);
   EXPECT_DOUBLE_EQ(ranked.index(0, RecommendModel::kP50Column).data(RecommendModel::RawValueRole).toDouble(), 0.014562);
-  EXPECT_EQ(ranked.index(0, RecommendModel::kP50Column).data().toString(), QStringLiteral("0.0146"));
+  EXPECT_EQ(ranked.index(0, RecommendModel::kP50Column).data().toString(), QStringLiteral("14.6 µs"));
   EXPECT_EQ(ranked.index(0, RecommendModel::kDriftColumn).data().toString(), QStringLiteral("59.3 dB, top-1 100.0 %"));
   EXPECT_EQ(ranked.index(4, RecommendModel::kTargetColumn).data().toString(), QStringLiteral("cpu:fp16"));
   EXPECT_EQ(ranked.index(4, RecommendModel::kStatusColumn).data().toString(), QStringLiteral("rejected (unsupported)"));

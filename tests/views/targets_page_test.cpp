@@ -81,8 +81,9 @@ TEST_F(TargetsPageTest, DefaultsMatchTheCli) {
   EXPECT_EQ(Strings(options.targets),
             (std::vector<std::string>{"cpu:fp32", "cpu:bf16", "cpu:int8", "opencl:0:fp32", "opencl:0:fp16"}));
   EXPECT_TRUE(page_.hasCheckedTargets());
-  // "no limit" is what the user reads at 0, not "0.000 ms".
-  EXPECT_EQ(Find<QDoubleSpinBox>("maxLatency")->text(), QStringLiteral("no limit"));
+  // No limit is ticked, and an unticked value cannot be edited.
+  EXPECT_FALSE(Find<QCheckBox>("maxLatencyOn")->isChecked());
+  EXPECT_FALSE(Find<QDoubleSpinBox>("maxLatency")->isEnabled());
 }
 
 TEST_F(TargetsPageTest, OptionsFollowTypedEdits) {
@@ -108,12 +109,16 @@ TEST_F(TargetsPageTest, OptionsFollowTypedEdits) {
   EXPECT_GT(changed.count(), 0);
 }
 
-TEST_F(TargetsPageTest, ZeroLimitsAreUnsetAndOthersAreCarried) {
-  Find<QDoubleSpinBox>("maxLatency")->setValue(5);
+TEST_F(TargetsPageTest, UntickedLimitsAreUnsetAndTickedOnesAreCarried) {
   auto* stat = Find<QComboBox>("latencyStat");
-  EXPECT_TRUE(stat->isEnabled());  // a statistic only matters once there is a latency limit
+  EXPECT_FALSE(stat->isEnabled());  // a statistic only matters once there is a latency limit
+  Find<QCheckBox>("maxLatencyOn")->setChecked(true);
+  Find<QDoubleSpinBox>("maxLatency")->setValue(5);
+  EXPECT_TRUE(stat->isEnabled());
   stat->setCurrentIndex(stat->findData(QStringLiteral("p90")));
+  Find<QCheckBox>("minTop1On")->setChecked(true);
   Find<QDoubleSpinBox>("minTop1")->setValue(99);
+  Find<QCheckBox>("maxMemoryOn")->setChecked(true);
   Find<QDoubleSpinBox>("maxMemory")->setValue(512);
 
   Limits limits = page_.options().recommend.limits;
@@ -121,16 +126,36 @@ TEST_F(TargetsPageTest, ZeroLimitsAreUnsetAndOthersAreCarried) {
   EXPECT_DOUBLE_EQ(*limits.max_latency_ms, 5);
   EXPECT_EQ(limits.latency_stat, "p90");
   ASSERT_TRUE(limits.min_top1.has_value());
-  EXPECT_DOUBLE_EQ(*limits.min_top1, 0.99);  // the form's percent is the CLI's fraction
+  EXPECT_DOUBLE_EQ(*limits.min_top1, 0.99);  // the form's percent is the recommender's fraction
   ASSERT_TRUE(limits.max_memory_mb.has_value());
   EXPECT_DOUBLE_EQ(*limits.max_memory_mb, 512);
   EXPECT_EQ(limits.min_sqnr_db, std::nullopt);
   EXPECT_EQ(limits.max_energy_mj, std::nullopt);
 
-  Find<QDoubleSpinBox>("maxLatency")->setValue(0);
+  // Unticked, the limit is gone but its value stays for the next tick.
+  Find<QCheckBox>("maxLatencyOn")->setChecked(false);
   limits = page_.options().recommend.limits;
   EXPECT_EQ(limits.max_latency_ms, std::nullopt);
   EXPECT_FALSE(stat->isEnabled());
+  Find<QCheckBox>("maxLatencyOn")->setChecked(true);
+  EXPECT_EQ(page_.options().recommend.limits.max_latency_ms, 5.0);
+}
+
+// Limits an older chipfit saved among the page's fields (0 meaning none) come back as ticked limits.
+TEST_F(TargetsPageTest, LimitsSavedByAnOlderVersionAreRead) {
+  {
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("models/old"));
+    settings.setValue(QStringLiteral("maxLatency"), 4.5);
+    settings.setValue(QStringLiteral("minTop1"), 0.0);
+    settings.setValue(QStringLiteral("objective"), QStringLiteral("energy"));
+  }
+  page_.setModelKey(QStringLiteral("old"));
+  const RecommendSettings r = page_.options().recommend;
+  EXPECT_EQ(r.limits.max_latency_ms, 4.5);
+  EXPECT_EQ(r.limits.min_top1, std::nullopt);
+  EXPECT_EQ(r.objective, "energy");
+  EXPECT_TRUE(Find<QCheckBox>("maxLatencyOn")->isChecked());
 }
 
 TEST_F(TargetsPageTest, AllAndNoneButtonsTickEverySupportedCellOrNone) {
@@ -164,6 +189,7 @@ TEST_F(TargetsPageTest, ClickingASupportedCellTogglesItAndAGreyedOneDoesNothing)
 TEST_F(TargetsPageTest, SettingsPersistPerModel) {
   page_.setModelKey(QStringLiteral("a"));
   Find<QSpinBox>("iterations")->setValue(123);
+  Find<QCheckBox>("maxEnergyOn")->setChecked(true);
   Find<QDoubleSpinBox>("maxEnergy")->setValue(7.5);
   ASSERT_TRUE(page_.matrixModel()->setChecked(T("cpu:int8"), false));
 

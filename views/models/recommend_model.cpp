@@ -13,6 +13,7 @@
 #include "core/recommend/recommend.h"
 #include "profilers/precision_mix.h"
 #include "views/charts/formats.h"
+#include "views/models/gui_wording.h"
 
 namespace chipfit {
 namespace {
@@ -35,7 +36,8 @@ std::string String(const json& j, const char* key) {
 QVariant Raw(std::optional<double> v) { return v ? QVariant(*v) : QVariant(); }
 
 // Four significant digits under a millisecond (the sample CNN runs in 15 µs), three decimals above.
-QString Ms(double ms) { return QString::number(ms, 'f', ms < 1 ? 4 : 3); }
+// One unit rule with the charts and the Layers table: "473 µs", "9.93 ms", "1.20 s".
+QString Ms(double ms) { return QString::fromStdString(formats::FormatDuration(ms)); }
 
 // The charts' and the reports' formats (views/charts/formats.h), so a figure reads the same on the page and in an
 // exported report.
@@ -120,7 +122,7 @@ Unit UnitOf(const QString& limit, std::optional<double> bound) {
 
 QString WithUnit(double v, Unit unit) {
   switch (unit) {
-    case Unit::kMs: return Ms(v) + QStringLiteral(" ms");
+    case Unit::kMs: return Ms(v);
     case Unit::kFraction: return Percent(v);
     case Unit::kDb: return QStringLiteral("%1 dB").arg(v, 0, 'f', 1);
     case Unit::kMib: return QStringLiteral("%1 MiB").arg(v, 0, 'g', 4);
@@ -163,7 +165,7 @@ void RecommendModel::setRecommendation(std::shared_ptr<const RunResult> run, con
     if (recommendation.contains("rejected") && recommendation["rejected"].is_array()) {
       for (const json& r : recommendation["rejected"]) {
         const std::string target = String(r, "target");
-        reasons[target] << Q(String(r, "reason"));
+        reasons[target] << GuiWording(String(r, "reason"));
         first_rejection.emplace(target, &r);
       }
     }
@@ -266,9 +268,9 @@ QVariant RecommendModel::headerData(int section, Qt::Orientation orientation, in
     switch (section) {
       case kRankColumn: return tr("Rank");
       case kTargetColumn: return tr("Target");
-      case kP50Column: return tr("p50 ms");
-      case kP90Column: return tr("p90 ms");
-      case kP99Column: return tr("p99 ms");
+      case kP50Column: return tr("p50");
+      case kP90Column: return tr("p90");
+      case kP99Column: return tr("p99");
       case kDriftColumn: return tr("Drift");
       case kEnergyColumn: return tr("Energy / inference");
       case kMemoryColumn: return tr("Planned memory");
@@ -527,7 +529,7 @@ void RejectionModel::setRecommendation(const json& recommendation) {
       const auto [band_p10, band_p90] = BandOf(r);
       rows_.push_back(Row{.target = Q(String(r, "target")),
                           .limit = Q(String(r, "limit")),
-                          .reason = Q(String(r, "reason")),
+                          .reason = GuiWording(String(r, "reason")),
                           .latency_stat = stat,
                           .value = Number(r, "value"),
                           .bound = Number(r, "bound"),

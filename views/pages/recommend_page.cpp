@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
@@ -18,37 +19,23 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <utility>
 
 #include "views/charts/pareto_chart.h"
+#include "views/models/gui_wording.h"
+#include "views/models/limits_model.h"
+#include "views/pages/limits_form.h"
 #include "views/report/report.h"
 
 namespace chipfit {
 namespace {
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
-
-QDoubleSpinBox* LimitSpin(const QString& name, double minimum, double maximum, int decimals, double value,
-                          const QString& suffix, QWidget* parent) {
-  auto* box = new QDoubleSpinBox(parent);
-  box->setObjectName(name);
-  box->setDecimals(decimals);
-  box->setRange(minimum, maximum);
-  box->setValue(value);
-  box->setSuffix(suffix);
-  box->setGroupSeparatorShown(true);
-  box->setEnabled(false);  // until its limit is ticked
-  return box;
-}
-
-QCheckBox* LimitCheck(const QString& name, const QString& text, QWidget* parent) {
-  auto* box = new QCheckBox(text, parent);
-  box->setObjectName(name);
-  return box;
-}
 
 QTableView* Table(const QString& name, QAbstractItemModel* model, QWidget* parent) {
   auto* table = new QTableView(parent);
@@ -75,17 +62,21 @@ QString RecommendationText(const nlohmann::json& r) {
   }
   const QString objective =
       r.contains("objective") && r["objective"].is_string() ? Q(r["objective"].get<std::string>()) : QString();
-  QString text = QStringLiteral("recommendation (%1%2):\n")
-                     .arg(objective, ranked.isEmpty() ? QString() : QStringLiteral(", ranked: ") + ranked.join(", "));
-  if (r.contains("summary") && r["summary"].is_string()) text += Q(r["summary"].get<std::string>());
+  QString text = ranked.isEmpty() ? QObject::tr("No target passes (objective: %1).\n").arg(objective)
+                                  : QObject::tr("Ranked by %1: %2\n").arg(objective, ranked.join(", "));
+  if (r.contains("summary") && r["summary"].is_string()) text += GuiWording(r["summary"].get<std::string>());
   text += QStringLiteral("\nPareto frontier (latency x drift x energy): %1").arg(pareto.join(QStringLiteral(", ")));
   return text;
 }
 
 }  // namespace
 
-RecommendPage::RecommendPage(QWidget* parent)
-    : QWidget(parent), ranked_model_(new RecommendModel(this)), rejection_model_(new RejectionModel(this)) {
+RecommendPage::RecommendPage(LimitsModel* limits, QWidget* parent)
+    : QWidget(parent),
+      limits_(limits != nullptr ? limits : new LimitsModel(this)),
+      ranked_model_(new RecommendModel(this)),
+      rejection_model_(new RejectionModel(this)) {
+  connect(limits_, &LimitsModel::changed, this, &RecommendPage::rerank);
   summary_label_ = new QLabel(this);
   summary_label_->setObjectName(QStringLiteral("summary"));
   summary_label_->setWordWrap(true);
@@ -98,8 +89,8 @@ RecommendPage::RecommendPage(QWidget* parent)
   export_button_ = new QPushButton(tr("Export report…"), this);
   export_button_->setObjectName(QStringLiteral("exportReport"));
   export_button_->setToolTip(
-      tr("Write the report of this run with this recommendation: HTML, PDF, CSV (per layer) or the profile JSON, "
-         "as `chipfit report` writes it"));
+      tr("Write the report of this run with these limits and this recommendation: HTML, PDF, CSV or the profile "
+         "JSON"));
   connect(export_button_, &QPushButton::clicked, this, &RecommendPage::exportClicked);
 
   auto* summary_box = new QGroupBox(tr("Recommendation"), this);
@@ -130,7 +121,7 @@ RecommendPage::RecommendPage(QWidget* parent)
   left->setMaximumWidth(480);  // the paragraph wraps; the chart gets the rest
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
-  left_layout->addWidget(buildForm());
+  left_layout->addWidget(new LimitsForm(limits_, left));
   left_layout->addWidget(summary_box, 1);
   auto* top_layout = new QHBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
@@ -146,6 +137,31 @@ RecommendPage::RecommendPage(QWidget* parent)
   tables_layout->addWidget(ranked_table_, 3);
   tables_layout->addWidget(new QLabel(tr("Rejected: the limit each target broke, and by how much"), tables));
   tables_layout->addWidget(rejection_table_, 2);
+  // The next steps an accuracy-guard rejection offers, as buttons rather than advice to type.
+  guard_actions_ = new QWidget(tables);
+  auto* actions = new QHBoxLayout(guard_actions_);
+  actions->setContentsMargins(0, 0, 0, 0);
+  auto* guard_label = new QLabel(tr("The accuracy guard rejected a target:"), guard_actions_);
+  auto* data = new QPushButton(tr("Choose data folder…"), guard_actions_);
+  data->setObjectName(QStringLiteral("chooseDataFolder"));
+  data->setToolTip(
+      tr("Real inputs (Targets page) measure int8's accuracy instead of leaving it unknown; profile "
+         "again afterwards"));
+  connect(data, &QPushButton::clicked, this, &RecommendPage::chooseDataFolderRequested);
+  auto* untick = new QPushButton(tr("Untick accuracy guard"), guard_actions_);
+  untick->setObjectName(QStringLiteral("untickAccuracyGuard"));
+  untick->setToolTip(tr("Rank the targets without the guard's default accuracy bar"));
+  connect(untick, &QPushButton::clicked, this, [this] {
+    LimitsState state = limits_->state();
+    state.accuracy_guard = false;
+    limits_->setState(state);
+  });
+  actions->addWidget(guard_label);
+  actions->addWidget(data);
+  actions->addWidget(untick);
+  actions->addStretch(1);
+  guard_actions_->hide();
+  tables_layout->addWidget(guard_actions_);
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(top);
@@ -160,156 +176,9 @@ RecommendPage::RecommendPage(QWidget* parent)
   showRecommendation();
 }
 
-QWidget* RecommendPage::buildForm() {
-  const Limits defaults;
-  auto* box = new QGroupBox(tr("Limits and objective"), this);
-  box->setToolTip(tr("Any change re-ranks the targets from the figures this run measured; nothing is profiled again"));
+RecommendSettings RecommendPage::settings() const { return limits_->settings(); }
 
-  max_latency_on_ = LimitCheck(QStringLiteral("maxLatencyOn"), tr("Max latency"), box);
-  max_latency_ = LimitSpin(QStringLiteral("maxLatency"), 0.0001, 1e6, 4, 10, tr(" ms"), box);
-  latency_stat_ = new QComboBox(box);
-  latency_stat_->setObjectName(QStringLiteral("latencyStat"));
-  for (const char* stat : {"p50", "p90", "p99"}) latency_stat_->addItem(QLatin1String(stat), QLatin1String(stat));
-  latency_stat_->setCurrentIndex(latency_stat_->findData(Q(defaults.latency_stat)));
-  latency_stat_->setEnabled(false);
-  const QString latency_tip =
-      tr("Bounds each target's end-to-end latency at this statistic (p50, p90 or p99 of the timed whole-model runs "
-         "after warm-up, without per-layer instrumentation). With a latency limit the ranking uses the same "
-         "statistic; without one, targets rank by p50. A projected target (hardware not measured here) meets it only "
-         "by the P90 of its error band, and ranks by its median.");
-  max_latency_on_->setToolTip(latency_tip);
-  max_latency_->setToolTip(latency_tip);
-  latency_stat_->setToolTip(latency_tip);
-
-  min_top1_on_ = LimitCheck(QStringLiteral("minTop1On"), tr("Min top-1 / task agreement"), box);
-  min_top1_ = LimitSpin(QStringLiteral("minTop1"), 0, 100, 2, 99, tr(" %"), box);
-  const QString top1_tip =
-      tr("Bounds top-1 agreement with the reference: the share of rows whose arg-max class matches the reference "
-         "run's on the same drift inputs. On a model without class scores, the worst output's task agreement "
-         "(sequence or map IoU). Not measured on a model with neither: the limit then rejects every target.");
-  min_top1_on_->setToolTip(top1_tip);
-  min_top1_->setToolTip(top1_tip);
-
-  min_sqnr_on_ = LimitCheck(QStringLiteral("minSqnrOn"), tr("Min output SQNR"), box);
-  min_sqnr_ = LimitSpin(QStringLiteral("minSqnr"), -200, 200, 1, 30, tr(" dB"), box);
-  const QString sqnr_tip =
-      tr("Bounds the worst graph output's SQNR against the reference run on the same inputs: 10·log10(Σr² / "
-         "Σ(a−r)²), 200 dB when identical. The inputs are the run's data, or seeded random tensors.");
-  min_sqnr_on_->setToolTip(sqnr_tip);
-  min_sqnr_->setToolTip(sqnr_tip);
-
-  max_memory_on_ = LimitCheck(QStringLiteral("maxMemoryOn"), tr("Max memory"), box);
-  max_memory_ = LimitSpin(QStringLiteral("maxMemory"), 0.001, 1e8, 3, 512, tr(" MiB"), box);
-  const QString memory_tip =
-      tr("Bounds the planned peak memory, in MiB: the activation arenas after the planner reuses buffers, plus "
-         "the device arena and the weights. Planned, not the heap's measured high-water mark.");
-  max_memory_on_->setToolTip(memory_tip);
-  max_memory_->setToolTip(memory_tip);
-
-  max_energy_on_ = LimitCheck(QStringLiteral("maxEnergyOn"), tr("Max energy"), box);
-  max_energy_ = LimitSpin(QStringLiteral("maxEnergy"), 0.0001, 1e6, 4, 1, tr(" mJ"), box);
-  const QString energy_tip =
-      tr("Bounds energy per inference, in mJ: measured by a sensor (RAPL, hwmon, NVML) where the run found one, "
-         "otherwise ESTIMATED by the energy model from each layer's operations, bytes moved and time. The table "
-         "and the chart say which.");
-  max_energy_on_->setToolTip(energy_tip);
-  max_energy_->setToolTip(energy_tip);
-
-  objective_ = new QComboBox(box);
-  objective_->setObjectName(QStringLiteral("objective"));
-  objective_->addItem(tr("Latency"), QStringLiteral("latency"));
-  objective_->addItem(tr("Energy per inference"), QStringLiteral("energy"));
-  objective_->addItem(tr("Cost per million inferences"), QStringLiteral("cost"));
-  objective_->setToolTip(
-      tr("How the targets within every limit are ranked: latency (p50, or the latency limit's statistic), energy "
-         "per inference, or cost per million inferences (the device's $/hour from the cost table × p50)"));
-
-  accuracy_guard_ = new QCheckBox(tr("Accuracy guard"), box);
-  accuracy_guard_->setObjectName(QStringLiteral("accuracyGuard"));
-  accuracy_guard_->setChecked(defaults.accuracy_guard);
-  accuracy_guard_->setToolTip(
-      tr("Without an accuracy limit, reject targets under 99 % task agreement (or 20 dB output SQNR where no output "
-         "has a task metric) and int8 calibrated on random data. An accuracy limit replaces it."));
-
-  auto* grid = new QGridLayout(box);
-  int row = 0;
-  grid->addWidget(max_latency_on_, row, 0);
-  grid->addWidget(max_latency_, row, 1);
-  grid->addWidget(latency_stat_, row++, 2);
-  for (auto [check, spin] : {std::pair{min_top1_on_, min_top1_}, std::pair{min_sqnr_on_, min_sqnr_},
-                             std::pair{max_memory_on_, max_memory_}, std::pair{max_energy_on_, max_energy_}}) {
-    grid->addWidget(check, row, 0);
-    grid->addWidget(spin, row++, 1, 1, 2);
-  }
-  grid->addWidget(new QLabel(tr("Objective"), box), row, 0);
-  grid->addWidget(objective_, row++, 1, 1, 2);
-  grid->addWidget(accuracy_guard_, row++, 0, 1, 3);
-  grid->setColumnStretch(1, 1);
-
-  for (QCheckBox* check : {max_latency_on_, min_top1_on_, min_sqnr_on_, max_memory_on_, max_energy_on_}) {
-    connect(check, &QCheckBox::toggled, this, [this] {
-      updateEnabled();
-      rerank();
-    });
-  }
-  for (QDoubleSpinBox* spin : {max_latency_, min_top1_, min_sqnr_, max_memory_, max_energy_}) {
-    connect(spin, &QDoubleSpinBox::valueChanged, this, &RecommendPage::rerank);
-  }
-  connect(latency_stat_, &QComboBox::currentIndexChanged, this, &RecommendPage::rerank);
-  connect(objective_, &QComboBox::currentIndexChanged, this, &RecommendPage::rerank);
-  connect(accuracy_guard_, &QCheckBox::toggled, this, &RecommendPage::rerank);
-  return box;
-}
-
-void RecommendPage::updateEnabled() {
-  max_latency_->setEnabled(max_latency_on_->isChecked());
-  latency_stat_->setEnabled(max_latency_on_->isChecked());
-  min_top1_->setEnabled(min_top1_on_->isChecked());
-  min_sqnr_->setEnabled(min_sqnr_on_->isChecked());
-  max_memory_->setEnabled(max_memory_on_->isChecked());
-  max_energy_->setEnabled(max_energy_on_->isChecked());
-  // The guard stands in for accuracy limits: with one ticked it does nothing, and the box says so by greying.
-  accuracy_guard_->setEnabled(!min_top1_on_->isChecked() && !min_sqnr_on_->isChecked());
-}
-
-RecommendSettings RecommendPage::settings() const {
-  RecommendSettings s = kept_;
-  Limits& l = s.limits;
-  l = Limits{};
-  if (max_latency_on_->isChecked()) l.max_latency_ms = max_latency_->value();
-  l.latency_stat = latency_stat_->currentData().toString().toStdString();
-  // As on the Targets page: the statistic is chosen with a latency limit, and then the ranking uses it too.
-  l.latency_stat_given = max_latency_on_->isChecked();
-  // The form speaks percent; Limits, like --min-top1, a fraction.
-  if (min_top1_on_->isChecked()) l.min_top1 = min_top1_->value() / 100.0;
-  if (min_sqnr_on_->isChecked()) l.min_sqnr_db = min_sqnr_->value();
-  if (max_memory_on_->isChecked()) l.max_memory_mb = max_memory_->value();
-  if (max_energy_on_->isChecked()) l.max_energy_mj = max_energy_->value();
-  l.accuracy_guard = accuracy_guard_->isChecked();
-  s.objective = objective_->currentData().toString().toStdString();
-  return s;
-}
-
-void RecommendPage::setSettings(const RecommendSettings& s) {
-  applying_ = true;
-  kept_ = s;
-  const Limits& l = s.limits;
-  auto set = [](QCheckBox* check, QDoubleSpinBox* spin, std::optional<double> value, double scale) {
-    check->setChecked(value.has_value());
-    if (value) spin->setValue(*value * scale);
-  };
-  set(max_latency_on_, max_latency_, l.max_latency_ms, 1);
-  set(min_top1_on_, min_top1_, l.min_top1, 100);
-  set(min_sqnr_on_, min_sqnr_, l.min_sqnr_db, 1);
-  set(max_memory_on_, max_memory_, l.max_memory_mb, 1);
-  set(max_energy_on_, max_energy_, l.max_energy_mj, 1);
-  if (const int i = latency_stat_->findData(Q(l.latency_stat)); i >= 0) latency_stat_->setCurrentIndex(i);
-  if (const int i = objective_->findData(Q(s.objective)); i >= 0) objective_->setCurrentIndex(i);
-  accuracy_guard_->setChecked(l.accuracy_guard);
-  updateEnabled();
-  applying_ = false;
-  rerank();
-}
+void RecommendPage::setSettings(const RecommendSettings& s) { limits_->setSettings(s); }
 
 void RecommendPage::setRun(std::shared_ptr<const RunResult> run) {
   run_ = std::move(run);
@@ -317,7 +186,6 @@ void RecommendPage::setRun(std::shared_ptr<const RunResult> run) {
 }
 
 void RecommendPage::rerank() {
-  if (applying_) return;
   recommendation_ = nullptr;
   QString error;
   if (run_) {
@@ -354,6 +222,13 @@ void RecommendPage::showRecommendation() {
   delete previous;
 
   export_button_->setEnabled(run_ != nullptr);
+  bool guard_rejected = false;
+  if (recommendation_.is_object() && recommendation_.contains("rejected") && recommendation_["rejected"].is_array()) {
+    for (const nlohmann::json& r : recommendation_["rejected"]) {
+      guard_rejected = guard_rejected || (r.is_object() && r.value("limit", std::string()) == "accuracy_guard");
+    }
+  }
+  guard_actions_->setVisible(guard_rejected);
   if (!run_) {
     summary_label_->setText(tr("No run yet: profile a model on the Run page, or open a stored run."));
     status_label_->clear();
@@ -382,16 +257,25 @@ bool RecommendPage::exportReport(const QString& path, QString* error) {
   return true;
 }
 
+QString RecommendPage::suggestedReportPath() const {
+  if (!run_) return {};
+  const QFileInfo model(Q(run_->model.path));
+  QString stem = run_->model.path.empty() ? QStringLiteral("chipfit") : model.completeBaseName();
+  if (run_->run_id) stem += QStringLiteral("_run%1").arg(*run_->run_id);
+  // The folder of the last export, else the model's: reports usually sit together, or beside the model.
+  QString dir = QSettings().value(QStringLiteral("export/lastDir")).toString();
+  if (dir.isEmpty() || !QFileInfo(dir).isDir()) dir = model.exists() ? model.absolutePath() : QDir::homePath();
+  return QDir(dir).filePath(stem + QStringLiteral(".html"));
+}
+
 void RecommendPage::exportClicked() {
   if (!run_) return;
   const QString html = tr("HTML report (*.html)");
   const QString pdf = tr("PDF report (*.pdf)");
-  const QString csv = tr("Per-layer CSV (*.csv)");
+  const QString csv = tr("CSV: one row per target, then one per layer (*.csv)");
   const QString json = tr("Profile JSON (*.json)");
   QString filter = html;
-  const QString stem =
-      run_->model.path.empty() ? QStringLiteral("report") : QFileInfo(Q(run_->model.path)).completeBaseName();
-  QString path = QFileDialog::getSaveFileName(this, tr("Export report"), stem + QStringLiteral(".html"),
+  QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggestedReportPath(),
                                               QStringList{html, pdf, csv, json}.join(QStringLiteral(";;")), &filter);
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) {
@@ -405,7 +289,24 @@ void RecommendPage::exportClicked() {
     QMessageBox::warning(this, tr("Export report"), tr("The report was not written: %1").arg(error));
     return;
   }
+  offerToOpen(path);
+}
+
+void RecommendPage::offerToOpen(const QString& path) {
+  QSettings().setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
   status_label_->setText(tr("Wrote %1").arg(QDir::toNativeSeparators(path)));
+  auto* box = new QMessageBox(QMessageBox::Information, tr("Report written"),
+                              tr("Wrote %1\n(limits: %2)").arg(QDir::toNativeSeparators(path), limits_->summary()),
+                              QMessageBox::Close, this);
+  box->setObjectName(QStringLiteral("reportWritten"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  QPushButton* open = box->addButton(tr("Open the report"), QMessageBox::AcceptRole);
+  open->setObjectName(QStringLiteral("openReport"));
+  connect(open, &QPushButton::clicked, this, [path] { QDesktopServices::openUrl(QUrl::fromLocalFile(path)); });
+  QPushButton* folder = box->addButton(tr("Open its folder"), QMessageBox::ActionRole);
+  connect(folder, &QPushButton::clicked, this,
+          [path] { QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(path).absolutePath())); });
+  box->open();
 }
 
 }  // namespace chipfit

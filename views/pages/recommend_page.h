@@ -23,11 +23,15 @@ namespace chipfit {
 
 // Every edit of the form re-ranks with RecommendRun on the run it holds: the same function `chipfit recommend`
 // calls, on the figures already measured. The page has no session and no device: nothing is profiled again.
+class LimitsModel;
+
 class RecommendPage : public QWidget {
   Q_OBJECT
 
  public:
-  explicit RecommendPage(QWidget* parent = nullptr);
+  // `limits`: the model's limits, shared with the Targets page (null: the page keeps its own).
+  explicit RecommendPage(LimitsModel* limits = nullptr, QWidget* parent = nullptr);
+  LimitsModel* limits() const { return limits_; }
 
   // The run to recommend from (immutable, shared); re-ranks at once with the form's limits. Null clears the page.
   void setRun(std::shared_ptr<const RunResult> run);
@@ -48,39 +52,29 @@ class RecommendPage : public QWidget {
   // made with these limits (the same views/report code, WriteReport). False, and *error set, on failure.
   bool exportReport(const QString& path, QString* error = nullptr);
 
+  // File › Export report… and the page's button: a save dialog with a suggested name
+  // ("<model>_run<id>.html" in the last export folder, else the model's), then an offer to open it.
+  void exportClicked();
+  QString suggestedReportPath() const;
+
   RecommendModel* rankedModel() const { return ranked_model_; }
   RejectionModel* rejectionModel() const { return rejection_model_; }
   QChartView* chartView() const { return chart_view_; }
 
  signals:
   void recommendationChanged();
+  // "Choose data folder…" after an accuracy-guard rejection: the window opens the Targets page's chooser.
+  void chooseDataFolderRequested();
 
  private:
-  QWidget* buildForm();
   void rerank();
   void showRecommendation();
-  void updateEnabled();
-  void exportClicked();
+  void offerToOpen(const QString& path);
 
   std::shared_ptr<const RunResult> run_;
   nlohmann::json recommendation_;
-  RecommendSettings kept_;  // weights and cost table of the last setSettings
+  LimitsModel* limits_;
   double last_rerank_ms_ = 0;
-  bool applying_ = false;  // setSettings is filling the form: one re-rank at the end, not one per field
-
-  QCheckBox* max_latency_on_ = nullptr;
-  QDoubleSpinBox* max_latency_ = nullptr;
-  QComboBox* latency_stat_ = nullptr;
-  QCheckBox* min_top1_on_ = nullptr;
-  QDoubleSpinBox* min_top1_ = nullptr;
-  QCheckBox* min_sqnr_on_ = nullptr;
-  QDoubleSpinBox* min_sqnr_ = nullptr;
-  QCheckBox* max_memory_on_ = nullptr;
-  QDoubleSpinBox* max_memory_ = nullptr;
-  QCheckBox* max_energy_on_ = nullptr;
-  QDoubleSpinBox* max_energy_ = nullptr;
-  QComboBox* objective_ = nullptr;
-  QCheckBox* accuracy_guard_ = nullptr;
 
   RecommendModel* ranked_model_;
   RejectionModel* rejection_model_;
@@ -90,6 +84,7 @@ class RecommendPage : public QWidget {
   QLabel* summary_label_ = nullptr;
   QLabel* status_label_ = nullptr;
   QPushButton* export_button_ = nullptr;
+  QWidget* guard_actions_ = nullptr;  // shown while the accuracy guard rejects a target
 };
 
 }  // namespace chipfit

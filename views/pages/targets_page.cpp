@@ -30,6 +30,8 @@
 
 #include "core/quant/calibration.h"
 #include "views/charts/formats.h"
+#include "views/models/limits_model.h"
+#include "views/pages/limits_form.h"
 
 namespace chipfit {
 namespace {
@@ -142,24 +144,11 @@ QDoubleSpinBox* DoubleSpinBox(const QString& name, double maximum, int decimals,
   return box;
 }
 
-// 0 is "no limit", as in the CLI where an absent flag sets none: the special text sits at the minimum.
-QDoubleSpinBox* LimitBox(const QString& name, double maximum, int decimals, const QString& suffix, QWidget* parent) {
-  auto* box = DoubleSpinBox(name, maximum, decimals, suffix, parent);
-  box->setSpecialValueText(TargetsPage::tr("no limit"));
-  box->setValue(0);
-  return box;
-}
-
 QComboBox* Combo(const QString& name, const std::vector<std::pair<QString, QString>>& items, QWidget* parent) {
   auto* combo = new QComboBox(parent);
   combo->setObjectName(name);
   for (const auto& [text, data] : items) combo->addItem(text, data);
   return combo;
-}
-
-std::optional<double> Limit(const QDoubleSpinBox* box) {
-  if (box->value() <= 0) return std::nullopt;
-  return box->value();
 }
 
 QVariant FieldValue(const QWidget* widget) {
@@ -250,7 +239,11 @@ class CenteredCheckDelegate : public QStyledItemDelegate {
 
 }  // namespace
 
-TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetMatrixModel(this)) {
+TargetsPage::TargetsPage(LimitsModel* limits, QWidget* parent)
+    : QWidget(parent),
+      matrix_(new TargetMatrixModel(this)),
+      limits_(limits != nullptr ? limits : new LimitsModel(this)) {
+  connect(limits_, &LimitsModel::changed, this, &TargetsPage::optionsChanged);
   auto* columns = new QHBoxLayout;
   columns->addWidget(buildRunSettings(), 1);
   columns->addWidget(buildLimits(), 1);
@@ -263,8 +256,7 @@ TargetsPage::TargetsPage(QWidget* parent) : QWidget(parent), matrix_(new TargetM
 
   // Built once, in this order; the value each control starts with is the default a new model gets.
   for (QWidget* widget : std::initializer_list<QWidget*>{iterations_, warmup_, min_time_, data_dir_, calibration_,
-                                                         int8_layers_, drift_samples_, max_latency_, latency_stat_,
-                                                         min_top1_, min_sqnr_, max_memory_, max_energy_, objective_}) {
+                                                         int8_layers_, drift_samples_}) {
     fields_.push_back({widget, FieldValue(widget)});
   }
   watchEdits();
@@ -341,8 +333,7 @@ QWidget* TargetsPage::buildRunSettings() {
       int8_layers_->findData(defaults.int8_all_layers ? QStringLiteral("all") : QStringLiteral("faster")));
   int8_layers_->setToolTip(
       tr("int8 and bf16 targets time each layer in their precision and in fp32 when compiling and keep fp32 "
-         "where the low precision is no faster; 'Every eligible layer' runs them all in int8 (bf16), as chipfit "
-         "--int8-all-layers"));
+         "where the low precision is no faster; 'Every eligible layer' runs them all in int8 (bf16)"));
   drift_samples_ = SpinBox(QStringLiteral("driftSamples"), 1, 10'000, defaults.drift_samples, box);
   drift_samples_->setToolTip(tr("Inputs compared against the reference for accuracy drift"));
 
@@ -383,50 +374,15 @@ QWidget* TargetsPage::buildDataDir() {
 }
 
 QWidget* TargetsPage::buildLimits() {
-  const RecommendSettings defaults;
-  auto* box = new QGroupBox(tr("Limits and objective"), this);
-  max_latency_ = LimitBox(QStringLiteral("maxLatency"), 1e6, 3, tr(" ms"), box);
-  latency_stat_ = Combo(QStringLiteral("latencyStat"),
-                        {{QStringLiteral("p99"), QStringLiteral("p99")},
-                         {QStringLiteral("p90"), QStringLiteral("p90")},
-                         {QStringLiteral("p50"), QStringLiteral("p50")}},
-                        box);
-  latency_stat_->setCurrentIndex(latency_stat_->findData(QString::fromStdString(defaults.limits.latency_stat)));
-  latency_stat_->setToolTip(tr("Which latency statistic the limit bounds"));
-  latency_stat_->setEnabled(false);  // means nothing until there is a latency limit
-  min_top1_ = LimitBox(QStringLiteral("minTop1"), 100, 2, tr(" %"), box);
-  min_top1_->setToolTip(tr("Top-1 agreement with the reference target"));
-  min_sqnr_ = LimitBox(QStringLiteral("minSqnr"), 300, 1, tr(" dB"), box);
-  min_sqnr_->setToolTip(tr("Signal-to-quantisation-noise ratio of the outputs against the reference"));
-  max_memory_ = LimitBox(QStringLiteral("maxMemory"), 1e8, 0, tr(" MiB"), box);
-  max_memory_->setSingleStep(64);
-  max_memory_->setToolTip(tr("Planned peak memory"));
-  max_energy_ = LimitBox(QStringLiteral("maxEnergy"), 1e6, 3, tr(" mJ"), box);
-  max_energy_->setToolTip(tr("Energy per inference"));
-  objective_ = Combo(QStringLiteral("objective"),
-                     {{tr("Latency"), QStringLiteral("latency")},
-                      {tr("Energy per inference"), QStringLiteral("energy")},
-                      {tr("Cost per million inferences"), QStringLiteral("cost")}},
-                     box);
-  objective_->setCurrentIndex(objective_->findData(QString::fromStdString(defaults.objective)));
-  objective_->setToolTip(tr("How the targets that pass every limit are ranked"));
-
-  auto* latency = new QHBoxLayout;
-  latency->addWidget(max_latency_, 1);
-  latency->addWidget(latency_stat_);
-
-  auto* form = new QFormLayout(box);
-  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  form->addRow(tr("Max latency:"), latency);
-  form->addRow(tr("Min top-1 agreement:"), min_top1_);
-  form->addRow(tr("Min output SQNR:"), min_sqnr_);
-  form->addRow(tr("Max memory:"), max_memory_);
-  form->addRow(tr("Max energy:"), max_energy_);
-  form->addRow(tr("Objective:"), objective_);
-  form->addRow(HintLabel(tr("0 means no limit. Targets that break a limit are listed with the limit and "
-                            "by how much."),
-                         box));
-  return box;
+  auto* holder = new QWidget(this);
+  auto* layout = new QVBoxLayout(holder);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(new LimitsForm(limits_, holder));
+  layout->addWidget(HintLabel(tr("The Recommend page shows these same limits. Targets that break a limit are listed "
+                                 "there with the limit and by how much."),
+                              holder));
+  layout->addStretch(1);
+  return holder;
 }
 
 QWidget* TargetsPage::buildProjection() {
@@ -440,8 +396,7 @@ QWidget* TargetsPage::buildProjection() {
   auto* add = new QPushButton(tr("Add device file…"), box);
   add->setObjectName(QStringLiteral("addHardwareFile"));
   add->setToolTip(
-      tr("A device of your own, in the catalog's YAML schema (resources/hardware/README.md), as "
-         "chipfit profile --hardware-file takes it"));
+      tr("A device of your own, described in a YAML file with the catalog's keys (resources/hardware/README.md)"));
   connect(add, &QPushButton::clicked, this, &TargetsPage::browseHardwareFile);
   remove_file_ = new QPushButton(tr("Remove"), box);
   remove_file_->setObjectName(QStringLiteral("removeHardwareFile"));
@@ -641,8 +596,6 @@ void TargetsPage::watchEdits() {
       connect(edit, &QLineEdit::textChanged, this, &TargetsPage::onEdited);
     }
   }
-  connect(max_latency_, &QDoubleSpinBox::valueChanged, latency_stat_,
-          [this](double value) { latency_stat_->setEnabled(value > 0); });
 }
 
 void TargetsPage::setDevices(DevicesModel::Snapshot devices) {
@@ -666,6 +619,7 @@ void TargetsPage::setModelKey(const QString& sha256) {
   // Nothing to save for the model being left: every edit was saved as it happened.
   model_key_ = sha256;
   load();
+  limits_->setModelKey(sha256);
 }
 
 void TargetsPage::load() {
@@ -802,17 +756,7 @@ ProfileOptions TargetsPage::options() const {
   options.int8_all_layers = int8_layers_->currentData().toString() == QStringLiteral("all");
   options.drift_samples = drift_samples_->value();
 
-  Limits& limits = options.recommend.limits;
-  limits.max_latency_ms = Limit(max_latency_);
-  limits.latency_stat = latency_stat_->currentData().toString().toStdString();
-  // The statistic is chosen with a latency limit; then the ranking uses it too.
-  limits.latency_stat_given = limits.max_latency_ms.has_value();
-  // The form speaks percent; Limits, like the CLI's --min-top1, a fraction.
-  if (auto top1 = Limit(min_top1_)) limits.min_top1 = *top1 / 100.0;
-  limits.min_sqnr_db = Limit(min_sqnr_);
-  limits.max_memory_mb = Limit(max_memory_);
-  limits.max_energy_mj = Limit(max_energy_);
-  options.recommend.objective = objective_->currentData().toString().toStdString();
+  options.recommend = limits_->settings();
 
   for (const QString& id : projectedHardware()) options.project_request.hardware.push_back(id.toStdString());
   for (const HardwareFile& file : hardware_files_)

@@ -32,11 +32,15 @@ namespace chipfit {
 // Projected hardware (docs/projection.md): one check box per device of the catalog (resources/hardware)
 // and the user's own device files, as `profile --project IDS --hardware-file F.yaml` takes them. They
 // are estimated from the devices' published figures and this run's measured targets, never measured.
+class LimitsModel;
+
 class TargetsPage : public QWidget {
   Q_OBJECT
 
  public:
-  explicit TargetsPage(QWidget* parent = nullptr);
+  // `limits`: the model's limits, shared with the Recommend page (null: the page keeps its own).
+  explicit TargetsPage(LimitsModel* limits = nullptr, QWidget* parent = nullptr);
+  LimitsModel* limits() const { return limits_; }
 
   void setDevices(DevicesModel::Snapshot devices);
   // Loads that model's saved settings (QSettings group "models/<sha256>"), or the defaults with every
@@ -94,6 +98,7 @@ class TargetsPage : public QWidget {
   QStringList targetsToSave() const;
 
   TargetMatrixModel* matrix_;
+  LimitsModel* limits_;
   QTableView* matrix_view_ = nullptr;
   QLabel* count_label_ = nullptr;
   QSpinBox* iterations_ = nullptr;
@@ -103,13 +108,6 @@ class TargetsPage : public QWidget {
   QComboBox* calibration_ = nullptr;
   QComboBox* int8_layers_ = nullptr;  // "faster" (default) or "all" (ProfileOptions::int8_all_layers)
   QSpinBox* drift_samples_ = nullptr;
-  QDoubleSpinBox* max_latency_ = nullptr;
-  QComboBox* latency_stat_ = nullptr;
-  QDoubleSpinBox* min_top1_ = nullptr;
-  QDoubleSpinBox* min_sqnr_ = nullptr;
-  QDoubleSpinBox* max_memory_ = nullptr;
-  QDoubleSpinBox* max_energy_ = nullptr;
-  QComboBox* objective_ = nullptr;
 
   // Projected hardware: the catalog's devices (one check box each, in catalog order) and the user's files.
   std::vector<HardwareSpec> catalog_;
