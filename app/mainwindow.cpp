@@ -16,6 +16,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QShowEvent>
@@ -26,6 +27,7 @@
 #include <QThreadPool>
 #include <QUrl>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -35,12 +37,15 @@
 #include "core/store/run_store.h"
 #include "profilers/profile_json.h"
 #include "profilers/session/model_analysis.h"
+#include "views/models/gui_wording.h"
 #include "views/models/layer_selection.h"
+#include "views/models/limits_model.h"
 #include "views/pages/compare_page.h"
 #include "views/pages/devices_page.h"
 #include "views/pages/graph_page.h"
 #include "views/pages/history_page.h"
 #include "views/pages/layers_page.h"
+#include "views/pages/model_actions.h"
 #include "views/pages/model_page.h"
 #include "views/pages/recommend_page.h"
 #include "views/pages/run_page.h"
@@ -83,15 +88,16 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
       db_(db.empty() ? RunStore::DefaultPath() : std::move(db)),
       navigation_(new QListWidget(this)),
       pages_(new QStackedWidget(this)),
+      limits_(new LimitsModel(this)),
       model_page_(new ModelPage(this)),
-      targets_page_(new TargetsPage(this)),
+      targets_page_(new TargetsPage(limits_, this)),
       run_page_(new RunPage(discover, this)),
       devices_page_(new DevicesPage(this)),
       selection_(new LayerSelection(this)),
       layers_page_(new LayersPage(selection_, this)),
       graph_page_(new GraphPage(selection_, this)),
       compare_page_(new ComparePage(selection_, this)),
-      recommend_page_(new RecommendPage(this)),
+      recommend_page_(new RecommendPage(limits_, this)),
       history_page_(new HistoryPage(db_, this)),
       machine_label_(new QLabel(this)),
       device_count_label_(new QLabel(tr("Discovering devices…"), this)),
@@ -143,18 +149,25 @@ MainWindow::MainWindow(DiscoverFunction discover, QWidget* parent, std::filesyst
     showError(tr("Cannot open the model"), tr("%1\n\n%2").arg(path, message));
   });
   connect(targets_page_, &TargetsPage::optionsChanged, this, &MainWindow::updateActions);
+  connect(devices_page_, &DevicesPage::measuringFinished, this, &MainWindow::updateActions);
+  connect(recommend_page_, &RecommendPage::chooseDataFolderRequested, this, [this] {
+    showPage(targets_page_);
+    if (auto* browse = targets_page_->findChild<QPushButton*>(QStringLiteral("browseDataDir"))) browse->click();
+  });
   connect(run_page_, &RunPage::runningChanged, this, &MainWindow::updateActions);
   connect(run_page_, &RunPage::runFailed, this,
           [this](const QString& message) { showError(tr("The run stopped"), message); });
 
   connect(run_page_, &RunPage::runFinished, this, &MainWindow::onRunFinished);
+  connect(run_page_, &RunPage::partialRun, this, &MainWindow::onPartialRun);
   connect(history_page_, &HistoryPage::openRun, this, [this](std::shared_ptr<const RunResult> run) {
-    showRun(std::move(run));
+    showRun(std::move(run), tr("opened from History"));
     showPage(layers_page_);
   });
   connect(history_page_, &HistoryPage::compareRuns, this,
           [this](std::shared_ptr<const RunResult> a, std::shared_ptr<const RunResult> b) {
-            showRun(b);
+            // Compare shows the two runs; the open run and model stay as they are (the pages that follow
+            // the open run must not switch models behind the user's back).
             stale_pages_.removeOne(compare_page_);
             compare_page_->setRuns(std::move(a), std::move(b));
             showPage(compare_page_);
@@ -211,10 +224,18 @@ void MainWindow::createMenus() {
   recent_menu_ = file_menu->addMenu(tr("Open &recent"));
   recent_menu_->setObjectName(QStringLiteral("recentMenu"));
   rebuildRecentMenu();
+  // The long jobs of the File and Model menus: dialogs, a progress dialog with Cancel, a result message.
+  model_actions_ = new ModelActions(this);
+  connect(model_actions_, &ModelActions::runOpened, this, [this](std::shared_ptr<const RunResult> run) {
+    showRun(std::move(run));
+    showPage(layers_page_);
+  });
+  QAction* open_json = file_menu->addAction(tr("Open profile &JSON…"), model_actions_, &ModelActions::openProfileJson);
+  open_json->setObjectName(QStringLiteral("openProfileJsonAction"));
+  open_json->setToolTip(tr("Show a profile saved as JSON (a JSON report, or one made on another machine)"));
   export_action_ = file_menu->addAction(tr("&Export report…"), this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the report"), QString(),
-                                                      tr("HTML (*.html);;PDF (*.pdf);;CSV (*.csv);;JSON (*.json)"));
-    if (!path.isEmpty()) exportReport(path);
+    refreshPage(recommend_page_);  // the report of the current run, even when Recommend was never shown
+    recommend_page_->exportClicked();
   });
   export_action_->setObjectName(QStringLiteral("exportAction"));
   export_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -226,6 +247,47 @@ void MainWindow::createMenus() {
                                                                : QKeySequence(QKeySequence::Quit));
   quit->setMenuRole(QAction::QuitRole);
 
+  QMenu* model_menu = menuBar()->addMenu(tr("&Model"));
+  model_menu->setObjectName(QStringLiteral("modelMenu"));
+  QAction* export_int8 = model_menu->addAction(tr("Export &int8 model…"), this, [this] {
+    const ProfileOptions settings = targets_page_->options();  // the data folder and calibration to use
+    Int8ExportRequest request{.model = model_path_.toStdString(), .shapes = {}, .output = {}};
+    for (const QString& shape : model_shapes_) request.shapes.push_back(shape.toStdString());
+    request.data_dir = settings.data_dir;
+    request.data = settings.data;
+    request.method = settings.calibration;
+    request.percentile = settings.calibration_percentile;
+    request.random_samples = settings.calibration_samples;
+    request.seed = settings.seed;
+    request.keep_fp32 = settings.keep_fp32;
+    model_actions_->exportInt8(std::move(request));
+  });
+  export_int8->setObjectName(QStringLiteral("exportInt8Action"));
+  QAction* save_outputs = model_menu->addAction(tr("&Save outputs…"), this, [this] {
+    const ProfileOptions settings = targets_page_->options();
+    SaveOutputsRequest request{.model = model_path_.toStdString(), .shapes = {}, .target = {}, .folder = {}};
+    for (const QString& shape : model_shapes_) request.shapes.push_back(shape.toStdString());
+    request.data_dir = settings.data_dir;
+    request.data = settings.data;
+    QStringList targets;
+    if (const auto analysis = model_page_->analysis()) {
+      for (const TargetPlacement& p : analysis->placements) {
+        if (p.status == "ok") targets << QString::fromStdString(p.target.ToString());
+      }
+    }
+    if (targets.isEmpty()) targets << QStringLiteral("cpu:fp32");
+    model_actions_->saveOutputs(std::move(request), targets);
+  });
+  save_outputs->setObjectName(QStringLiteral("saveOutputsAction"));
+  // Both need an analysed model with its dims bound, and no profile timing on the same cores.
+  connect(model_menu, &QMenu::aboutToShow, this, [this, export_int8, save_outputs] {
+    const auto analysis = model_page_->analysis();
+    const bool ready = analysis && analysis->unbound_inputs.empty() && !run_page_->isRunning() &&
+                       !model_actions_->isBusy() && !model_path_.isEmpty();
+    export_int8->setEnabled(ready);
+    save_outputs->setEnabled(ready);
+  });
+
   QMenu* run_menu = menuBar()->addMenu(tr("&Run"));
   run_action_ = run_menu->addAction(tr("&Profile ticked targets"), this, &MainWindow::runProfile);
   run_action_->setObjectName(QStringLiteral("runAction"));
@@ -233,6 +295,15 @@ void MainWindow::createMenus() {
   cancel_action_ = run_menu->addAction(tr("&Cancel the run"), this, &MainWindow::cancelRun);
   cancel_action_->setObjectName(QStringLiteral("cancelAction"));
   cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
+  run_menu->addSeparator();
+  QAction* batch = run_menu->addAction(tr("&Batch manifest…"), this, [this] { model_actions_->runBatch(db_); });
+  batch->setObjectName(QStringLiteral("batchAction"));
+  batch->setToolTip(tr("Profile every model a batch manifest lists, with its targets and limits, into this store"));
+  // Not while a profile times its targets: the batch's kernels would share the cores.
+  connect(run_menu, &QMenu::aboutToShow, this,
+          [this, batch] { batch->setEnabled(!run_page_->isRunning() && !model_actions_->isBusy()); });
+  // A finished batch (or a merge-like import) adds runs: History reads the store again.
+  connect(model_actions_, &ModelActions::finished, history_page_, &HistoryPage::refresh);
 
   QMenu* view_menu = menuBar()->addMenu(tr("&View"));
   for (int i = 0; i < pages_->count() && i < 9; ++i) {
@@ -283,7 +354,9 @@ void MainWindow::updateActions() {
   open_action_->setEnabled(!running);
   recent_menu_->setEnabled(!running && !recent_menu_->actions().isEmpty());
   model_page_->setEnabled(!running);
-  run_action_->setEnabled(!running && !model_path_.isEmpty() && targets_page_->hasCheckedTargets());
+  devices_page_->setMeasureAllowed(!running);
+  run_action_->setEnabled(!running && !devices_page_->isMeasuring() && !model_path_.isEmpty() &&
+                          targets_page_->hasCheckedTargets());
   cancel_action_->setEnabled(running);
   export_action_->setEnabled(current_run_ != nullptr);
 }
@@ -306,12 +379,17 @@ void MainWindow::onModelLoaded(const QString& path, const QString& sha256, const
   graph_page_->setModel(model_page_->analysis());
   layers_page_->setAnalysis(model_page_->analysis());
   updateActions();
+  if (std::exchange(profile_after_load_, false)) runProfile();
 }
 
-void MainWindow::showRun(std::shared_ptr<const RunResult> run) {
+void MainWindow::showRun(std::shared_ptr<const RunResult> run) { showRun(std::move(run), tr("opened")); }
+
+void MainWindow::showRun(std::shared_ptr<const RunResult> run, const QString& origin) {
   if (!run) return;
   current_run_ = std::move(run);
   stale_pages_ = {layers_page_, graph_page_, compare_page_, recommend_page_};
+  // Every page follows the open run: Run too, unless it is showing the profile in progress.
+  run_page_->showRun(current_run_, origin);
   refreshPage(pages_->currentWidget());
   // A stored run of another model (or shapes): open that model too, without leaving the page the user
   // is on, so the graph and the details show its nodes. A file that moved since is said on the Model page.
@@ -321,6 +399,19 @@ void MainWindow::showRun(std::shared_ptr<const RunResult> run) {
   const bool same_model =
       QFileInfo(path).absoluteFilePath() == QFileInfo(model_path_).absoluteFilePath() && shapes == model_shapes_;
   if (!same_model && !run_page_->isRunning() && QFileInfo::exists(path)) model_page_->openModel(path, shapes);
+  updateActions();
+}
+
+void MainWindow::onPartialRun(std::shared_ptr<const RunResult> run) {
+  // The profile in progress, one finished target more: the pages show it at once (the model is the
+  // open one, nothing to load), and the run before it is kept for a cancel that leaves nothing.
+  if (!profiling_run_shown_) {
+    run_before_profile_ = current_run_;
+    profiling_run_shown_ = true;
+  }
+  current_run_ = std::move(run);
+  stale_pages_ = {layers_page_, graph_page_, compare_page_, recommend_page_};
+  refreshPage(pages_->currentWidget());
   updateActions();
 }
 
@@ -340,12 +431,28 @@ void MainWindow::refreshPage(QWidget* page) {
 void MainWindow::onRunFinished(std::shared_ptr<const RunResult> run) {
   history_page_->refresh();
   const std::shared_ptr<const RunResult> base = std::exchange(what_if_base_, nullptr);
-  showRun(run);
+  const std::shared_ptr<const RunResult> before = std::exchange(run_before_profile_, nullptr);
+  profiling_run_shown_ = false;
+  const bool any_figures =
+      std::any_of(run->targets.begin(), run->targets.end(), [](const auto& t) { return t->status == "ok"; });
+  if (!any_figures) {
+    // Nothing measured (cancelled before a target finished, or every target failed): the pages keep the
+    // run they showed; the Run page says what happened to this one.
+    if (before) showRun(before, tr("shown again"));
+    statusBar()->showMessage(
+        tr("Run %1 %2 before any target finished; the pages still show the previous run.")
+            .arg(run->run_id ? QString::number(*run->run_id) : QString(), QString::fromStdString(run->status)),
+        10000);
+    return;
+  }
+  current_run_ = nullptr;  // so showRun hands the finished run to every page, the Run page included
+  showRun(run, tr("just profiled"));
   if (base) {
-    // What-if: the old result beside the new one.
+    // What-if: the old result beside the new one, with what the re-run was for: the drift it bought.
     stale_pages_.removeOne(compare_page_);
     compare_page_->setRuns(base, run);
     compare_page_->setTargets(what_if_target_, what_if_target_);
+    compare_page_->setNote(tr("What-if on %1: kept in fp32 %2.").arg(what_if_target_, what_if_nodes_.join(", ")));
     showPage(compare_page_);
   }
 }
@@ -396,6 +503,7 @@ bool MainWindow::rerun(const std::shared_ptr<const RunResult>& run, const QStrin
                     (keep_fp32.isEmpty() ? "" : " (what-if: keep in fp32 " + keep_fp32.join(",").toStdString() + ")");
   what_if_base_ = keep_fp32.isEmpty() ? nullptr : run;
   what_if_target_ = target;
+  what_if_nodes_ = keep_fp32;
   showPage(run_page_);
   if (!run_page_->start(path, options)) {
     what_if_base_ = nullptr;
@@ -500,18 +608,18 @@ void MainWindow::showEvent(QShowEvent* event) {
 
 bool MainWindow::runProfile() {
   if (run_page_->isRunning()) return false;
+  if (devices_page_->isMeasuring()) {
+    showError(tr("Measuring the devices"),
+              tr("The Devices page is measuring the ceilings: profile once it has finished (or Cancel it there), "
+                 "so the two do not time the same cores."));
+    return false;
+  }
   if (model_path_.isEmpty()) {
     showError(tr("No model"), tr("Open an ONNX model first (File › Open, Ctrl+O)."));
     return false;
   }
   if (const auto analysis = model_page_->analysis(); analysis && !analysis->unbound_inputs.empty()) {
-    QStringList unbound;
-    for (const std::string& input : analysis->unbound_inputs) unbound << QString::fromStdString(input);
-    showPage(model_page_);
-    showError(tr("Dynamic dims not bound"),
-              tr("The model leaves input dims open: %1.\n\nDouble-click an input's shape on the Model page and "
-                 "give every dim a size (or start chipfit-gui with --shape NAME=DIMS).")
-                  .arg(unbound.join(QStringLiteral(", "))));
+    askForUnboundDims(*analysis);
     return false;
   }
   ProfileOptions options = targets_page_->options();
@@ -531,7 +639,55 @@ bool MainWindow::runProfile() {
 
 void MainWindow::cancelRun() { run_page_->cancel(); }
 
-void MainWindow::showError(const QString& title, const QString& text) {
+QStringList MainWindow::batchOnlyBindings(const ModelAnalysis& analysis, const QStringList& shapes) {
+  QStringList bindings = shapes;
+  for (const TensorSpec& input : analysis.declared_inputs) {
+    const QString name = QString::fromStdString(input.name);
+    if (std::any_of(shapes.begin(), shapes.end(), [&](const QString& s) { return s.startsWith(name + '='); })) continue;
+    if (input.dims.empty() ||
+        std::all_of(input.dims.begin(), input.dims.end(), [](const DimSpec& d) { return d.is_static(); })) {
+      continue;
+    }
+    // Only the leading dim may be open: the others have no size a default could guess.
+    if (input.dims[0].is_static()) return {};
+    QStringList dims{QStringLiteral("1")};
+    for (size_t i = 1; i < input.dims.size(); ++i) {
+      if (!input.dims[i].is_static()) return {};
+      dims << QString::number(input.dims[i].value);
+    }
+    bindings << name + '=' + dims.join('x');
+  }
+  return bindings == shapes ? QStringList() : bindings;
+}
+
+void MainWindow::askForUnboundDims(const ModelAnalysis& analysis) {
+  QStringList unbound;
+  for (const std::string& input : analysis.unbound_inputs) unbound << QString::fromStdString(input);
+  const QStringList batch_of_one = batchOnlyBindings(analysis, model_shapes_);
+  const QString text =
+      tr("The model leaves input dims open: %1.\n\nEvery dim needs a size before the model can be compiled.")
+          .arg(unbound.join(QStringLiteral(", ")));
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("Dynamic dims not bound"), text, QMessageBox::Cancel, this);
+  box->setObjectName(QStringLiteral("errorDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  if (!batch_of_one.isEmpty()) {
+    QPushButton* batch = box->addButton(tr("Use 1 for the batch dim and profile"), QMessageBox::AcceptRole);
+    batch->setObjectName(QStringLiteral("useBatchOfOne"));
+    connect(batch, &QPushButton::clicked, this, [this, batch_of_one] {
+      profile_after_load_ = true;
+      model_page_->openModel(model_path_, batch_of_one);
+    });
+  }
+  QPushButton* set = box->addButton(tr("Set the dims on the Model page"), QMessageBox::ActionRole);
+  set->setObjectName(QStringLiteral("setDims"));
+  connect(set, &QPushButton::clicked, this, [this] { showPage(model_page_); });
+  box->open();
+  emit errorShown(text);
+}
+
+void MainWindow::showError(const QString& title, const QString& raw_text) {
+  // Core messages name CLI flags; the dialog names the controls that do the same here.
+  const QString text = GuiWording(raw_text);
   // Window-modal and non-blocking (open, not exec): the event loop, and a run in progress, go on.
   auto* box = new QMessageBox(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
   box->setObjectName(QStringLiteral("errorDialog"));
@@ -586,8 +742,8 @@ void MainWindow::checkStore() {
     if (problem.isEmpty()) return;
     store_label_->setText(tr("store: %1 (unusable)").arg(QString::fromStdString(db_.string())));
     showError(tr("The run store cannot be used"),
-              tr("%1\n\nRuns cannot be stored until this is fixed; start chipfit-gui with --db FILE to use "
-                 "another store.")
+              tr("%1\n\nRuns cannot be stored until this is fixed. To use another store, start chipfit-gui with "
+                 "--db FILE.")
                   .arg(problem));
   });
   store_watcher_.setFuture(QtConcurrent::run(CheckStoreOnPool, db_));

@@ -22,11 +22,14 @@ class QStackedWidget;
 namespace chipfit {
 
 class ComparePage;
+struct ModelAnalysis;
 class DevicesPage;
 class GraphPage;
 class HistoryPage;
 class LayerSelection;
 class LayersPage;
+class LimitsModel;
+class ModelActions;
 class ModelPage;
 class RecommendPage;
 class RunPage;
@@ -60,6 +63,7 @@ class MainWindow : public QMainWindow {
   RecommendPage* recommendPage() const { return recommend_page_; }
   HistoryPage* historyPage() const { return history_page_; }
   LayerSelection* selection() const { return selection_; }
+  LimitsModel* limits() const { return limits_; }
   // The run the analysis pages show (the last finished or the one opened from History), or null.
   const std::shared_ptr<const RunResult>& currentRun() const { return current_run_; }
   bool isDiscovering() const;
@@ -77,6 +81,11 @@ class MainWindow : public QMainWindow {
   // Shows `run` on Layers, Graph, Compare (its targets side by side) and Recommend; opens its model
   // (when the file is there and nothing runs) so the graph and the layer details have its nodes.
   void showRun(std::shared_ptr<const RunResult> run);
+  // The same, saying where the run came from on the Run page ("opened from History").
+  void showRun(std::shared_ptr<const RunResult> run, const QString& origin);
+  // Bindings that give every input whose only open dim is the leading (batch) one a batch of 1, added
+  // to `shapes`; empty when some other dim is open too (no default fits those).
+  static QStringList batchOnlyBindings(const ModelAnalysis& analysis, const QStringList& shapes);
   // Profiles `run`'s model again with its settings (targets, shapes, iterations, threads …); with
   // `target` and `keep_fp32`, only that target with those nodes in fp32 (What-if), compared with the
   // old result when it finishes. False when it cannot start.
@@ -119,6 +128,9 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void updateActions();
   void onRunFinished(std::shared_ptr<const RunResult> run);
+  void onPartialRun(std::shared_ptr<const RunResult> run);
+  // Ctrl+R with dims still open: which, and the ways to bind them (a batch of 1 where that is all).
+  void askForUnboundDims(const ModelAnalysis& analysis);
   // Hands the current run to `page` if it has not had it yet. Pages get a new run only when shown, so
   // a run's end (or a History open) costs the GUI thread one page's tables and charts, not four.
   void refreshPage(QWidget* page);
@@ -128,6 +140,7 @@ class MainWindow : public QMainWindow {
   std::filesystem::path db_;
   QListWidget* navigation_;
   QStackedWidget* pages_;
+  LimitsModel* limits_;  // the open model's limits: one set, shown by Targets and Recommend
   ModelPage* model_page_;
   TargetsPage* targets_page_;
   RunPage* run_page_;
@@ -143,7 +156,12 @@ class MainWindow : public QMainWindow {
   // A What-if run in flight: the run and target it answers, compared with it when it finishes.
   std::shared_ptr<const RunResult> what_if_base_;
   QString what_if_target_;
-  QStringList device_versions_;  // "oneDNN 3.0 (cpu)", for Help › About
+  QStringList what_if_nodes_;
+  // While a profile streams its targets in: the run shown before it, for a run that ends with nothing.
+  std::shared_ptr<const RunResult> run_before_profile_;
+  bool profiling_run_shown_ = false;
+  bool profile_after_load_ = false;  // "Use 1 for the batch dim": profile once the re-analysis is done
+  QStringList device_versions_;      // "oneDNN 3.0 (cpu)", for Help › About
   bool layout_restored_ = false;
   QLabel* machine_label_;
   QLabel* device_count_label_;
@@ -153,6 +171,8 @@ class MainWindow : public QMainWindow {
   QAction* run_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
   QAction* export_action_ = nullptr;
+  // Model › Export int8 model / Save outputs, File › Open profile JSON, Run › Batch manifest.
+  ModelActions* model_actions_ = nullptr;
   QString model_path_;  // the model the pages show (after a successful analysis)
   QStringList model_shapes_;
   QFutureWatcher<DiscoveredDevices> discovery_watcher_;

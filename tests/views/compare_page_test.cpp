@@ -111,6 +111,35 @@ TEST(CompareModel, TheSameKernelWithinNoiseIsSameKernelNotFaster) {
   EXPECT_EQ(model.totals().same_kernel, 7) << "every layer but the changed one ran the same kernel";
 }
 
+// Two runs of different models share node names ("n0" …) but not layers: no layer is matched, no
+// regressed/improved verdict is given, and the page says it compared end to end only.
+TEST(ComparePage, AcrossModelsComparesEndToEndOnly) {
+  auto a = SyntheticRun(20, 2);
+  auto b = SyntheticRun(20, 2);
+  a->model.sha256 = "aaaa";
+  b->model.sha256 = "bbbb";
+  b->model.path = "other.onnx";
+  b->run_id = 8;
+  auto slower = std::make_shared<TargetResult>(*b->targets[0]);
+  slower->latency.p50 *= 3;  // would be "regressed" were the layers the same network's
+  b->targets[0] = slower;
+  LayerSelection selection;
+  ComparePage page(&selection);
+  page.setRuns(a, b);
+  EXPECT_EQ(page.model()->rowCount(), 0);
+  EXPECT_TRUE(page.model()->totals().different_models);
+  EXPECT_TRUE(page.model()->totals().verdict.isEmpty());
+  EXPECT_TRUE(page.totalsText().contains(QStringLiteral("End to end only"))) << page.totalsText().toStdString();
+  EXPECT_FALSE(page.totalsText().contains(QStringLiteral("regressed</b>"))) << page.totalsText().toStdString();
+  EXPECT_NEAR(page.model()->totals().interval.ratio, 3.0, 1e-9);
+
+  // The same model file: layers are matched again.
+  b->model.sha256 = "aaaa";
+  page.setRuns(a, b);
+  EXPECT_EQ(page.model()->rowCount(), 20);
+  EXPECT_FALSE(page.model()->totals().different_models);
+}
+
 TEST(ComparePage, SortsByLargestRegressionAndFollowsTheSelection) {
   LayerSelection selection;
   ComparePage page(&selection);

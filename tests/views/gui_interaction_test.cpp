@@ -195,6 +195,13 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
     cpu_at_tick = cpu;
   });
   QSignalSpy finished(window->runPage(), &RunPage::runFinished);
+  // A user who opens Layers during the profile finds each target there as soon as it finished.
+  std::vector<size_t> layers_targets;
+  QObject::connect(window->runPage(), &RunPage::partialRun, window.get(), [&] {
+    window->showPage(window->layersPage());
+    const auto& shown = window->layersPage()->run();
+    layers_targets.push_back(shown ? shown->targets.size() : 0);
+  });
   since_tick.start();
   cpu_at_tick = thread_cpu_ms();
   ticker.start();
@@ -203,6 +210,11 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   ASSERT_TRUE(window->runPage()->isRunning()) << "Ctrl+R did not start a run";
   ASSERT_TRUE(WaitForRun(window->runPage(), finished));
   ticker.stop();
+
+  // Layers showed cpu:fp32 while int8 was still going, then both; the finished run replaced them.
+  EXPECT_EQ(layers_targets, (std::vector<size_t>{1, 2}));
+  window->showPage(window->layersPage());
+  EXPECT_EQ(window->layersPage()->run(), window->runPage()->lastRun());
 
   RunProgressModel* rows = window->runPage()->model();
   ASSERT_EQ(rows->rowCount(), 2);

@@ -2,13 +2,18 @@
 #include <gtest/gtest.h>
 
 #include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QSemaphore>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
 #include <memory>
@@ -17,9 +22,18 @@
 
 #include "app/mainwindow.h"
 #include "chipfit/version.h"
+#include "profilers/session/model_analysis.h"
 #include "tests/views/sample_devices.h"
+#include "tests/views/synthetic_run.h"
+#include "views/models/limits_model.h"
+#include "views/pages/compare_page.h"
 #include "views/pages/devices_page.h"
+#include "views/pages/history_page.h"
+#include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
+#include "views/pages/recommend_page.h"
+#include "views/pages/run_page.h"
+#include "views/pages/targets_page.h"
 
 namespace chipfit {
 namespace {
@@ -164,6 +178,109 @@ TEST(MainWindowTest, RealDiscoveryShowsTheCpuAndSavesAScreenshot) {
   const QString artifacts = QStringLiteral(CHIPFIT_BINARY_DIR "/test-artifacts");
   ASSERT_TRUE(QDir().mkpath(artifacts));
   EXPECT_TRUE(window.grab().save(artifacts + QStringLiteral("/devices_page.png")));
+}
+
+// One set of limits per model: what is ticked on Targets is what Recommend ranks by, an edit on either
+// form shows on the other, and a later window opening the same model finds them again.
+TEST(MainWindowTest, TargetsAndRecommendShareOneSetOfLimitsSavedWithTheModel) {
+  QTemporaryDir settings_dir;
+  ASSERT_TRUE(settings_dir.isValid());
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir.path());
+  QCoreApplication::setOrganizationName(QStringLiteral("chipfit-test"));
+  QTemporaryDir store_dir;
+  const std::filesystem::path db = store_dir.filePath(QStringLiteral("runs.db")).toStdString();
+  {
+    MainWindow window([] { return SampleReport(); }, nullptr, db);
+    window.targetsPage()->setModelKey(QStringLiteral("model-sha"));
+    auto* targets_on = window.targetsPage()->findChild<QCheckBox*>(QStringLiteral("maxLatencyOn"));
+    auto* targets_value = window.targetsPage()->findChild<QDoubleSpinBox*>(QStringLiteral("maxLatency"));
+    auto* recommend_on = window.recommendPage()->findChild<QCheckBox*>(QStringLiteral("maxLatencyOn"));
+    auto* recommend_value = window.recommendPage()->findChild<QDoubleSpinBox*>(QStringLiteral("maxLatency"));
+    auto* recommend_objective = window.recommendPage()->findChild<QComboBox*>(QStringLiteral("objective"));
+    ASSERT_TRUE(targets_on && targets_value && recommend_on && recommend_value && recommend_objective);
+    EXPECT_NE(targets_on, recommend_on);  // two forms, one model
+
+    targets_on->setChecked(true);
+    targets_value->setValue(4.5);
+    EXPECT_TRUE(recommend_on->isChecked());
+    EXPECT_DOUBLE_EQ(recommend_value->value(), 4.5);
+    EXPECT_EQ(window.recommendPage()->settings().limits.max_latency_ms, 4.5);
+
+    recommend_objective->setCurrentIndex(recommend_objective->findData(QStringLiteral("energy")));
+    EXPECT_EQ(window.targetsPage()->options().recommend.objective, "energy");
+    EXPECT_EQ(window.targetsPage()->options().recommend.limits.max_latency_ms, 4.5);
+  }
+  MainWindow later([] { return SampleReport(); }, nullptr, db);
+  EXPECT_EQ(later.recommendPage()->settings().limits.max_latency_ms, std::nullopt);  // another model: none
+  later.targetsPage()->setModelKey(QStringLiteral("model-sha"));
+  EXPECT_EQ(later.recommendPage()->settings().limits.max_latency_ms, 4.5);
+  EXPECT_EQ(later.recommendPage()->settings().objective, "energy");
+  EXPECT_EQ(later.limits()->summary(), QStringLiteral("p99 ≤ 4.5 ms · accuracy guard on · objective energy"));
+}
+
+// Every page follows the run that is open: opening a stored run puts it on Layers, Recommend, Compare
+// and Run alike; a profile that ends with nothing measured (cancelled at once) leaves that run on screen;
+// comparing two runs from History changes neither the open run nor the open model.
+TEST(MainWindowTest, PagesFollowTheOpenRunAndACancelWithNothingKeepsIt) {
+  QTemporaryDir store_dir;
+  MainWindow window([] { return SampleReport(); }, nullptr,
+                    store_dir.filePath(QStringLiteral("runs.db")).toStdString());
+  std::shared_ptr<RunResult> opened = testing::SyntheticRun(12, 2);
+  opened->run_id = 1;
+  window.showRun(opened, QStringLiteral("opened from History"));
+  window.showPageNamed(QStringLiteral("Layers"));
+  EXPECT_EQ(window.layersPage()->run(), opened);
+  window.showPageNamed(QStringLiteral("Recommend"));
+  EXPECT_EQ(window.recommendPage()->run(), opened);
+  EXPECT_EQ(window.runPage()->shownRun(), opened);
+
+  // A profile that ended before any target finished: nothing replaces run 1.
+  auto cancelled = std::make_shared<RunResult>();
+  cancelled->run_id = 4;
+  cancelled->status = "cancelled";
+  auto stopped = std::make_shared<TargetResult>();
+  stopped->target = opened->targets[0]->target;
+  stopped->status = "cancelled";
+  cancelled->targets.push_back(stopped);
+  emit window.runPage()->runFinished(cancelled);
+  EXPECT_EQ(window.currentRun(), opened);
+  window.showPageNamed(QStringLiteral("Layers"));
+  EXPECT_EQ(window.layersPage()->run(), opened);
+
+  // A profile in progress shows each finished target at once, and its end replaces it.
+  std::shared_ptr<RunResult> partial = testing::SyntheticRun(12, 1);
+  partial->run_id = 5;
+  partial->status = "incomplete";
+  emit window.runPage()->partialRun(partial);
+  EXPECT_EQ(window.layersPage()->run(), partial);
+
+  // Compare from History: the two runs side by side, the open run and model untouched.
+  const QString model_before = window.modelPath();
+  std::shared_ptr<RunResult> other = testing::SyntheticRun(12, 2);
+  other->run_id = 9;
+  other->model.path = "/elsewhere/other.onnx";
+  other->model.sha256 = "other";
+  emit window.historyPage()->compareRuns(opened, other);
+  EXPECT_EQ(window.currentRun(), partial);
+  EXPECT_EQ(window.modelPath(), model_before);
+  EXPECT_TRUE(window.comparePage()->model()->totals().different_models);
+}
+
+// "Use 1 for the batch dim": offered only where the leading dim is the one open dim of each input.
+TEST(MainWindowTest, ABatchOfOneBindsOnlyTheLeadingDim) {
+  ModelAnalysis analysis;
+  const auto dim = [](int64_t value) { return DimSpec{value, ""}; };
+  TensorSpec images{
+      .name = "images", .dtype = "f32", .dims = {{-1, "batch"}, dim(3), dim(224), dim(224)}, .has_shape = true};
+  TensorSpec mask{.name = "mask", .dtype = "f32", .dims = {dim(4)}, .has_shape = true};
+  analysis.declared_inputs = {images, mask};
+  EXPECT_EQ(MainWindow::batchOnlyBindings(analysis, {}), QStringList{QStringLiteral("images=1x3x224x224")});
+  // Already bound by the user: nothing to add.
+  EXPECT_TRUE(MainWindow::batchOnlyBindings(analysis, {QStringLiteral("images=2x3x224x224")}).isEmpty());
+  // Height and width open too (PP-OCR's x: ?x3x?x?): no default fits them.
+  analysis.declared_inputs[0].dims = {{-1, "n"}, dim(3), {-1, "h"}, {-1, "w"}};
+  EXPECT_TRUE(MainWindow::batchOnlyBindings(analysis, {}).isEmpty());
 }
 
 }  // namespace

@@ -148,7 +148,9 @@ TEST_F(RunPageTest, AnInt8TargetTheGuardRejectedIsOfferedTheCalibrationFix) {
   emit runner_->runFinished(run);
   ASSERT_TRUE(page_.isAccuracyFixOffered());
   EXPECT_FALSE(button("accuracyFix")->isHidden());
-  EXPECT_TRUE(button("accuracyFix")->toolTip().contains(QStringLiteral("--auto-fp32-agreement 99")));
+  // Said in the page's words, not the CLI's flags.
+  EXPECT_TRUE(button("accuracyFix")->toolTip().contains(QStringLiteral("percentile calibration")));
+  EXPECT_FALSE(button("accuracyFix")->toolTip().contains(QStringLiteral("--")));
   ASSERT_TRUE(page_.rerunWithAccuracyFix());
   EXPECT_TRUE(page_.isRunning());
   EXPECT_TRUE(button("accuracyFix")->isHidden());
@@ -159,6 +161,46 @@ TEST_F(RunPageTest, AnInt8TargetTheGuardRejectedIsOfferedTheCalibrationFix) {
   emit runner_->runStarted(-1, {kFp32, kBf16, kInt8});
   emit runner_->runFinished(run);
   EXPECT_FALSE(page_.isAccuracyFixOffered());
+}
+
+// While a profile runs, each target that finishes with figures is handed on at once as the run so far
+// (the Layers page fills target by target); a cancelled target adds nothing.
+TEST_F(RunPageTest, EachFinishedTargetGivesTheRunSoFar) {
+  QSignalSpy partial(&page_, &RunPage::partialRun);
+  auto header = std::make_shared<RunResult>();
+  header->run_id = 7;
+  header->model.path = "/nonexistent/rec.onnx";
+  emit runner_->runHeader(header);
+  emit runner_->runStarted(7, {kFp32, kBf16, kInt8});
+  const auto run = BusyRun();
+  emit runner_->targetFinished(0, run->targets[0]);
+  ASSERT_EQ(partial.count(), 1);
+  auto so_far = partial.last().first().value<std::shared_ptr<const RunResult>>();
+  ASSERT_NE(so_far, nullptr);
+  EXPECT_EQ(so_far->run_id, 7);
+  ASSERT_EQ(so_far->targets.size(), 1u);
+  EXPECT_EQ(so_far->targets[0]->target.ToString(), "cpu:fp32");
+  auto cancelled = std::make_shared<TargetResult>(*run->targets[1]);
+  cancelled->status = "cancelled";
+  emit runner_->targetFinished(1, cancelled);
+  EXPECT_EQ(partial.count(), 1);
+  emit runner_->targetFinished(2, run->targets[2]);
+  ASSERT_EQ(partial.count(), 2);
+  so_far = partial.last().first().value<std::shared_ptr<const RunResult>>();
+  EXPECT_EQ(so_far->targets.size(), 2u);
+}
+
+// A run opened elsewhere (History) is what the Run page shows too, named as such.
+TEST_F(RunPageTest, ShowsARunOpenedElsewhere) {
+  auto stored = std::make_shared<RunResult>(*BusyRun());
+  stored->run_id = 1;
+  page_.showRun(stored, QStringLiteral("opened from History"));
+  EXPECT_EQ(page_.shownRun(), stored);
+  const QString title = page_.findChild<QLabel*>(QStringLiteral("runTitle"))->text();
+  EXPECT_TRUE(title.startsWith(QStringLiteral("Run 1 of rec.onnx"))) << title.toStdString();
+  EXPECT_TRUE(title.contains(QStringLiteral("opened from History"))) << title.toStdString();
+  EXPECT_EQ(page_.model()->rowCount(), 3);
+  EXPECT_EQ(page_.model()->result(2), stored->targets[2]);
 }
 
 TEST_F(RunPageTest, ReRunWhenIdleWaitsForThreeIdlePollsThenStartsTheSameProfile) {

@@ -231,7 +231,7 @@ TEST_F(RunProgressModelTest, WhatRanIsSaidAndNoSpeedUpIsCreditedToTheSameKernels
   broken->accuracy = nan;
   model_.setResult(2, stopped);
   EXPECT_EQ(Cell(model_, 2, RunProgressModel::kStatusColumn).toString(), QStringLiteral("cancelled (partial)"));
-  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kP50Column).toString(), QStringLiteral("0.4000"));
+  EXPECT_EQ(Cell(model_, 2, RunProgressModel::kP50Column).toString(), QStringLiteral("400 µs"));
   model_.setResult(1, broken);
   const QString drift = Cell(model_, 1, RunProgressModel::kDriftColumn).toString();
   EXPECT_TRUE(drift.contains(QStringLiteral("output differs more than it agrees"))) << drift.toStdString();
@@ -254,7 +254,7 @@ TEST_F(RunProgressModelTest, ANewRunResetsTheRows) {
   ASSERT_EQ(model_.rowCount(), 1);
   EXPECT_EQ(model_.status(0), QStringLiteral("waiting"));
   EXPECT_EQ(model_.result(0), nullptr);
-  EXPECT_EQ(model_.headerData(RunProgressModel::kP50Column, Qt::Horizontal).toString(), QStringLiteral("p50 ms"));
+  EXPECT_EQ(model_.headerData(RunProgressModel::kP50Column, Qt::Horizontal).toString(), QStringLiteral("p50"));
 }
 
 }  // namespace

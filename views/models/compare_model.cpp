@@ -53,9 +53,28 @@ void CompareModel::setSides(CompareSide a, CompareSide b) {
   endResetModel();
 }
 
+bool CompareModel::sameModel() const {
+  if (!a_.run || !b_.run) return true;
+  const ModelSummary &a = a_.run->model, &b = b_.run->model;
+  return !a.sha256.empty() && !b.sha256.empty() ? a.sha256 == b.sha256 : a.path == b.path;
+}
+
 void CompareModel::build() {
   rows_.clear();
   totals_ = {};
+  totals_.different_models = !sameModel();
+  if (totals_.different_models) {
+    // Two networks: node names may coincide ("Conv_0") without being the same layer. End to end only.
+    const TargetResult* ta = a_.result();
+    const TargetResult* tb = b_.result();
+    if (ta != nullptr && tb != nullptr && ta->latency.p50 > 0 && tb->latency.p50 > 0) {
+      totals_.a_p50 = ta->latency.p50;
+      totals_.b_p50 = tb->latency.p50;
+      totals_.interval.ratio = totals_.interval.low = totals_.interval.high = tb->latency.p50 / ta->latency.p50;
+      totals_.interval.method = "ratio of the p50s";
+    }
+    return;
+  }
   std::vector<std::string> order;
   std::unordered_map<std::string, QString> ops;
   const auto cells_a = CellsOf(a_, &order, &ops);

@@ -49,6 +49,9 @@ struct CompareTotals {
   int same_kernel = 0;   // layers that ran the same kernel on both sides, within noise
   int placement_changes = 0;
   QStringList differences;  // two runs that measured different things (ComparabilityDifferences)
+  // The runs profiled different model files (another sha256): their layers are other networks' layers,
+  // so nothing is matched by node name and no verdict is given; only the end-to-end figures are shown.
+  bool different_models = false;
 };
 
 class CompareModel : public QAbstractTableModel {
@@ -76,6 +79,8 @@ class CompareModel : public QAbstractTableModel {
   const CompareSide& a() const { return a_; }
   const CompareSide& b() const { return b_; }
   bool sameRun() const { return a_.run && a_.run == b_.run; }
+  // Both sides profiled the same model file (its sha256; the path where a run recorded no hash).
+  bool sameModel() const;
   const std::vector<CompareRow>& rows() const { return rows_; }
   const CompareTotals& totals() const { return totals_; }
   int rowOfNode(const QString& node) const;

@@ -27,7 +27,8 @@ int PhaseStart(const QString& phase) {
   return -1;
 }
 
-QString Ms(double value) { return QString::number(value, 'f', value < 1 ? 4 : 3); }
+// One unit rule with the charts and the Layers table: "473 µs", "9.93 ms", "1.20 s".
+QString Ms(double ms) { return QString::fromStdString(formats::FormatDuration(ms)); }
 
 // The history page's colour for a run that needs a second look: the same warning tone here.
 const QColor kWarnColor(0xa0, 0x5a, 0x00);
@@ -352,8 +353,8 @@ QVariant RunProgressModel::headerData(int section, Qt::Orientation orientation, 
     case kTargetColumn: return tr("Target");
     case kStatusColumn: return tr("Phase / status");
     case kProgressColumn: return tr("Progress");
-    case kP50Column: return tr("p50 ms");
-    case kP99Column: return tr("p99 ms");
+    case kP50Column: return tr("p50");
+    case kP99Column: return tr("p99");
     case kSpeedupColumn: return tr("Speed-up");
     case kDriftColumn: return tr("Drift (output SQNR)");
     case kEnergyColumn: return tr("Energy / inference");

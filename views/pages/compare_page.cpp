@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "views/charts/chart_style.h"
 #include "views/charts/formats.h"
 #include "views/charts/run_charts.h"
 
@@ -25,6 +26,25 @@ namespace chipfit {
 namespace {
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
+
+// What each side's outputs lost against the reference: the other half of every precision or what-if
+// comparison (a faster B that changes the answer is not a better B).
+QString Accuracy(const TargetResult* t) {
+  if (t == nullptr || !t->accuracy) return QObject::tr("not measured");
+  const AccuracySummary& a = *t->accuracy;
+  QString text = QObject::tr("output SQNR %1").arg(Q(formats::FormatSqnr(a.output_sqnr_db)));
+  if (a.task_agreement) {
+    text += QObject::tr(", %1 %2 %")
+                .arg(Q(a.task_metric.empty() ? "task agreement" : a.task_metric))
+                .arg(*a.task_agreement * 100, 0, 'f', 1);
+  }
+  return text;
+}
+
+QString DriftLine(const TargetResult* a, const TargetResult* b) {
+  if ((a == nullptr || !a->accuracy) && (b == nullptr || !b->accuracy)) return {};
+  return QObject::tr("<br>Drift against the reference: A %1; B %2.").arg(Accuracy(a), Accuracy(b));
+}
 
 QStringList OkTargets(const RunResult* run) {
   QStringList out;
@@ -123,6 +143,7 @@ ComparePage::ComparePage(LayerSelection* selection, QWidget* parent)
 }
 
 void ComparePage::setRuns(std::shared_ptr<const RunResult> a, std::shared_ptr<const RunResult> b) {
+  note_.clear();
   run_a_ = std::move(a);
   run_b_ = b ? std::move(b) : run_a_;
   const QStringList in_a = OkTargets(run_a_.get()), in_b = OkTargets(run_b_.get());
@@ -148,6 +169,11 @@ void ComparePage::setRuns(std::shared_ptr<const RunResult> a, std::shared_ptr<co
   rebuild();
 }
 
+void ComparePage::setNote(const QString& note) {
+  note_ = note;
+  rebuild();
+}
+
 void ComparePage::setTargets(const QString& a, const QString& b) {
   const QSignalBlocker ba(target_a_), bb(target_b_);
   target_a_->setCurrentText(a);
@@ -169,7 +195,19 @@ void ComparePage::rebuild() {
                       run_b_->run_id ? QString::number(*run_b_->run_id) : tr("not stored"), Q(run_b_->model.path)));
   const CompareTotals& t = model_->totals();
   QString text;
-  if (!t.verdict.isEmpty()) {
+  if (t.different_models) {
+    title_->setText(
+        tr("Two different models: A = run %1 (%2), B = run %3 (%4)")
+            .arg(run_a_->run_id ? QString::number(*run_a_->run_id) : tr("not stored"), Q(run_a_->model.path),
+                 run_b_->run_id ? QString::number(*run_b_->run_id) : tr("not stored"), Q(run_b_->model.path)));
+    text = t.a_p50 > 0 && t.b_p50 > 0
+               ? tr("End to end only: A %1, B %2 — B/A %3×. The runs profiled different models, so their layers are "
+                    "not matched and there is no regressed/improved verdict: a different network is not a "
+                    "regression.")
+                     .arg(Q(formats::FormatDuration(t.a_p50)), Q(formats::FormatDuration(t.b_p50)))
+                     .arg(t.interval.ratio, 0, 'f', 3)
+               : tr("The runs profiled different models and a side has no end-to-end latency: nothing to compare.");
+  } else if (!t.verdict.isEmpty()) {
     text = tr("End to end: A %1, B %2 — B/A %3× [%4, %5] (95 % interval, %6): <b>%7</b>.")
                .arg(Q(formats::FormatDuration(t.a_p50)), Q(formats::FormatDuration(t.b_p50)))
                .arg(t.interval.ratio, 0, 'f', 3)
@@ -184,12 +222,16 @@ void ComparePage::rebuild() {
   } else {
     text = tr("A side without an end-to-end latency: no verdict.");
   }
-  text += tr(" Layers beyond noise: %1 slower, %2 faster; %3 with a placement or precision change; %4 ran the same "
-             "kernel on both sides within noise (\"same kernel\": neither side is faster there).")
-              .arg(t.regressions)
-              .arg(t.improvements)
-              .arg(t.placement_changes)
-              .arg(t.same_kernel);
+  if (!t.different_models) {
+    text += tr(" Layers beyond noise: %1 slower, %2 faster; %3 with a placement or precision change; %4 ran the same "
+               "kernel on both sides within noise (\"same kernel\": neither side is faster there).")
+                .arg(t.regressions)
+                .arg(t.improvements)
+                .arg(t.placement_changes)
+                .arg(t.same_kernel);
+  }
+  text += DriftLine(model_->a().result(), model_->b().result());
+  if (!note_.isEmpty()) text = QStringLiteral("<b>%1</b><br>").arg(note_.toHtmlEscaped()) + text;
   if (!t.differences.isEmpty())
     text += tr("<br><b>The runs measured different things:</b> %1")
                 .arg(t.differences.join(QStringLiteral("; ")).toHtmlEscaped());
@@ -216,8 +258,8 @@ void ComparePage::rebuildChart() {
   slower->setName(tr("B slower beyond noise"));
   faster->setName(tr("B faster beyond noise"));
   plain->setColor(QColor(0x80, 0x80, 0x80));
-  slower->setColor(QColor(0xD6, 0x45, 0x3D));
-  faster->setColor(QColor(0x2E, 0x9E, 0x5B));
+  slower->setColor(charts::kSlowerColor);
+  faster->setColor(charts::kFasterColor);
   double lo = INFINITY, hi = 0;
   for (const CompareRow& r : model_->rows()) {
     if (!(r.a_ms > 0) || !(r.b_ms > 0)) continue;
@@ -232,7 +274,8 @@ void ComparePage::rebuildChart() {
     delete plain;
     delete slower;
     delete faster;
-    chart->setTitle(tr("No layer timed on both sides"));
+    chart->setTitle(model_->totals().different_models ? tr("Different models: layers are not compared")
+                                                      : tr("No layer timed on both sides"));
   } else {
     lo = std::pow(10, std::floor(std::log10(lo)));
     hi = std::pow(10, std::ceil(std::log10(hi)));

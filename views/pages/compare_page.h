@@ -28,6 +28,9 @@ class ComparePage : public QWidget {
   // ok target) for A and the next ok target for B, or the same target when the runs differ.
   void setRuns(std::shared_ptr<const RunResult> a, std::shared_ptr<const RunResult> b);
   void setTargets(const QString& a, const QString& b);
+  // A line above the totals saying what the comparison is for ("What-if on cpu:int8: kept in fp32 …");
+  // cleared by setRuns.
+  void setNote(const QString& note);
 
   CompareModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -50,6 +53,7 @@ class ComparePage : public QWidget {
   QComboBox* target_b_;
   QTableView* table_;
   QChartView* scatter_;
+  QString note_;
   bool syncing_ = false;
 };
 

@@ -21,6 +21,8 @@ class ProfileRunner::Forwarder final : public ProfileEvents {
   }
   void RunStarted(const RunResult& run, const std::vector<Target>& targets) override {
     const qint64 id = run.run_id ? *run.run_id : -1;
+    auto header = std::make_shared<const RunResult>(run);
+    post([r = runner_, header] { emit r->runHeader(header); });
     post([r = runner_, id, targets] { emit r->runStarted(id, targets); });
   }
   void TargetStarted(size_t index, const Target&) override {

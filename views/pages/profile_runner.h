@@ -33,6 +33,9 @@ class ProfileRunner : public QObject {
  signals:
   void message(const QString& text);
   void runStarted(qint64 run_id, const std::vector<chipfit::Target>& targets);
+  // Just before runStarted: the run as the store began it (model, machine, settings, no target yet), so
+  // the pages can show each target the moment it finishes.
+  void runHeader(std::shared_ptr<const chipfit::RunResult> run);
   void targetStarted(int index);
   void phase(int index, const QString& phase, const QString& detail);
   void layerProgress(int index, int run, int runs, int done, int total);

@@ -14,7 +14,10 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 
+#include "views/models/gui_wording.h"
 #include "views/pages/profile_runner.h"
 
 namespace chipfit {
@@ -145,13 +148,18 @@ RunPage::RunPage(ProfileSession::Discover discover, QWidget* parent)
   // the guard off.
   accuracy_fix_button_->setObjectName(QStringLiteral("accuracyFix"));
   accuracy_fix_button_->setToolTip(
-      tr("Profiles the same model and targets again with --calibration percentile and --auto-fp32-agreement 99: "
-         "int8 ranges from the 99.99th percentile, and the layers that change the answer kept in fp32"));
+      tr("Profiles the same model and targets again with percentile calibration (int8 ranges from the 99.99th "
+         "percentile) and keeps in fp32 the layers that change the answer, until the outputs agree on 99 %"));
   accuracy_fix_button_->hide();
   connect(accuracy_fix_button_, &QPushButton::clicked, this, &RunPage::rerunWithAccuracyFix);
   layout->addWidget(accuracy_fix_button_, 0, Qt::AlignLeft);
 
   connect(runner_, &ProfileRunner::message, this, &RunPage::setStatus);
+  connect(runner_, &ProfileRunner::runHeader, this, [this](std::shared_ptr<const RunResult> run) {
+    header_ = std::move(run);
+    shown_run_ = header_;
+    finished_.clear();
+  });
   connect(runner_, &ProfileRunner::runStarted, this, &RunPage::onRunStarted);
   connect(runner_, &ProfileRunner::targetStarted, this,
           [this](int index) { model_->setPhase(index, QStringLiteral("compile"), {}); });
@@ -189,7 +197,9 @@ bool RunPage::start(const QString& model_path, const ProfileOptions& options) {
   last_options_ = options;
   has_options_ = true;
   model_->startRun(options.targets);
+  header_ = nullptr;
   overall_->setValue(0);
+  overall_->setFormat(QStringLiteral("%p %"));
   recommendation_label_->hide();
   accuracy_fix_button_->hide();
   threads_label_->hide();
@@ -220,26 +230,74 @@ void RunPage::onRunStarted(qint64 run_id, const std::vector<Target>& targets) {
 }
 
 void RunPage::onTargetFinished(int index, std::shared_ptr<const TargetResult> result) {
-  model_->setResult(index, std::move(result));
+  const bool has_figures = result && result->status == "ok";
+  model_->setResult(index, result);
   updateOverall();
   updateBanner();
+  if (!header_ || !has_figures) return;
+  // The run so far, a new immutable snapshot: the pages already showing the previous one keep it intact.
+  finished_[index] = result;
+  auto partial = std::make_shared<RunResult>(*header_);
+  partial->targets.clear();
+  for (const auto& [i, finished] : finished_) partial->targets.push_back(finished);
+  shown_run_ = partial;
+  emit partialRun(partial);
 }
+
+void RunPage::showRun(const std::shared_ptr<const RunResult>& run, const QString& origin) {
+  if (!run || runner_->isRunning() || run == shown_run_) return;
+  shown_run_ = run;
+  std::vector<Target> targets;
+  for (const auto& t : run->targets) targets.push_back(t->target);
+  model_->startRun(targets);
+  for (size_t i = 0; i < run->targets.size(); ++i) model_->setResult(static_cast<int>(i), run->targets[i]);
+  overall_->setValue(100);
+  overall_->setFormat(QStringLiteral("%p %"));
+  int ok = 0;
+  for (const auto& t : run->targets) ok += t->status == "ok" ? 1 : 0;
+  const QString id = run->run_id ? tr("Run %1").arg(*run->run_id) : tr("A run");
+  title_label_->setText(tr("%1 of %2 (%3, %4): %5 of %n target(s) ok", nullptr, static_cast<int>(run->targets.size()))
+                            .arg(id, QFileInfo(QString::fromStdString(run->model.path)).fileName(),
+                                 QString::fromStdString(run->status), origin)
+                            .arg(ok));
+  setStatus(run->started_at.empty() ? QString() : tr("Profiled %1.").arg(QString::fromStdString(run->started_at)));
+  threads_label_->hide();
+  recommendation_label_->hide();
+  accuracy_fix_button_->setVisible(run == last_run_ && isAccuracyFixOffered());
+  updateBanner();
+}
+
+QString RunPage::progressText() const { return overall_->text(); }
 
 void RunPage::updateOverall() {
   const int rows = model_->rowCount();
   if (rows == 0) return;
   int sum = 0;
   for (int r = 0; r < rows; ++r) sum += model_->data(model_->index(r, 0), RunProgressModel::ProgressRole).toInt();
-  overall_->setValue(sum / rows);
+  const int percent = sum / rows;
+  overall_->setValue(percent);
+  // A rough time left from the pace so far (targets' phases differ in length, hence "about"); only once
+  // there is a pace to go by.
+  const qint64 elapsed_ms = clock_.isValid() ? clock_.elapsed() : 0;
+  if (runner_->isRunning() && percent >= 5 && percent < 100 && elapsed_ms > 2000) {
+    const double left_s = static_cast<double>(elapsed_ms) / 1000.0 * (100.0 - percent) / percent;
+    overall_->setFormat(left_s < 90 ? tr("%p % · about %1 s left").arg(std::max(1.0, std::round(left_s)))
+                                    : tr("%p % · about %1 min left").arg(std::round(left_s / 60.0)));
+  } else {
+    overall_->setFormat(QStringLiteral("%p %"));
+  }
 }
 
 void RunPage::onRunFinished(std::shared_ptr<const RunResult> run) {
   last_run_ = run;
+  shown_run_ = run;
+  header_ = nullptr;
   cancel_button_->setEnabled(false);
   model_->markUnfinished(QStringLiteral("cancelled"));
   overall_->setValue(100);
   const QString stored =
-      run->run_id ? tr("stored as run %1 (chipfit report %1 -o FILE)").arg(*run->run_id) : tr("not stored");
+      run->run_id ? tr("Stored as run %1: File › Export report… writes its report; History lists it.").arg(*run->run_id)
+                  : tr("Not stored.");
   int ok = 0;
   for (const auto& t : run->targets) ok += t->status == "ok" ? 1 : 0;
   QString title = tr("%1: run %2 — %3 of %n target(s) ok, %4 s", nullptr, static_cast<int>(run->targets.size()))
@@ -265,7 +323,7 @@ void RunPage::onRunFinished(std::shared_ptr<const RunResult> run) {
   const auto& rec = run->recommendation;
   if (rec.is_object() && rec.contains("summary") && rec["summary"].is_string()) {
     recommendation_label_->setText(
-        tr("<b>Recommendation:</b> %1").arg(QString::fromStdString(rec["summary"].get<std::string>()).toHtmlEscaped()));
+        tr("<b>Recommendation:</b> %1").arg(GuiWording(rec["summary"].get<std::string>()).toHtmlEscaped()));
     recommendation_label_->show();
   }
   accuracy_fix_button_->setVisible(isAccuracyFixOffered());

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QWidget>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -45,6 +46,13 @@ class RunPage : public QWidget {
   QString statusText() const;
   // The last finished run, or null.
   std::shared_ptr<const RunResult> lastRun() const { return last_run_; }
+  // Shows a run that is not this page's profile (opened from History, a profile JSON): its targets and
+  // figures in the table, said to be that run. Ignored while a profile runs (the page shows that).
+  void showRun(const std::shared_ptr<const RunResult>& run, const QString& origin);
+  // The run the page shows: the profile in progress or last finished, or the one given to showRun.
+  std::shared_ptr<const RunResult> shownRun() const { return shown_run_; }
+  // The progress bar's text: "42 % · about 20 s left" while a profile runs.
+  QString progressText() const;
 
   // "Re-run when idle": other processes' share of all CPUs (0..1) since the previous call, nullopt
   // when it cannot be read. The default measures /proc/stat (CpuShareMeter) between polls.
@@ -71,6 +79,9 @@ class RunPage : public QWidget {
  signals:
   void runningChanged(bool running);
   void runFinished(std::shared_ptr<const chipfit::RunResult> run);
+  // A target of the profile in progress finished with figures: the run so far (its header and every
+  // target that has finished ok), for the analysis pages to show before the run ends.
+  void partialRun(std::shared_ptr<const chipfit::RunResult> run);
   void runFailed(const QString& message);
 
  private:
@@ -109,6 +120,9 @@ class RunPage : public QWidget {
   ProfileOptions last_options_;  // what "Re-run when idle" starts again
   bool has_options_ = false;
   std::shared_ptr<const RunResult> last_run_;
+  std::shared_ptr<const RunResult> header_;                      // the profile in progress, as the store began it
+  std::map<int, std::shared_ptr<const TargetResult>> finished_;  // its targets finished ok, by index
+  std::shared_ptr<const RunResult> shown_run_;                   // what the table shows
 };
 
 }  // namespace chipfit
