@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "profilers/profile_json.h"
+#include "views/charts/formats.h"
 #include "views/models/layer_table_model.h"
 
 namespace chipfit {
@@ -165,7 +166,12 @@ int CompareModel::columnCount(const QModelIndex& parent) const { return parent.i
 QVariant CompareModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const CompareRow& r = rows_[static_cast<size_t>(index.row())];
-  const auto ms = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', v < 0.1 ? 4 : 3) : QString(); };
+  // Units scaled to the value, as on the Layers page and the charts ("14.1 µs", "−530 ns" for a delta).
+  const auto ms = [](double v) {
+    if (!std::isfinite(v)) return QString();
+    const QString text = QString::fromStdString(formats::FormatDuration(std::abs(v)));
+    return v < 0 ? QChar(0x2212) + text : text;
+  };
   const QString verdict = r.change.regressed                       ? tr("slower")
                           : r.change.improved                      ? tr("faster")
                           : r.verdict == LayerVerdict::kSameKernel ? tr("same kernel")
@@ -235,10 +241,10 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
   switch (section) {
     case kNodeColumn: return tr("ONNX node");
     case kOpColumn: return tr("op");
-    case kAColumn: return tr("A: %1\np50 ms").arg(a_.label(same));
-    case kBColumn: return tr("B: %1\np50 ms").arg(b_.label(same));
+    case kAColumn: return tr("A: %1\np50").arg(a_.label(same));
+    case kBColumn: return tr("B: %1\np50").arg(b_.label(same));
     case kRatioColumn: return tr("B / A");
-    case kDeltaColumn: return tr("B − A ms");
+    case kDeltaColumn: return tr("B − A");
     case kVerdictColumn: return tr("verdict");
     case kAKernelColumn: return tr("A kernel");
     case kBKernelColumn: return tr("B kernel");

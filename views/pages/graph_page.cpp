@@ -1,5 +1,6 @@
 // GraphPage: pool-thread layout hand-off, the scene's node and edge items, colouring, search, zoom, selection.
 #include "views/pages/graph_page.h"
+#include "views/charts/formats.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -246,21 +247,24 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
   fit->setToolTip(tr("Show the whole graph, or its full width at a readable size when it is long"));
   for (QPushButton* button : {zoom_out, zoom_in}) button->setFixedWidth(32);
 
+  // Two rows: in one the page would be wider than a 1280-pixel window leaves it, squeezing the navigation.
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_edit_, 2);
   bar->addWidget(search_count_);
-  bar->addWidget(show_constants_);
-  bar->addWidget(new QLabel(tr("Colour by"), this));
-  bar->addWidget(mode_combo_);
-  bar->addWidget(new QLabel(tr("on"), this));
-  bar->addWidget(target_combo_);
-  bar->addWidget(collapse_all_box_);
   bar->addStretch(1);
   bar->addWidget(direction_combo_);
   bar->addWidget(zoom_out);
   bar->addWidget(zoom_label_);
   bar->addWidget(zoom_in);
   bar->addWidget(fit);
+  auto* colour_bar = new QHBoxLayout;
+  colour_bar->addWidget(new QLabel(tr("Colour by"), this));
+  colour_bar->addWidget(mode_combo_);
+  colour_bar->addWidget(new QLabel(tr("on"), this));
+  colour_bar->addWidget(target_combo_);
+  colour_bar->addWidget(collapse_all_box_);
+  colour_bar->addWidget(show_constants_);
+  colour_bar->addStretch(1);
 
   status_label_ = new QLabel(this);
   status_label_->setObjectName(QStringLiteral("graphStatus"));
@@ -296,6 +300,7 @@ GraphPage::GraphPage(LayerSelection* selection, QWidget* parent) : QWidget(paren
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addLayout(colour_bar);
   layout->addWidget(status_label_);
   layout->addWidget(stack_, 1);
   layout->addWidget(legend_label_);
@@ -611,10 +616,10 @@ void GraphPage::recolour() {
   switch (mode_) {
     case ColourMode::kTimeShare:
       legend_label_->setText(
-          tr("Time share of %1's per-layer total, %2 ms p50, by the kernel that computes each node (a fused "
+          tr("Time share of %1's per-layer total, %2 p50, by the kernel that computes each node (a fused "
              "kernel's nodes share one box and its whole time): %3 → %4 → %5 %6")
               .arg(name)
-              .arg(total_ms, 0, 'g', 4)
+              .arg(QString::fromStdString(formats::FormatDuration(total_ms)))
               .arg(Swatch(kTimeLowFill, QStringLiteral("0 %")), Swatch(kTimeMidFill, QString()),
                    Swatch(kTimeHighFill,
                           tr("%1 % (largest)").arg(total_ms > 0 ? 100 * largest_ms / total_ms : 0.0, 0, 'f', 1)),
