@@ -198,9 +198,8 @@ TEST_F(GuiInteractionTest, CtrlRProfilesTheTickedTargetsIntoTheStoreAsGui) {
   // Each target reaches the analysis pages as soon as it finished (the open run grows; Layers shows it
   // when opened: MainWindowTest covers that without the timing below, which a page switch would skew).
   std::vector<size_t> open_targets;
-  QObject::connect(window->runPage(), &RunPage::partialRun, window.get(), [&] {
-    open_targets.push_back(window->currentRun() ? window->currentRun()->targets.size() : 0);
-  });
+  QObject::connect(window->runPage(), &RunPage::partialRun, window.get(),
+                   [&] { open_targets.push_back(window->currentRun() ? window->currentRun()->targets.size() : 0); });
   since_tick.start();
   cpu_at_tick = thread_cpu_ms();
   ticker.start();
