@@ -495,6 +495,8 @@ bool MainWindow::rerun(const std::shared_ptr<const RunResult>& run, const QStrin
   for (const auto& [name, dims] : run->inputs.shapes) options.shapes.push_back(name + "=" + dims);
   if (run->inputs.source.rfind("data ", 0) == 0) options.data_dir = run->inputs.source.substr(5);
   for (const QString& node : keep_fp32) options.keep_fp32.push_back(node.toStdString());
+  // Re-running a What-if run repeats it: the same layers in fp32.
+  if (keep_fp32.isEmpty()) options.keep_fp32 = s.keep_fp32;
   options.store = true;
   options.db = db_;
   options.source = "gui";
