@@ -124,7 +124,10 @@ QStringList VisibleTexts(const QGraphicsItem* root) {
 class ShownChart {
  public:
   ShownChart(std::unique_ptr<QChart> chart, QSize size) {
+    // setChart hands the view's own empty chart back to the caller instead of deleting it.
+    QChart* empty = view_.chart();
     view_.setChart(chart.release());
+    delete empty;
     view_.resize(size);
     view_.show();
     EXPECT_TRUE(QTest::qWaitForWindowExposed(&view_));
