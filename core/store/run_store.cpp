@@ -2,11 +2,13 @@
 #include "core/store/run_store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <thread>
 
 namespace chipfit {
 namespace {
@@ -218,6 +220,9 @@ std::filesystem::path RunStore::DefaultPath() {
   return "chipfit.db";
 }
 
+// 15 s, as the connection's busy timeout.
+constexpr int kBusyRetries = 150;
+
 Result<std::unique_ptr<RunStore>> RunStore::Open(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -250,7 +255,18 @@ Result<std::unique_ptr<RunStore>> RunStore::Open(const std::filesystem::path& pa
       return ParseError("run store '" + path.string() + "' is damaged (SQLite quick_check: " + check +
                         "); it was left untouched: restore it from a backup or choose another --db");
     }
-    db->exec("PRAGMA journal_mode=WAL");
+    // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once (without its
+    // busy handler) while another process is opening the same new store: wait for it, as the timeout
+    // does for everything else.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        db->exec("PRAGMA journal_mode=WAL");
+        break;
+      } catch (const SQLite::Exception& e) {
+        if (e.getErrorCode() != SQLITE_BUSY || attempt >= kBusyRetries) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
     db->exec("PRAGMA foreign_keys=ON");
   } catch (const SQLite::Exception& e) {
     return ParseError("'" + path.string() + "' is not a usable chipfit run store (" + e.what() +
