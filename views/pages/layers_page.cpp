@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
 #include <QSpinBox>
@@ -168,8 +169,20 @@ LayersPage::LayersPage(LayerSelection* selection, QWidget* parent)
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
 
+  // The run's notes (one or two lines per target, more on a busy machine) scroll within five lines, so
+  // at 800 pixels high the table keeps its rows.
+  auto* summary_area = new QScrollArea(this);
+  summary_area->setObjectName(QStringLiteral("layersSummaryArea"));
+  summary_area->setWidget(summary_);
+  summary_area->setWidgetResizable(true);
+  summary_area->setFrameShape(QFrame::NoFrame);
+  summary_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  summary_area->viewport()->setAutoFillBackground(false);
+  summary_area->setMaximumHeight(summary_->fontMetrics().lineSpacing() * 5 + 6);
+  summary_area->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(summary_);
+  layout->addWidget(summary_area);
   layout->addWidget(bar);
   layout->addWidget(split, 1);
 
