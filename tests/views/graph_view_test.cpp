@@ -492,6 +492,9 @@ TEST_F(GraphPageTest, SearchCountsItsMatchesAndStepsThroughThem) {
   EXPECT_EQ(page_.searchCountText(), QString());
   QTest::keyClicks(page_.searchEdit(), QStringLiteral("relu"));  // node_1, node_4, … node_58: 20
   EXPECT_EQ(page_.searchCountText(), QStringLiteral("1 of 20 matches"));
+  // Every match is marked, not only the current one.
+  EXPECT_TRUE(page_.itemFor(QStringLiteral("node_58"))->isMatched());
+  EXPECT_FALSE(page_.itemFor(QStringLiteral("node_2"))->isMatched());
   EXPECT_EQ(selection_.current(), QStringLiteral("node_1"));
   QTest::keyClick(page_.searchEdit(), Qt::Key_Return);
   EXPECT_EQ(page_.searchCountText(), QStringLiteral("2 of 20 matches"));
@@ -505,6 +508,7 @@ TEST_F(GraphPageTest, SearchCountsItsMatchesAndStepsThroughThem) {
   EXPECT_TRUE(page_.view()->viewport()->rect().contains(centre)) << "the match is scrolled into view";
   page_.searchEdit()->clear();
   EXPECT_EQ(page_.searchCountText(), QString());
+  EXPECT_FALSE(page_.itemFor(QStringLiteral("node_58"))->isMatched()) << "a cleared search marks nothing";
   QTest::keyClicks(page_.searchEdit(), QStringLiteral("node_59"));
   EXPECT_EQ(page_.searchCountText(), QStringLiteral("1 of 1 match"));
   QTest::keyClicks(page_.searchEdit(), QStringLiteral("x"));

@@ -148,13 +148,20 @@ void GraphNodeItem::setHighlighted(bool highlighted) {
   update();
 }
 
+void GraphNodeItem::setMatched(bool matched) {
+  if (matched == matched_) return;
+  matched_ = matched;
+  update();
+}
+
 void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   static const QPen outline(QColor(0x55, 0x5d, 0x68), 1.0);
   static const QPen highlight(QColor(0x10, 0x3c, 0xc8), kHighlightPen);
+  static const QPen match(QColor(0xE0, 0x9A, 0x00), kHighlightPen);
   const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-  QPen pen = highlighted_ ? highlight : outline;
+  QPen pen = highlighted_ ? highlight : matched_ ? match : outline;
   // Zoomed far out the highlight must still show: at least 2 screen pixels.
-  if (highlighted_ && lod > 0) pen.setWidthF(std::max(kHighlightPen, 2.0 / lod));
+  if ((highlighted_ || matched_) && lod > 0) pen.setWidthF(std::max(kHighlightPen, 2.0 / lod));
   painter->setPen(pen);
   painter->setBrush(fill_);
   if (lod < BoxLabel::kBoxesOnlyScale) {

@@ -53,6 +53,9 @@ class GraphNodeItem : public QGraphicsItem {
   void setFill(const QColor& fill);
   bool isHighlighted() const { return highlighted_; }
   void setHighlighted(bool highlighted);
+  // One of the search's matches: outlined in amber, so every match shows, not only the current one.
+  bool isMatched() const { return matched_; }
+  void setMatched(bool matched);
   // How many text lines (op, then name) the box shows at a view scale; for the page's Fit and tests.
   static int labelLinesAt(double scale);
 
@@ -63,6 +66,7 @@ class GraphNodeItem : public QGraphicsItem {
   QRectF box_;  // centred on the item's position
   QColor fill_;
   bool highlighted_ = false;
+  bool matched_ = false;
   BoxLabel label_;
 };
 

@@ -829,11 +829,11 @@ void GraphPage::search(int step) {
   if (step == 0) {
     matches_.clear();
     match_ = -1;
-    for (const GraphNodeItem* item : items_) {
-      if (!text.isEmpty() &&
-          (item->name().contains(text, Qt::CaseInsensitive) || item->op().contains(text, Qt::CaseInsensitive))) {
-        matches_.push_back(item->index());
-      }
+    for (GraphNodeItem* item : items_) {
+      const bool matched = !text.isEmpty() && (item->name().contains(text, Qt::CaseInsensitive) ||
+                                               item->op().contains(text, Qt::CaseInsensitive));
+      item->setMatched(matched);
+      if (matched) matches_.push_back(item->index());
     }
     if (!matches_.isEmpty()) {
       // A full node name wins over nodes that merely contain it ("conv1" before "conv10").
