@@ -39,6 +39,7 @@
 #include "core/tensor/npy.h"
 #include "core/tensor/random.h"
 #include "devices/device_json.h"
+#include "devices/int8_export.h"
 #include "devices/registry.h"
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
@@ -2287,34 +2288,6 @@ CLI::App* AddQuantizeCommand(CLI::App& app, QuantizeFlags& f) {
   return cmd;
 }
 
-// The names of the Conv/MatMul/Gemm nodes that ran in int8 in `model` (a fused kernel lists its nodes).
-std::set<std::string> Int8WeightedNodes(const CompiledModel& model, const Graph& graph) {
-  std::set<std::string> nodes;
-  for (const KernelInfo& k : model.kernels()) {
-    if (k.precision != "int8") continue;
-    for (const std::string& name : k.onnx_nodes) {
-      const Node* node = graph.FindNode(name);
-      if (node != nullptr && (node->op_type == "Conv" || node->op_type == "MatMul" || node->op_type == "Gemm")) {
-        nodes.insert(name);
-      }
-    }
-  }
-  return nodes;
-}
-
-// The rank of every kernel output of a run, by value name (where libonnx's shape inference stops, chipfit's
-// own shapes tell the opset upgrade what a Softmax's axis means).
-class RankObserver final : public RunObserver {
- public:
-  bool WantsOutputs(size_t) override { return true; }
-  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
-    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
-      if (outputs[k] != nullptr && !kernel.outputs[k].empty()) ranks[kernel.outputs[k]] = outputs[k]->rank();
-    }
-  }
-  std::map<std::string, int64_t> ranks;
-};
-
 // The written model imported again and run on cpu:fp32 next to the original (fp32 and chipfit's int8):
 // the lowest SQNR over the float outputs of each pair, on one calibration sample.
 Status CheckWrittenModel(const QuantizeFlags& f, const OnnxLoadOptions& load, const Graph& original,
@@ -2374,13 +2347,13 @@ int RunQuantize(const QuantizeFlags& f) {
 
   const std::map<std::string, Tensor> sample =
       int8->samples.empty() ? RandomCalibrationData(*graph, 1, f.seed).front() : int8->samples.front();
-  RankObserver ranks;
-  if (auto run = (*compiled)->Run(sample, &ranks); !run.ok()) return Fail(run.status());
+  auto ranks = KernelOutputRanks(**compiled, sample);
+  if (!ranks.ok()) return Fail(ranks.status());
   QdqOptions options{.int8_nodes = Int8WeightedNodes(**compiled, *graph),
                      .keep_fp32 = {},
                      .origin = f.model,
                      .shaped = &model->proto,
-                     .ranks = std::move(ranks.ranks),
+                     .ranks = std::move(*ranks),
                      .outputs = f.output_qdq == "every" ? QdqOptions::Outputs::kEvery : QdqOptions::Outputs::kShared};
   for (const std::string& name : SplitList(f.quant.keep_fp32)) options.keep_fp32.insert(name);
   if (options.int8_nodes.empty()) {

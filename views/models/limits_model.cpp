@@ -84,12 +84,10 @@ void LimitsModel::setModelKey(const QString& sha256) {
 
 void LimitsModel::load() {
   state_ = LimitsState{};
-  has_saved_ = false;
   if (model_key_.isEmpty()) return;
   QSettings settings;
   settings.beginGroup(QStringLiteral("models/") + model_key_);
   if (settings.childGroups().contains(QStringLiteral("limits"))) {
-    has_saved_ = true;
     settings.beginGroup(QStringLiteral("limits"));
     for (const BoundKey& key : kBounds) {
       LimitsState::Bound& b = state_.*key.bound;
@@ -105,17 +103,12 @@ void LimitsModel::load() {
   // An older chipfit kept the limits among the Targets page's fields, 0 meaning no limit.
   for (const BoundKey& key : kBounds) {
     const double value = settings.value(QLatin1String(key.name), 0.0).toDouble();
-    if (value > 0) {
-      (state_.*key.bound) = {true, value};
-      has_saved_ = true;
-    }
+    if (value > 0) (state_.*key.bound) = {true, value};
   }
   if (settings.contains(QStringLiteral("latencyStat")))
     state_.latency_stat = settings.value(QStringLiteral("latencyStat")).toString();
-  if (settings.contains(QStringLiteral("objective"))) {
+  if (settings.contains(QStringLiteral("objective")))
     state_.objective = settings.value(QStringLiteral("objective")).toString();
-    has_saved_ = true;
-  }
 }
 
 void LimitsModel::save() const {

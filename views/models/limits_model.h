@@ -48,8 +48,6 @@ class LimitsModel : public QObject {
   // limit" fields) are read too. An empty key: defaults, and edits are not saved.
   void setModelKey(const QString& sha256);
   QString modelKey() const { return model_key_; }
-  // Whether the model has limits saved (false: the defaults are showing).
-  bool hasSaved() const { return has_saved_; }
 
   // One line a page can print: "p99 ≤ 5 ms · top-1 ≥ 99 % · objective latency"; "no limits · …".
   QString summary() const;
@@ -64,7 +62,6 @@ class LimitsModel : public QObject {
   LimitsState state_;
   RecommendSettings kept_;  // weights and cost table
   QString model_key_;
-  bool has_saved_ = false;
 };
 
 }  // namespace chipfit

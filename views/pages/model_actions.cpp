@@ -23,8 +23,8 @@
 #include "core/quant/calibration_data.h"
 #include "core/quant/preprocess.h"
 #include "core/quant/qdq_export.h"
-#include "core/runtime/observer.h"
 #include "core/tensor/npy.h"
+#include "devices/int8_export.h"
 #include "devices/target_compiler.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -48,34 +48,6 @@ Result<OnnxLoadOptions> LoadOptionsFor(const std::vector<std::string>& shapes) {
 }
 
 Status StopCheck(const std::stop_token& stop) { return stop.stop_requested() ? Cancelled("cancelled") : Status::Ok(); }
-
-// The next two are cli_main.cpp's (RunQuantize's) until the CLI's quantize moves into a library: the
-// Conv/MatMul/Gemm nodes that ran in int8 (a fused kernel lists its nodes), and the rank of every kernel
-// output (where libonnx's shape inference stops, they tell the opset upgrade what an axis means).
-std::set<std::string> Int8WeightedNodes(const CompiledModel& model, const Graph& graph) {
-  std::set<std::string> nodes;
-  for (const KernelInfo& k : model.kernels()) {
-    if (k.precision != "int8") continue;
-    for (const std::string& name : k.onnx_nodes) {
-      const Node* node = graph.FindNode(name);
-      if (node != nullptr && (node->op_type == "Conv" || node->op_type == "MatMul" || node->op_type == "Gemm")) {
-        nodes.insert(name);
-      }
-    }
-  }
-  return nodes;
-}
-
-class RankObserver final : public RunObserver {
- public:
-  bool WantsOutputs(size_t) override { return true; }
-  void KernelOutputs(size_t, const KernelInfo& kernel, const std::vector<const Tensor*>& outputs) override {
-    for (size_t k = 0; k < outputs.size() && k < kernel.outputs.size(); ++k) {
-      if (outputs[k] != nullptr && !kernel.outputs[k].empty()) ranks[kernel.outputs[k]] = outputs[k]->rank();
-    }
-  }
-  std::map<std::string, int64_t> ranks;
-};
 
 void Say(const StepSink& step, const std::string& text) {
   if (step) step(text);
@@ -118,13 +90,12 @@ Result<Int8ExportResult> ExportInt8Model(const Int8ExportRequest& request, const
   Say(step, "writing the QDQ model");
   const std::map<std::string, Tensor> sample =
       int8.samples.empty() ? RandomCalibrationData(graph, 1, request.seed).front() : int8.samples.front();
-  RankObserver ranks;
-  RETURN_IF_ERROR(compiled->Run(sample, &ranks, stop).status());
+  ASSIGN_OR_RETURN(auto ranks, KernelOutputRanks(*compiled, sample, stop));
   QdqOptions options{.int8_nodes = Int8WeightedNodes(*compiled, graph),
                      .keep_fp32 = {request.keep_fp32.begin(), request.keep_fp32.end()},
                      .origin = request.model.string(),
                      .shaped = &model.proto,
-                     .ranks = std::move(ranks.ranks),
+                     .ranks = std::move(ranks),
                      .outputs = QdqOptions::Outputs::kShared};
   if (options.int8_nodes.empty()) {
     return InvalidArgument("'" + request.model.string() + "': no Conv, MatMul or Gemm runs in int8 on cpu:int8 (" +

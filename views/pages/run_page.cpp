@@ -267,8 +267,6 @@ void RunPage::showRun(const std::shared_ptr<const RunResult>& run, const QString
   updateBanner();
 }
 
-QString RunPage::progressText() const { return overall_->text(); }
-
 void RunPage::updateOverall() {
   const int rows = model_->rowCount();
   if (rows == 0) return;

@@ -51,8 +51,6 @@ class RunPage : public QWidget {
   void showRun(const std::shared_ptr<const RunResult>& run, const QString& origin);
   // The run the page shows: the profile in progress or last finished, or the one given to showRun.
   std::shared_ptr<const RunResult> shownRun() const { return shown_run_; }
-  // The progress bar's text: "42 % · about 20 s left" while a profile runs.
-  QString progressText() const;
 
   // "Re-run when idle": other processes' share of all CPUs (0..1) since the previous call, nullopt
   // when it cannot be read. The default measures /proc/stat (CpuShareMeter) between polls.
